@@ -1,0 +1,19 @@
+import type { NotViableReason, PricedRoute } from './route.ts'
+import { usdValue } from './swapOut.ts'
+
+/**
+ * Whether a priced route can deliver the promised `toAmount` within its bridge's limits. A route whose real cost
+ * exceeds the fee it earns delivers less than `toAmount` and is not offered: the service never sells at a loss.
+ */
+export function checkViability(priced: PricedRoute, toAmount: bigint): NotViableReason | undefined {
+  if (priced.amountOut <= 0n || toAmount <= 0n) return 'no_output'
+  const lane = priced.route.bridge
+  if (lane) {
+    const bridgeStep = priced.steps.find((step) => step.kind === 'bridge')
+    const bridgedUsd = bridgeStep ? usdValue(lane.from, bridgeStep.amountIn) : 0n
+    if (bridgedUsd < lane.bridge.minUsdE18) return 'below_bridge_minimum'
+    if (bridgedUsd > lane.bridge.maxUsdE18) return 'above_bridge_maximum'
+  }
+  if (priced.amountOut < toAmount) return 'cost_exceeds_fee'
+  return undefined
+}

@@ -1,0 +1,248 @@
+import type * as z from 'zod'
+import type {
+  BridgesFile,
+  ChainCode,
+  ChainsFile,
+  CorridorsFile,
+  Currency,
+  MarketFile,
+  PricingFile,
+  TokensFile,
+  VenuesFile,
+} from '../schemas/catalogue.ts'
+import { E18, parseFixed } from './decimal.ts'
+import { prepareStableSwap } from './stableSwap.ts'
+import type {
+  Bridge,
+  BridgeLane,
+  Catalogue,
+  ChainInfo,
+  DurationPrior,
+  SwapEdge,
+  Token,
+  Venue,
+  VenuePricing,
+} from './types.ts'
+
+export type CatalogueFiles = {
+  chains: z.infer<typeof ChainsFile>
+  tokens: z.infer<typeof TokensFile>
+  corridors: z.infer<typeof CorridorsFile>
+  venues: z.infer<typeof VenuesFile>
+  bridges: z.infer<typeof BridgesFile>
+  market: z.infer<typeof MarketFile>
+  pricing: z.infer<typeof PricingFile>
+}
+
+/** A catalogue that parses but does not hold together; names the file and the field at fault. */
+export class CatalogueError extends Error {
+  override name = 'CatalogueError'
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`manifest/${file}.json: ${field}: ${detail}`)
+  }
+}
+
+/**
+ * Turns the parsed catalogue files into the engine's model: decimal strings become fixed-point bigints, symbols
+ * become token references, and every cross-reference (a venue's token, a bridge's chain, a corridor's symbol) is
+ * checked so a broken catalogue stops the service at start.
+ */
+export function compileCatalogue(files: CatalogueFiles): Catalogue {
+  const { market } = files
+  const fxUsdE18 = {} as Record<Currency, bigint>
+  for (const [currency, rate] of Object.entries(market.fx)) fxUsdE18[currency as Currency] = parseFixed(rate.usd)
+
+  const tokens = new Map<string, Token>()
+  const tokensByLowerKey = new Map<string, Token>()
+  files.tokens.tokens.forEach((entry, index) => {
+    const key = `${entry.chain}:${entry.symbol}`
+    if (tokens.has(key)) throw new CatalogueError('tokens', `tokens[${index}]`, `duplicate token ${key}`)
+    const ratio = market.tokenPrices[entry.symbol]
+    const priceUsdE18 = (fxUsdE18[entry.currency] * (ratio ? parseFixed(ratio.ratio) : E18)) / E18
+    const token: Token = {
+      key,
+      chain: entry.chain,
+      symbol: entry.symbol,
+      address: entry.address,
+      decimals: entry.decimals,
+      currency: entry.currency,
+      isHub: entry.hub === true,
+      hasPermit: entry.permit === true,
+      priceUsdE18,
+    }
+    tokens.set(key, token)
+    if (!token.isHub) tokensByLowerKey.set(`${entry.chain}:${entry.symbol.toLowerCase()}`, token)
+  })
+
+  const chains = new Map<ChainCode, ChainInfo>()
+  files.chains.chains.forEach((entry, index) => {
+    if (chains.has(entry.id)) throw new CatalogueError('chains', `chains[${index}].id`, `duplicate chain ${entry.id}`)
+    entry.tokens.forEach((symbol, t) => {
+      const token = tokens.get(`${entry.id}:${symbol}`)
+      if (!token || token.isHub)
+        throw new CatalogueError('chains', `chains[${index}].tokens[${t}]`, `${symbol} on ${entry.id} is not in tokens.json`)
+    })
+    const gas = market.chains[entry.id]
+    const isEvmRouted = entry.id !== 'SOL' && entry.id !== 'TRX'
+    if (isEvmRouted && !gas) throw new CatalogueError('market', `chains.${entry.id}`, 'no gas and native price for this chain')
+    // gas price in wei (gwei has 9 places) × USD per native token (1e18 wei): USD per gas unit, 18-decimal.
+    const gasUnitUsdE18 = gas ? (parseFixed(gas.gasPriceGwei, 9) * parseFixed(gas.nativeUsd)) / E18 : 0n
+    chains.set(entry.id, {
+      id: entry.id,
+      name: entry.name,
+      chainId: entry.chainId,
+      tokens: entry.tokens,
+      ...(entry.note === undefined ? {} : { note: entry.note }),
+      gasUnitUsdE18,
+      l1FeeUsdE18: gas ? parseFixed(gas.l1FeeUsd) : 0n,
+      blockTimeSec: gas?.blockTimeSec ?? 1,
+    })
+  })
+  for (const token of tokens.values())
+    if (!chains.has(token.chain)) throw new CatalogueError('tokens', token.key, `chain ${token.chain} is not in chains.json`)
+
+  const venues: Venue[] = files.venues.venues.map((entry, index) => {
+    const at = `venues[${index}]`
+    const venueTokens = entry.tokens.map((symbol, t) => {
+      const token = tokens.get(`${entry.chain}:${symbol}`)
+      if (!token) throw new CatalogueError('venues', `${at}.tokens[${t}]`, `${symbol} on ${entry.chain} is not in tokens.json`)
+      return token
+    })
+    const state = market.venues[entry.id]
+    if (!state) throw new CatalogueError('market', `venues.${entry.id}`, 'no state for this venue')
+    let pricing: VenuePricing
+    if (entry.model === 'depth') {
+      if (!('depthUsd' in state)) throw new CatalogueError('market', `venues.${entry.id}`, 'a depth venue needs depthUsd')
+      if (venueTokens.length !== 2) throw new CatalogueError('venues', `${at}.tokens`, 'a depth venue has exactly two tokens')
+      pricing = { model: 'depth', depthUsdE18: parseFixed(state.depthUsd) }
+    } else {
+      if (!('balances' in state) || state.balances.length !== venueTokens.length)
+        throw new CatalogueError('market', `venues.${entry.id}.balances`, `needs one balance per token (${venueTokens.length})`)
+      const balances = state.balances.map(BigInt)
+      const decimals = venueTokens.map((token) => token.decimals)
+      if (entry.model === 'stableswap') {
+        if (entry.amp === undefined) throw new CatalogueError('venues', `${at}.amp`, 'a stableswap venue needs amp')
+        pricing = {
+          model: 'stableswap',
+          pool: prepareStableSwap({ balances, decimals, amp: BigInt(entry.amp), feePpm: BigInt(entry.feePpm) }),
+        }
+      } else {
+        const [r0, r1] = balances
+        const [d0, d1] = decimals
+        if (r0 === undefined || r1 === undefined || d0 === undefined || d1 === undefined || balances.length !== 2)
+          throw new CatalogueError('venues', `${at}.tokens`, 'a solidlyStable venue has exactly two tokens')
+        pricing = { model: 'solidlyStable', pool: { reserves: [r0, r1], decimals: [d0, d1], feePpm: BigInt(entry.feePpm) } }
+      }
+    }
+    return {
+      id: entry.id,
+      chain: entry.chain,
+      name: entry.name,
+      tool: entry.tool,
+      protocol: entry.protocol,
+      contract: entry.contract,
+      ...(entry.pool === undefined ? {} : { pool: entry.pool }),
+      params: entry.params ?? {},
+      tokens: venueTokens,
+      feePpm: BigInt(entry.feePpm),
+      gasUnits: BigInt(entry.gasUnits),
+      pricing,
+    }
+  })
+
+  const edgesFrom = new Map<string, SwapEdge[]>()
+  files.venues.venues.forEach((entry, index) => {
+    const venue = venues[index] as Venue
+    venue.tokens.forEach((from, i) => {
+      venue.tokens.forEach((to, j) => {
+        if (i === j || (!entry.bidirectional && !(i === 0 && j === 1))) return
+        const list = edgesFrom.get(from.key) ?? []
+        list.push({ venue, i, j, from, to })
+        edgesFrom.set(from.key, list)
+      })
+    })
+  })
+
+  const bridges: Bridge[] = []
+  const lanes = new Map<string, BridgeLane[]>()
+  files.bridges.bridges.forEach((entry, index) => {
+    const at = `bridges[${index}]`
+    const durationBySource: Partial<Record<ChainCode, DurationPrior>> = {}
+    for (const [chain, prior] of Object.entries(entry.duration.bySource)) durationBySource[chain as ChainCode] = prior
+    const feePpmBySource: Partial<Record<ChainCode, bigint>> = {}
+    for (const [chain, ppm] of Object.entries(entry.feePpm.bySource)) feePpmBySource[chain as ChainCode] = BigInt(ppm)
+    const bridge: Bridge = {
+      id: entry.id,
+      name: entry.name,
+      protocol: entry.protocol,
+      ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+      feePpmDefault: BigInt(entry.feePpm.default),
+      feePpmBySource,
+      fixedFeeUsdE18: parseFixed(entry.fixedFeeUsd),
+      destinationGasUnits: BigInt(entry.destinationGasUnits),
+      messagingFeeUsdE18: parseFixed(entry.messagingFeeUsd),
+      gasUnits: BigInt(entry.gasUnits),
+      minUsdE18: parseFixed(entry.minUsd),
+      maxUsdE18: parseFixed(entry.maxUsd),
+      durationDefault: entry.duration.default,
+      durationBySource,
+    }
+    bridges.push(bridge)
+    const endpoints = entry.endpoints.map((endpoint, e) => {
+      const token = tokens.get(`${endpoint.chain}:${endpoint.token}`)
+      if (!token)
+        throw new CatalogueError('bridges', `${at}.endpoints[${e}]`, `${endpoint.token} on ${endpoint.chain} is not in tokens.json`)
+      return { ...endpoint, token }
+    })
+    for (const source of endpoints) {
+      if (source.inboundOnly === true || source.contract === undefined) continue
+      for (const destination of endpoints) {
+        if (destination.chain === source.chain) continue
+        const key = `${source.chain}>${destination.chain}`
+        const list = lanes.get(key) ?? []
+        list.push({
+          bridge,
+          from: source.token,
+          to: destination.token,
+          sourceContract: source.contract,
+          ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
+        })
+        lanes.set(key, list)
+      }
+    }
+  })
+
+  files.corridors.corridors.forEach((row, index) => {
+    row.chains.forEach((chain, c) => {
+      const listed = chains.get(chain)?.tokens ?? []
+      const isTron = row.from === 'USDT-TRC20'
+      if (!isTron && !listed.includes(row.from) && !listed.includes(row.to))
+        throw new CatalogueError('corridors', `corridors[${index}].chains[${c}]`, `neither ${row.from} nor ${row.to} is listed on ${chain}`)
+    })
+  })
+
+  const { pricing } = files
+  return {
+    asOf: market.asOf,
+    chains,
+    tokens,
+    tokensByLowerKey,
+    venues,
+    bridges,
+    edgesFrom,
+    lanes,
+    corridors: files.corridors.corridors,
+    fxUsdE18,
+    pricing: {
+      feeBps: BigInt(pricing.feeBps),
+      balancedLambdaBpsPerMinuteE18: parseFixed(pricing.balancedLambdaBpsPerMinute),
+      routerOverheadGasUnits: BigInt(pricing.routerOverheadGasUnits),
+      gasMarginPercent: BigInt(pricing.gasMarginPercent),
+      quoteTtlSec: pricing.quoteTtlSec,
+    },
+  }
+}

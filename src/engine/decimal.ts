@@ -1,0 +1,74 @@
+/** Fixed-point scale used for prices, USD values and fractions inside the engine. */
+export const E18 = 10n ** 18n
+
+const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/
+const LOOSE_DECIMAL = /^[0-9]+(\.[0-9]+)?$/
+
+export type ParseUnitsResult =
+  | { ok: true; value: bigint }
+  | { ok: false; reason: 'not_decimal' | 'too_many_decimals'; maxDecimals: number }
+
+/**
+ * Parses a decimal string into atomic units of a token with `decimals` places. Unlike viem's parseUnits it never
+ * rounds: more fraction digits than the token has is an error, so a caller is never charged or promised a figure
+ * other than the one it wrote.
+ */
+export function parseUnits(text: string, decimals: number, { strict = true }: { strict?: boolean } = {}): ParseUnitsResult {
+  if (!(strict ? DECIMAL : LOOSE_DECIMAL).test(text)) return { ok: false, reason: 'not_decimal', maxDecimals: decimals }
+  const [whole = '0', fraction = ''] = text.split('.')
+  if (fraction.length > decimals) return { ok: false, reason: 'too_many_decimals', maxDecimals: decimals }
+  return { ok: true, value: BigInt(whole + fraction.padEnd(decimals, '0')) }
+}
+
+/** Parses a trusted catalogue decimal (already schema-checked) into `decimals` places; throws on excess precision. */
+export function parseFixed(text: string, decimals = 18): bigint {
+  const parsed = parseUnits(text, decimals, { strict: false })
+  if (!parsed.ok) throw new RangeError(`"${text}" is not a decimal with at most ${decimals} fraction digits`)
+  return parsed.value
+}
+
+/** Formats atomic units as a plain decimal string without trailing zeros ("1.5", "0.000001", "12"). */
+export function formatUnits(value: bigint, decimals: number): string {
+  const negative = value < 0n
+  const abs = negative ? -value : value
+  const base = 10n ** BigInt(decimals)
+  const whole = abs / base
+  const fraction = (abs % base).toString().padStart(decimals, '0').replace(/0+$/, '')
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+}
+
+/** Formats an 18-decimal fixed-point value with at most `places` fraction digits, rounding up (costs, estimates). */
+export function formatFixedUp(valueE18: bigint, places: number): string {
+  const step = 10n ** BigInt(18 - places)
+  const rounded = ceilDiv(valueE18, step) * step
+  return formatUnits(rounded, 18)
+}
+
+/** Formats an 18-decimal fixed-point value with at most `places` fraction digits, rounding down (rates we show). */
+export function formatFixedDown(valueE18: bigint, places: number): string {
+  const step = 10n ** BigInt(18 - places)
+  return formatUnits((valueE18 / step) * step, 18)
+}
+
+/** Integer division rounding towards positive infinity, for non-negative numerators and positive divisors. */
+export function ceilDiv(numerator: bigint, denominator: bigint): bigint {
+  if (numerator <= 0n) return numerator / denominator
+  return (numerator + denominator - 1n) / denominator
+}
+
+/**
+ * Converts a JSON number such as a slippage fraction into 18-decimal fixed point without float arithmetic: the
+ * number's shortest decimal representation is exact for what the caller typed. Returns undefined when the value has
+ * more than 18 fraction digits, is negative or is not finite.
+ */
+export function numberToFixed(value: number): bigint | undefined {
+  if (!Number.isFinite(value) || value < 0) return undefined
+  const text = value.toString()
+  const match = /^([0-9]+)(?:\.([0-9]+))?(?:e([+-][0-9]+))?$/.exec(text)
+  if (!match) return undefined
+  const [, whole = '0', fraction = '', exponentText = '0'] = match
+  const digits = whole + fraction
+  const scale = fraction.length - Number(exponentText)
+  if (scale > 18) return undefined
+  return BigInt(digits) * 10n ** BigInt(18 - scale)
+}

@@ -1,0 +1,24 @@
+export { candidateRoutes, swapPaths } from './candidateRoutes.ts'
+export { checkViability } from './checkViability.ts'
+export { type CatalogueFiles, CatalogueError, compileCatalogue } from './compileCatalogue.ts'
+export { type TokenPair, corridorPairs } from './corridorPairs.ts'
+export {
+  ceilDiv,
+  E18,
+  formatFixedDown,
+  formatFixedUp,
+  formatUnits,
+  numberToFixed,
+  parseFixed,
+  type ParseUnitsResult,
+  parseUnits,
+} from './decimal.ts'
+export { type FindRoutesParameters, type FindRoutesReturnType, findRoutes, type Rejection } from './findRoutes.ts'
+export { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'
+export { RANKINGS, type RankedRoutes, type Ranking, rankRoutes, totalCostUsdE18 } from './rankRoutes.ts'
+export type { CandidateRoute, CostItem, CostKind, NotViableReason, PricedRoute, StepEstimate } from './route.ts'
+export { simulateRoute } from './simulateRoute.ts'
+export { sizeRouteInput } from './sizeRouteInput.ts'
+export { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
+export type { Bridge, BridgeLane, Catalogue, ChainInfo, SwapEdge, Token, Venue } from './types.ts'
+export { type ViableRange, viableRange } from './viableRange.ts'

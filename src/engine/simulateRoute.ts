@@ -1,0 +1,107 @@
+import { ceilDiv } from './decimal.ts'
+import type { CandidateRoute, CostItem, PricedRoute, StepEstimate } from './route.ts'
+import { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
+import type { Catalogue, ChainInfo, SwapEdge } from './types.ts'
+
+const PPM = 1_000_000n
+/** Intrinsic gas of any transaction. */
+const BASE_TX_GAS = 21_000n
+
+function chainOf(catalogue: Catalogue, id: string): ChainInfo {
+  const chain = catalogue.chains.get(id as ChainInfo['id'])
+  if (!chain) throw new RangeError(`chain ${id} is not in the catalogue`)
+  return chain
+}
+
+function runSwaps(
+  edges: readonly SwapEdge[],
+  amountIn: bigint,
+  steps: StepEstimate[],
+  costs: CostItem[],
+): bigint {
+  let amount = amountIn
+  for (const edge of edges) {
+    const out = swapOut(edge, amount)
+    steps.push({ kind: 'swap', id: edge.venue.id, tool: edge.venue.tool, from: edge.from, to: edge.to, amountIn: amount, amountOut: out })
+    const lossUsd = usdValue(edge.from, amount) - usdValue(edge.to, out)
+    // The venue's fee is a fixed share of its gross output; whatever else was lost against the oracle is impact.
+    const grossOutUsd = (usdValue(edge.to, out) * PPM) / (PPM - edge.venue.feePpm)
+    const feeUsd = (grossOutUsd * edge.venue.feePpm) / PPM
+    costs.push({ kind: 'dex_fee', label: `${edge.venue.name} fee`, usdE18: feeUsd })
+    costs.push({ kind: 'price_impact', label: `${edge.venue.name} price impact`, usdE18: lossUsd - feeUsd })
+    amount = out
+  }
+  return amount
+}
+
+/**
+ * Prices a candidate route for `amountIn` atomic units of its input: runs every step in atomic units, itemises what
+ * each costs against the snapshot's oracle prices, and estimates the signer's gas and the duration.
+ */
+export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint): PricedRoute {
+  const steps: StepEstimate[] = []
+  const costs: CostItem[] = []
+  const source = chainOf(catalogue, route.from.chain)
+  let amount = runSwaps(route.sourceSwaps, amountIn, steps, costs)
+  let sourceGasUnits = catalogue.pricing.routerOverheadGasUnits
+  for (const edge of route.sourceSwaps) sourceGasUnits += edge.venue.gasUnits
+  let messagingFeeUsdE18 = 0n
+  let durationP50Sec = source.blockTimeSec
+  let durationP95Sec = source.blockTimeSec * 3
+
+  const lane = route.bridge
+  if (lane) {
+    const { bridge } = lane
+    const destination = chainOf(catalogue, lane.to.chain)
+    const bridgedIn = amount
+    const feePpm = bridge.feePpmBySource[lane.from.chain] ?? bridge.feePpmDefault
+    const fee = ceilDiv(bridgedIn * feePpm, PPM)
+    const fixedFee = bridge.fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, bridge.fixedFeeUsdE18) : 0n
+    // Whoever completes the transfer on the destination (relayer fill, CCTP mint, our router's destination swaps)
+    // spends gas there; it is paid out of the bridged amount.
+    let destinationGasUnits = bridge.destinationGasUnits
+    if (route.destinationSwaps.length > 0) destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
+    for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+    const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
+    const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
+    const net = bridgedIn - fee - fixedFee - destinationGas
+    const delivered = net > 0n ? (net * 10n ** BigInt(lane.to.decimals)) / 10n ** BigInt(lane.from.decimals) : 0n
+    steps.push({ kind: 'bridge', id: bridge.id, tool: bridge.name, from: lane.from, to: lane.to, amountIn: bridgedIn, amountOut: delivered })
+    const feeUsd = usdValue(lane.from, fee)
+    const fixedUsd = usdValue(lane.from, fixedFee)
+    const gasUsd = usdValue(lane.from, destinationGas)
+    costs.push({ kind: 'bridge_fee', label: `${bridge.name} fee`, usdE18: feeUsd })
+    if (fixedFee > 0n) costs.push({ kind: 'bridge_fixed_fee', label: `${bridge.name} fixed fee`, usdE18: fixedUsd })
+    if (destinationGas > 0n) costs.push({ kind: 'destination_gas', label: `gas on ${destination.name}`, usdE18: gasUsd })
+    const rest = usdValue(lane.from, bridgedIn) - usdValue(lane.to, delivered) - feeUsd - fixedUsd - gasUsd
+    if (rest !== 0n) costs.push({ kind: 'rounding', label: `${bridge.name} decimal conversion`, usdE18: rest })
+    amount = delivered
+    sourceGasUnits += bridge.gasUnits
+    messagingFeeUsdE18 = bridge.messagingFeeUsdE18
+    const prior = bridge.durationBySource[lane.from.chain] ?? bridge.durationDefault
+    durationP50Sec += prior.p50Sec
+    durationP95Sec += prior.p95Sec
+    if (route.destinationSwaps.length > 0) {
+      durationP50Sec += destination.blockTimeSec
+      durationP95Sec += destination.blockTimeSec * 3
+    }
+  }
+  amount = runSwaps(route.destinationSwaps, amount, steps, costs)
+
+  const gasLimit = ceilDiv((BASE_TX_GAS + sourceGasUnits) * (100n + catalogue.pricing.gasMarginPercent), 100n)
+  const sourceCostUsdE18 = (BASE_TX_GAS + sourceGasUnits) * source.gasUnitUsdE18 + source.l1FeeUsdE18 + messagingFeeUsdE18
+  return {
+    route,
+    amountIn,
+    amountOut: amount,
+    steps,
+    costs,
+    realCostUsdE18: usdValue(route.from, amountIn) - usdValue(route.to, amount),
+    sourceGasUnits: BASE_TX_GAS + sourceGasUnits,
+    gasLimit,
+    sourceCostUsdE18,
+    messagingFeeUsdE18,
+    durationP50Sec,
+    durationP95Sec,
+  }
+}

@@ -1,0 +1,38 @@
+import { ceilDiv } from './decimal.ts'
+import { solidlyStableGetAmountOut } from './solidlyStable.ts'
+import { stableSwapGetDy } from './stableSwap.ts'
+import type { SwapEdge } from './types.ts'
+
+const PPM = 1_000_000n
+
+/**
+ * Output of one swap edge for `amountIn` atomic units, in atomic units of the output token, rounded down.
+ * Depth venues are priced as a constant product over virtual reserves worth `depthUsd` on each side, anchored on
+ * the snapshot's oracle prices: exact, monotone, and never more than the oracle rate. Their fee rounds up.
+ */
+export function swapOut(edge: SwapEdge, amountIn: bigint): bigint {
+  if (amountIn <= 0n) return 0n
+  const { pricing } = edge.venue
+  switch (pricing.model) {
+    case 'stableswap':
+      return stableSwapGetDy(pricing.pool, edge.i, edge.j, amountIn)
+    case 'solidlyStable':
+      return solidlyStableGetAmountOut(pricing.pool, edge.i === 0 ? 0 : 1, amountIn)
+    case 'depth': {
+      const reserveIn = (pricing.depthUsdE18 * 10n ** BigInt(edge.from.decimals)) / edge.from.priceUsdE18
+      const reserveOut = (pricing.depthUsdE18 * 10n ** BigInt(edge.to.decimals)) / edge.to.priceUsdE18
+      const gross = (reserveOut * amountIn) / (reserveIn + amountIn)
+      return gross - ceilDiv(gross * edge.venue.feePpm, PPM)
+    }
+  }
+}
+
+/** USD value of `amount` atomic units of a token at the snapshot price, 18-decimal fixed point, rounded down. */
+export function usdValue(token: { decimals: number; priceUsdE18: bigint }, amount: bigint): bigint {
+  return (amount * token.priceUsdE18) / 10n ** BigInt(token.decimals)
+}
+
+/** Atomic units of a token worth `usdE18`, rounded up (a cost taken from an amount). */
+export function tokenAmountForUsd(token: { decimals: number; priceUsdE18: bigint }, usdE18: bigint): bigint {
+  return ceilDiv(usdE18 * 10n ** BigInt(token.decimals), token.priceUsdE18)
+}

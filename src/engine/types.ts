@@ -1,0 +1,106 @@
+import type { ChainCode, CorridorEntry, Currency } from '../schemas/catalogue.ts'
+import type { PreparedStableSwap } from './stableSwap.ts'
+import type { SolidlyStablePool } from './solidlyStable.ts'
+
+/** A token on one chain; `key` is `CHAIN:SYMBOL`. Prices are USD per whole token, 18-decimal fixed point. */
+export type Token = {
+  key: string
+  chain: ChainCode
+  symbol: string
+  address: string
+  decimals: number
+  currency: Currency
+  isHub: boolean
+  hasPermit: boolean
+  priceUsdE18: bigint
+}
+
+export type ChainInfo = {
+  id: ChainCode
+  name: string
+  chainId: number
+  tokens: readonly string[]
+  note?: string
+  /** Cost of one gas unit in USD, 18-decimal fixed point (gas price × native token price). */
+  gasUnitUsdE18: bigint
+  l1FeeUsdE18: bigint
+  blockTimeSec: number
+}
+
+export type VenuePricing =
+  | { model: 'stableswap'; pool: PreparedStableSwap }
+  | { model: 'solidlyStable'; pool: SolidlyStablePool }
+  | { model: 'depth'; depthUsdE18: bigint }
+
+export type Venue = {
+  id: string
+  chain: ChainCode
+  name: string
+  tool: string
+  protocol: string
+  contract: string
+  pool?: string
+  params: Readonly<Record<string, string | number | boolean>>
+  tokens: readonly Token[]
+  feePpm: bigint
+  gasUnits: bigint
+  pricing: VenuePricing
+}
+
+/** One directed use of a venue: token `i` in, token `j` out. */
+export type SwapEdge = { venue: Venue; i: number; j: number; from: Token; to: Token }
+
+export type DurationPrior = { p50Sec: number; p95Sec: number }
+
+export type Bridge = {
+  id: string
+  name: string
+  protocol: string
+  mode?: string
+  feePpmDefault: bigint
+  feePpmBySource: Readonly<Partial<Record<ChainCode, bigint>>>
+  fixedFeeUsdE18: bigint
+  destinationGasUnits: bigint
+  messagingFeeUsdE18: bigint
+  gasUnits: bigint
+  minUsdE18: bigint
+  maxUsdE18: bigint
+  durationDefault: DurationPrior
+  durationBySource: Readonly<Partial<Record<ChainCode, DurationPrior>>>
+}
+
+/** One directed lane of a bridge: `from` on the source chain is delivered as `to` on the destination chain. */
+export type BridgeLane = {
+  bridge: Bridge
+  from: Token
+  to: Token
+  sourceContract: string
+  destinationDomain?: number
+}
+
+export type Pricing = {
+  feeBps: bigint
+  balancedLambdaBpsPerMinuteE18: bigint
+  routerOverheadGasUnits: bigint
+  gasMarginPercent: bigint
+  quoteTtlSec: number
+}
+
+/** The compiled catalogue and market snapshot the engine routes over. Built once; read-only afterwards. */
+export type Catalogue = {
+  asOf: string
+  chains: ReadonlyMap<ChainCode, ChainInfo>
+  /** Every token including hubs, by `CHAIN:SYMBOL`. */
+  tokens: ReadonlyMap<string, Token>
+  /** Case-insensitive lookup: `CHAIN:lowercase symbol` → token (user-facing tokens only). */
+  tokensByLowerKey: ReadonlyMap<string, Token>
+  venues: readonly Venue[]
+  bridges: readonly Bridge[]
+  /** Swap edges leaving each token, by token key. */
+  edgesFrom: ReadonlyMap<string, readonly SwapEdge[]>
+  /** Bridge lanes by `SOURCE>DESTINATION` chain pair. */
+  lanes: ReadonlyMap<string, readonly BridgeLane[]>
+  corridors: readonly CorridorEntry[]
+  fxUsdE18: Readonly<Record<Currency, bigint>>
+  pricing: Pricing
+}

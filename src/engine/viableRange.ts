@@ -1,0 +1,84 @@
+import { candidateRoutes } from './candidateRoutes.ts'
+import { checkViability } from './checkViability.ts'
+import { quoteAmounts } from './quoteAmounts.ts'
+import type { CandidateRoute } from './route.ts'
+import { simulateRoute } from './simulateRoute.ts'
+import type { Catalogue, Token } from './types.ts'
+
+/** The smallest and largest input, in atomic units of the source token, that some route can serve. */
+export type ViableRange = { minIn: bigint; maxIn: bigint }
+
+const MULTIPLIERS = [1n, 2n, 5n] as const
+/** Grid of whole-token amounts from 10^-4 to 5·10^11: wide enough for currencies worth a thousandth of a dollar. */
+const MIN_EXPONENT = -4
+const MAX_EXPONENT = 11
+
+const memo = new WeakMap<Catalogue, Map<string, ViableRange | undefined>>()
+
+function isViable(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint): boolean {
+  const { toAmount } = quoteAmounts(catalogue, route.from, route.to, amountIn, 0n)
+  return checkViability(simulateRoute(catalogue, route, amountIn), toAmount) === undefined
+}
+
+function grid(decimals: number): bigint[] {
+  const points: bigint[] = []
+  for (let exponent = MIN_EXPONENT; exponent <= MAX_EXPONENT; exponent += 1) {
+    const shift = exponent + decimals
+    if (shift < 0) continue
+    for (const multiplier of MULTIPLIERS) points.push(multiplier * 10n ** BigInt(shift))
+  }
+  return points
+}
+
+/** Binary search for the boundary between `bad` and `good` (either order): the good amount nearest to bad. */
+function boundary(catalogue: Catalogue, route: CandidateRoute, good: bigint, bad: bigint): bigint {
+  let goodEnd = good
+  let badEnd = bad
+  while (goodEnd - badEnd > 1n || badEnd - goodEnd > 1n) {
+    const middle = (goodEnd + badEnd) / 2n
+    if (isViable(catalogue, route, middle)) goodEnd = middle
+    else badEnd = middle
+  }
+  return goodEnd
+}
+
+function routeRange(catalogue: Catalogue, route: CandidateRoute, points: readonly bigint[]): ViableRange | undefined {
+  const viable = points.map((amount) => isViable(catalogue, route, amount))
+  const first = viable.indexOf(true)
+  if (first < 0) return undefined
+  const last = viable.lastIndexOf(true)
+  const firstPoint = points[first] as bigint
+  const lastPoint = points[last] as bigint
+  const below = first > 0 ? (points[first - 1] as bigint) : 0n
+  const above = points[last + 1]
+  return {
+    minIn: boundary(catalogue, route, firstPoint, below),
+    maxIn: above === undefined ? lastPoint : boundary(catalogue, route, lastPoint, above),
+  }
+}
+
+/**
+ * DESIGN 3: the smallest and largest amounts a pair can take fall out of the rule that a route never costs more
+ * than the fee it earns. Scans a log grid of amounts per route and refines both edges by bisection; the pair's
+ * range is the span of its routes' ranges. Undefined when no amount is viable.
+ */
+export function viableRange(catalogue: Catalogue, from: Token, to: Token): ViableRange | undefined {
+  let cache = memo.get(catalogue)
+  if (!cache) {
+    cache = new Map()
+    memo.set(catalogue, cache)
+  }
+  const key = `${from.key}>${to.key}`
+  if (cache.has(key)) return cache.get(key)
+  const points = grid(from.decimals)
+  let range: ViableRange | undefined
+  for (const route of candidateRoutes(catalogue, from, to)) {
+    const own = routeRange(catalogue, route, points)
+    if (!own) continue
+    range = range
+      ? { minIn: own.minIn < range.minIn ? own.minIn : range.minIn, maxIn: own.maxIn > range.maxIn ? own.maxIn : range.maxIn }
+      : own
+  }
+  cache.set(key, range)
+  return range
+}

@@ -1,0 +1,195 @@
+import * as z from 'zod'
+
+/**
+ * Schemas of the files under `manifest/`. Every figure carries its source; decimal figures are strings so no
+ * float ever touches money. The loader (`src/catalogue/loadCatalogue.ts`) parses each file with these and turns
+ * decimal strings into fixed-point bigints.
+ */
+
+export const CHAIN_CODES = ['ETH', 'BAS', 'POL', 'ARB', 'OPT', 'BNB', 'GNO', 'CEL', 'SOL', 'TRX'] as const
+export const ChainCode = z.enum(CHAIN_CODES)
+export type ChainCode = z.infer<typeof ChainCode>
+
+/** Chains a caller may name in QuoteParams (DESIGN 7.1: the spec's six plus GNO and CEL). */
+export const EVM_CHAIN_CODES = ['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'] as const
+
+export const CURRENCIES = ['USD', 'EUR', 'GBP', 'ZAR', 'NGN', 'KES', 'SGD'] as const
+export const Currency = z.enum(CURRENCIES)
+export type Currency = z.infer<typeof Currency>
+
+/** A non-negative decimal string such as "1.3" or "3100". */
+export const DecimalString = z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative decimal string')
+/** An integer string of atomic units. */
+export const IntegerString = z.string().regex(/^[0-9]+$/, 'must be a non-negative integer string')
+export const Source = z.string().min(3, 'every figure needs a source')
+
+export const ChainEntry = z.strictObject({
+  id: ChainCode,
+  name: z.string().min(1),
+  chainId: z.number().int().positive(),
+  tokens: z.array(z.string().min(1)).min(1),
+  note: z.string().min(1).optional(),
+})
+export type ChainEntry = z.infer<typeof ChainEntry>
+export const ChainsFile = z.strictObject({ chains: z.array(ChainEntry) })
+
+export const TokenEntry = z.strictObject({
+  chain: ChainCode,
+  symbol: z.string().min(1),
+  address: z.string().min(20),
+  decimals: z.number().int().min(0).max(36),
+  /** The fiat currency the token tracks; its USD price is fx[currency] × tokenPrices[symbol] (default 1). */
+  currency: Currency,
+  /** A hub token is one the engine may route through but a user cannot ask for (DESIGN 4). */
+  hub: z.boolean().optional(),
+  /** Whether the token implements EIP-2612 permit (used by the transaction builder later). */
+  permit: z.boolean().optional(),
+  /** Where the catalogue departs from the spec's table (real decimals win: a wrong value moves 10^12 times the amount). */
+  note: z.string().min(1).optional(),
+  source: Source,
+})
+export type TokenEntry = z.infer<typeof TokenEntry>
+export const TokensFile = z.strictObject({ tokens: z.array(TokenEntry) })
+
+export const CorridorEntry = z.strictObject({
+  from: z.string().min(1),
+  to: z.string().min(1),
+  chains: z.array(ChainCode).min(1),
+  description: z.string().min(1),
+  agentCallable: z.boolean(),
+})
+export type CorridorEntry = z.infer<typeof CorridorEntry>
+export const CorridorsFile = z.strictObject({ corridors: z.array(CorridorEntry) })
+
+/** How a venue is priced. `stableswap`: Curve invariant; `solidlyStable`: x³y + xy³; `depth`: oracle-anchored. */
+export const VenueModel = z.enum(['stableswap', 'solidlyStable', 'depth'])
+/** How a venue is called on chain (the transaction builder picks the ABI by this). */
+export const VenueProtocol = z.enum([
+  'curve',
+  'curve-ng',
+  'uniswap-v3',
+  'aerodrome',
+  'velodrome',
+  'pancakeswap-v3',
+  'pancakeswap-stable',
+  'mento',
+  'balancer-v2',
+  'sky-psm',
+])
+
+export const VenueEntry = z.strictObject({
+  id: z.string().regex(/^[a-z0-9-]+$/),
+  chain: ChainCode,
+  name: z.string().min(1),
+  /** The DEX name reported as a quote's `tool`. */
+  tool: z.string().min(1),
+  protocol: VenueProtocol,
+  model: VenueModel,
+  /** The contract a swap call is sent to: the pool itself (Curve) or the protocol's router or broker. */
+  contract: z.string().min(20),
+  /** The pool, where calldata does not name it (Uniswap v3, Solidly and Pancake routers find it from the tokens). */
+  pool: z.string().min(20).optional(),
+  /** Protocol-specific call parameters (Uniswap fee tier, Solidly `stable` flag, Mento exchange provider). */
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  tokens: z.array(z.string().min(1)).min(2),
+  /** stableswap: the amplification coefficient A (not A·n^(n-1), not A_PRECISION-scaled). */
+  amp: z.number().int().positive().optional(),
+  /** Swap fee in parts per million of the output (1 bp = 100). */
+  feePpm: z.number().int().min(0).max(100_000),
+  /** Whether the venue may be used in both directions (false: only tokens[0] → tokens[1]). */
+  bidirectional: z.boolean().default(true),
+  gasUnits: z.number().int().positive(),
+  source: Source,
+})
+export type VenueEntry = z.infer<typeof VenueEntry>
+export const VenuesFile = z.strictObject({ venues: z.array(VenueEntry) })
+
+export const BridgeProtocol = z.enum(['cctp-v2', 'across', 'stargate-v2', 'usdt0-oft'])
+
+/** One place a bridge can take a token in or deliver it out. */
+export const BridgeEndpoint = z
+  .strictObject({
+    chain: ChainCode,
+    token: z.string().min(1),
+    /** The contract the deposit is sent to on this chain (TokenMessengerV2, SpokePool, Stargate pool, OFT). */
+    contract: z.string().min(20).optional(),
+    /** Protocol-specific destination id: CCTP domain, LayerZero EID. */
+    domain: z.number().int().min(0).optional(),
+    /** The bridge delivers here but we know no contract to deposit from here: no lane starts on this endpoint. */
+    inboundOnly: z.boolean().optional(),
+  })
+  .refine((e) => e.inboundOnly === true || e.contract !== undefined, {
+    message: 'an endpoint that can send needs its deposit contract',
+    path: ['contract'],
+  })
+
+export const DurationPrior = z.strictObject({ p50Sec: z.number().int().positive(), p95Sec: z.number().int().positive() })
+
+export const BridgeEntry = z.strictObject({
+  id: z.string().regex(/^[a-z0-9-]+$/),
+  name: z.string().min(1),
+  protocol: BridgeProtocol,
+  /** Protocol mode: CCTP fast/standard, Stargate taxi/bus. */
+  mode: z.string().min(1).optional(),
+  /** Endpoints that carry the same asset: any two with different chains form a lane. */
+  endpoints: z.array(BridgeEndpoint).min(2),
+  /** Proportional fee in ppm of the amount, by source chain, with a default. */
+  feePpm: z.strictObject({ default: z.number().int().min(0), bySource: z.record(z.string(), z.number().int().min(0)).default({}) }),
+  /** Flat fee taken from the bridged amount, in USD. */
+  fixedFeeUsd: DecimalString,
+  /** Gas spent on the destination chain by whoever completes the transfer, paid out of the bridged amount. */
+  destinationGasUnits: z.number().int().min(0),
+  /** A native-token messaging fee the signer pays as msg.value on the source chain, in USD. */
+  messagingFeeUsd: DecimalString,
+  /** Source-chain gas of the deposit call. */
+  gasUnits: z.number().int().positive(),
+  minUsd: DecimalString,
+  maxUsd: DecimalString,
+  duration: z.strictObject({ default: DurationPrior, bySource: z.record(z.string(), DurationPrior).default({}) }),
+  source: Source,
+})
+export type BridgeEntry = z.infer<typeof BridgeEntry>
+export const BridgesFile = z.strictObject({ bridges: z.array(BridgeEntry) })
+
+export const ChainMarket = z.strictObject({
+  nativeSymbol: z.string().min(1),
+  nativeUsd: DecimalString,
+  gasPriceGwei: DecimalString,
+  /** Flat L1 data fee per transaction on rollups, in USD (0 elsewhere). */
+  l1FeeUsd: DecimalString,
+  blockTimeSec: z.number().int().positive(),
+  source: Source,
+})
+
+export const VenueState = z.union([
+  z.strictObject({ balances: z.array(IntegerString).min(2), source: Source }),
+  z.strictObject({ depthUsd: DecimalString, source: Source }),
+])
+
+export const MarketFile = z.strictObject({
+  asOf: z.iso.datetime(),
+  source: Source,
+  chains: z.partialRecord(ChainCode, ChainMarket),
+  /** USD per one unit of each currency. */
+  fx: z.record(Currency, z.strictObject({ usd: DecimalString, source: Source })),
+  /** A token's price relative to its currency where it is not exactly 1 (USDe, sUSDe, PYUSD). */
+  tokenPrices: z.record(z.string(), z.strictObject({ ratio: DecimalString, source: Source })),
+  venues: z.record(z.string(), VenueState),
+})
+
+export const PricingFile = z.strictObject({
+  /** The all-in swap fee, in basis points (spec 1: 0.5%). */
+  feeBps: z.number().int().min(0).max(10_000),
+  /** BALANCED ranking: bps of cost one minute of p95 duration is worth (DESIGN 4). */
+  balancedLambdaBpsPerMinute: DecimalString,
+  /** Gas the router adds around a route's calls (pull, margin transfer, delivery, event). */
+  routerOverheadGasUnits: z.number().int().positive(),
+  /** Safety margin on gas limits, in percent. */
+  gasMarginPercent: z.number().int().min(0).max(100),
+  agentCallFeeUsdc: DecimalString,
+  mppCallFeePathUsd: DecimalString,
+  quoteTtlSec: z.number().int().positive(),
+  benchmark: z.string().min(1),
+  moat: z.strictObject({ summary: z.string().min(1), wedge: z.string().min(1) }),
+  source: Source,
+})
