@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import * as z from 'zod'
+
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** Every environment variable the service reads; each is documented in README.md. */
+const Env = z.object({
+  SWAPEAZI_HOST: z.string().min(1).default('127.0.0.1'),
+  SWAPEAZI_PORT: z.coerce.number().int().min(0).max(65_535).default(8402),
+  SWAPEAZI_PUBLIC_URL: z.url().optional(),
+  SWAPEAZI_APP_URL: z.url().default('https://app.swapeazi.com'),
+  SWAPEAZI_MANIFEST_DIR: z.string().min(1).default(`${PACKAGE_ROOT}manifest`),
+  SWAPEAZI_QUOTE_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+
+export type Config = {
+  host: string
+  port: number
+  publicUrl: string
+  appUrl: string
+  manifestDir: string
+  quoteSecret: Uint8Array
+  /** False when no SWAPEAZI_QUOTE_SECRET was set and a random per-process key is used. */
+  hasStableQuoteSecret: boolean
+  logLevel: z.infer<typeof Env>['SWAPEAZI_LOG_LEVEL']
+}
+
+/** Reads and validates the environment: the only place that touches process.env. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  const e = parsed.data
+  return {
+    host: e.SWAPEAZI_HOST,
+    port: e.SWAPEAZI_PORT,
+    publicUrl: (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, ''),
+    appUrl: e.SWAPEAZI_APP_URL,
+    manifestDir: e.SWAPEAZI_MANIFEST_DIR,
+    quoteSecret: e.SWAPEAZI_QUOTE_SECRET ? new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) : randomBytes(32),
+    hasStableQuoteSecret: e.SWAPEAZI_QUOTE_SECRET !== undefined,
+    logLevel: e.SWAPEAZI_LOG_LEVEL,
+  }
+}

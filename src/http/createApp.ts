@@ -1,0 +1,77 @@
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { cors } from 'hono/cors'
+import { ServiceError } from '../service/serviceError.ts'
+import type { ServiceDeps } from '../service/deps.ts'
+import { discoveryRoutes } from './discoveryRoutes.ts'
+import { buildOpenApi } from './openapi.ts'
+import { problemBody, problemResponse } from './problem.ts'
+import { quoteRoutes } from './quoteRoutes.ts'
+import { requestContext } from './requestContext.ts'
+
+export type AppDeps = ServiceDeps & {
+  /** Absolute base URL the service is reached at (OpenAPI `servers`, x402 `resource`). */
+  publicUrl: string
+}
+
+/** DESIGN 6: body limit for every request. */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** Paths and the methods they answer, for 405 with `Allow` instead of a bare 404. */
+const ALLOWED: Readonly<Record<string, string>> = {
+  '/api/mpp/routes': 'GET',
+  '/api/v1/health': 'GET',
+  '/api/v1/chains': 'GET',
+  '/api/v1/corridors': 'GET',
+  '/api/x402/quote': 'POST',
+  '/api/mpp/quote': 'POST',
+  '/api/v1/quote': 'POST',
+  '/openapi.json': 'GET',
+}
+
+/** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
+export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string } }> {
+  const app = new Hono<{ Variables: { requestId: string } }>()
+  const openapi = buildOpenApi(deps.version, deps.publicUrl)
+
+  app.use(requestContext({ log: deps.log, clock: deps.clock }))
+  app.use(
+    cors({
+      origin: '*',
+      exposeHeaders: ['x-request-id', 'X-PAYMENT-RESPONSE', 'Payment-Receipt', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+    }),
+  )
+  app.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        problemResponse(
+          problemBody('payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`, { limitBytes: MAX_BODY_BYTES }, c.req.path),
+        ),
+    }),
+  )
+
+  app.route('/', discoveryRoutes(deps))
+  app.route('/', quoteRoutes(deps))
+  app.get('/openapi.json', (c) => c.json(openapi))
+
+  app.notFound((c) => {
+    const allow = ALLOWED[c.req.path]
+    if (allow)
+      return problemResponse(problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow }, c.req.path), { allow })
+    return problemResponse(
+      problemBody('not_found', `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`, {}, c.req.path),
+    )
+  })
+
+  app.onError((error, c) => {
+    const requestId = c.get('requestId')
+    if (error instanceof ServiceError)
+      return problemResponse(problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path))
+    deps.log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
+    return problemResponse(
+      problemBody('internal_error', 'Something failed on our side; nothing was charged. Retry, and quote the requestId if it persists.', { requestId }, c.req.path),
+    )
+  })
+  return app
+}

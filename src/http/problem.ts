@@ -1,0 +1,54 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { ErrorCode, FieldError, Problem } from '../schemas/problem.ts'
+
+/** The only table from error code to HTTP status. */
+export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
+  invalid_request: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  not_found: 404,
+  method_not_allowed: 405,
+  unsupported_token: 422,
+  not_agent_callable: 422,
+  amount_out_of_range: 422,
+  internal_error: 500,
+}
+
+const TITLES: Readonly<Record<ErrorCode, string>> = {
+  invalid_request: 'Invalid request',
+  unsupported_media_type: 'Unsupported media type',
+  payload_too_large: 'Payload too large',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  unsupported_token: 'Unsupported token',
+  not_agent_callable: 'Not agent-callable',
+  amount_out_of_range: 'Amount out of range',
+  internal_error: 'Internal error',
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** Renders RFC 9457 problem details for a code; `extra` carries the members an agent needs to act. */
+export function problemBody(
+  code: ErrorCode,
+  detail: string,
+  extra: Readonly<Record<string, unknown>> & { errors?: FieldError[] } = {},
+  instance?: string,
+): Problem {
+  return {
+    type: `https://docs.swapeazi.com/errors/${code}`,
+    title: TITLES[code],
+    status: STATUS_BY_CODE[code],
+    detail,
+    code,
+    ...(instance === undefined ? {} : { instance }),
+    ...extra,
+  }
+}
+
+export function problemResponse(body: Problem, headers: Readonly<Record<string, string>> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status: body.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
+  })
+}

@@ -1,0 +1,41 @@
+import type { Context } from 'hono'
+import type * as z from 'zod'
+import type { FieldError } from '../schemas/problem.ts'
+import { ServiceError } from '../service/serviceError.ts'
+
+/** Zod issues as our field list: dotted paths, "(body)" for the root. */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length === 0 ? '(body)' : issue.path.map(String).join('.'),
+    message: issue.message,
+  }))
+}
+
+/**
+ * Reads a JSON body and parses it with `schema`. Wrong content type: 415; empty or not JSON: 400; schema failure:
+ * 400 listing each field. The size limit is enforced before this by the body-limit middleware.
+ */
+export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const contentType = c.req.header('content-type') ?? ''
+  if (!/^application\/json\s*(;|$)/i.test(contentType))
+    throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
+      received: contentType || '(none)',
+    })
+  const text = await c.req.text()
+  if (text.trim() === '')
+    throw new ServiceError('invalid_request', 'The request body is empty; send QuoteParams as a JSON object.', {
+      errors: [{ field: '(body)', message: 'is required' }],
+    })
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new ServiceError('invalid_request', 'The request body is not valid JSON.', { errors: [{ field: '(body)', message: 'is not valid JSON' }] })
+  }
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) {
+    const errors = fieldErrors(parsed.error)
+    throw new ServiceError('invalid_request', `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors })
+  }
+  return parsed.data
+}

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto'
+import type { MiddlewareHandler } from 'hono'
+import type { Logger } from 'pino'
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+export type RequestContextOptions = { log: Logger; clock: () => number }
+
+/**
+ * Gives every request an id (the caller's `x-request-id` when it is sane, else a new UUID), echoes it on every
+ * response, including errors, and writes one access-log line per request.
+ */
+export function requestContext({ log, clock }: RequestContextOptions): MiddlewareHandler<{ Variables: { requestId: string } }> {
+  return async function requestContextMiddleware(c, next) {
+    const incoming = c.req.header('x-request-id')
+    const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : randomUUID()
+    c.set('requestId', requestId)
+    const started = clock()
+    await next()
+    c.res.headers.set('x-request-id', requestId)
+    log.info(
+      { event: 'http_request', request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: clock() - started },
+      'http_request',
+    )
+  }
+}

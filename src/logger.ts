@@ -1,0 +1,16 @@
+import { pino, type Logger } from 'pino'
+
+/** pino JSON on stderr (stdout belongs to MCP stdio); secrets and payment material are redacted. */
+export function createLogger(level: string): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'swapeazi' },
+      redact: {
+        paths: ['*.quoteSecret', '*.privateKey', '*.apiKey', '*.signature', '*.xPayment', 'req.headers["x-payment"]', 'req.headers.authorization', 'req.headers["x-swapeazi-key"]'],
+        censor: '[redacted]',
+      },
+    },
+    pino.destination(2),
+  )
+}

@@ -1,0 +1,89 @@
+import * as z from 'zod'
+import { ChainCode, ChainEntry, CorridorEntry, Currency } from './catalogue.ts'
+
+export const TokenRef = z.object({ symbol: z.string(), address: z.string(), decimals: z.number().int() })
+
+const Price = z.object({
+  amount: z.string(),
+  currency: z.string(),
+  asset: z.string(),
+  network: z.string(),
+  atomicAmount: z.string(),
+})
+
+/** Spec 2.7: exactly these top-level members. */
+export const CapabilityManifest = z
+  .strictObject({
+    chains: z.array(ChainEntry),
+    supportedTokens: z.record(z.string(), z.array(TokenRef)).describe('Keyed by numeric chain id as a string'),
+    corridors: z.array(CorridorEntry),
+    moat: z.object({ summary: z.string(), wedge: z.string() }),
+    agentPayments: z.object({
+      x402: z.object({
+        description: z.string(),
+        quoteEndpoint: z.string(),
+        swapEndpoint: z.string(),
+        manifest: z.string(),
+        price: Price,
+      }),
+      mpp: z.object({ description: z.string(), quoteEndpoint: z.string(), swapEndpoint: z.string(), price: Price }),
+    }),
+    pricing: z.object({ quote: z.string(), swap: z.string(), benchmark: z.string() }),
+    discovery: z.object({ unsupportedPairResponse: z.string() }),
+  })
+  .meta({ id: 'CapabilityManifest' })
+export type CapabilityManifest = z.infer<typeof CapabilityManifest>
+
+export const Health = z
+  .object({
+    status: z.literal('ok'),
+    version: z.string(),
+    snapshot: z.object({ asOf: z.string(), ageSeconds: z.number().int(), source: z.string() }),
+    rates: z.object({
+      EURZAR: z.object({ rate: z.string().describe('Rand per euro'), asOf: z.string(), source: z.string() }),
+    }),
+  })
+  .meta({ id: 'Health' })
+export type Health = z.infer<typeof Health>
+
+export const ChainsResponse = z
+  .object({
+    chains: z.array(
+      z.object({
+        id: ChainCode,
+        name: z.string(),
+        chainId: z.number().int(),
+        agentCallable: z.boolean().describe('Whether quotes and swaps accept this chain'),
+        note: z.string().optional(),
+        tokens: z.array(TokenRef.extend({ currency: Currency })),
+      }),
+    ),
+  })
+  .meta({ id: 'ChainsResponse' })
+export type ChainsResponse = z.infer<typeof ChainsResponse>
+
+export const CorridorLeg = z.object({
+  fromChain: ChainCode,
+  toChain: ChainCode,
+  venues: z.array(z.string()).describe('Venue names used by viable routes at the reference amount'),
+  bridges: z.array(z.string()),
+  viableRange: z
+    .object({ min: z.string(), max: z.string(), token: z.string() })
+    .nullable()
+    .describe('Smallest and largest fromAmount any route can serve; null when none'),
+  typicalDurationSec: z.number().int().nullable().describe('p50 of the BALANCED route at the reference amount'),
+})
+
+export const CorridorsResponse = z
+  .object({
+    referenceAmount: z.string().describe('fromAmount used to pick venues, bridges and durations'),
+    corridors: z.array(
+      CorridorEntry.extend({
+        live: z.boolean().describe('Served on at least one listed chain'),
+        appUrl: z.string().optional(),
+        byChain: z.array(z.object({ chain: ChainCode, live: z.boolean(), legs: z.array(CorridorLeg) })),
+      }),
+    ),
+  })
+  .meta({ id: 'CorridorsResponse' })
+export type CorridorsResponse = z.infer<typeof CorridorsResponse>

@@ -1,0 +1,104 @@
+import * as z from 'zod'
+import { ChainCode } from './catalogue.ts'
+
+/** Spec 2.1, with DESIGN 7.1 (GNO and CEL accepted; SOL and TRX answered 422) and 7.5 (slippage in [0, 0.1]). */
+export const QuoteParams = z
+  .object({
+    fromChain: ChainCode.describe('Source chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
+    toChain: ChainCode.describe('Destination chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
+    fromToken: z.string().min(1).max(32).describe('Source token symbol, case-insensitive (USDC, EURe, cKES, ...)'),
+    toToken: z.string().min(1).max(32).describe('Destination token symbol, case-insensitive'),
+    fromAmount: z
+      .string()
+      .max(80)
+      .regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
+      .describe('Human-readable decimal amount of fromToken, as a string; no more fraction digits than the token has'),
+    fromAddress: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
+      .describe('Sender wallet address'),
+    slippage: z
+      .number()
+      .min(0, 'must be at least 0')
+      .max(0.1, 'must be at most 0.1 (10%)')
+      .default(0.005)
+      .describe('Maximum slippage as a fraction; default 0.005 (0.5%)'),
+  })
+  .meta({ id: 'QuoteParams' })
+export type QuoteParams = z.infer<typeof QuoteParams>
+
+export const CostItemWire = z.object({
+  kind: z.enum(['dex_fee', 'price_impact', 'bridge_fee', 'bridge_fixed_fee', 'destination_gas', 'rounding']),
+  label: z.string(),
+  usd: z.string().describe('USD, rounded up to 6 places; negative when a venue pays better than the oracle'),
+})
+
+export const RouteStepWire = z.object({
+  type: z.enum(['swap', 'bridge']),
+  tool: z.string().describe('Venue or bridge name'),
+  id: z.string().describe('Catalogue id of the venue or bridge'),
+  fromChain: ChainCode,
+  toChain: ChainCode,
+  fromToken: z.string(),
+  toToken: z.string(),
+  fromAmount: z.string(),
+  toAmount: z.string(),
+})
+
+export const RouteWire = z
+  .object({
+    id: z.string(),
+    steps: z.array(RouteStepWire),
+    realCost: z.object({
+      usd: z.string(),
+      bps: z.string().describe('Share of the input value, in basis points, 2 places'),
+      items: z.array(CostItemWire),
+    }),
+    sourceCostUSD: z.string().describe('Gas, rollup data fee and bridge messaging fee the signer pays on the source chain'),
+    gasLimit: z.string().describe('Hex gas limit for the transaction, with the safety margin'),
+    estimatedDuration: z.number().int().describe('p50 seconds'),
+    estimatedDurationP95: z.number().int().describe('p95 seconds'),
+    bridge: z.string(),
+    tool: z.string(),
+  })
+  .meta({ id: 'Route' })
+
+/** Spec 2.2 plus what an agent needs to judge the quote: the fee, the route and its costs, and the expiry. */
+export const QuoteResult = z
+  .object({
+    fromChain: ChainCode,
+    toChain: ChainCode,
+    fromToken: z.string(),
+    toToken: z.string(),
+    fromAmount: z.string(),
+    toAmount: z.string().describe('Estimated output after all fees'),
+    toAmountMin: z.string().describe('Minimum output after slippage'),
+    estimatedGasUSD: z.string().describe('The signer\'s source-chain gas and fees in USD'),
+    estimatedDuration: z.number().int().describe('p50 seconds'),
+    bridge: z.string().describe('Bridge protocol used, or "none" for a same-chain swap'),
+    tool: z.string().describe('DEX tools used, joined with "+", or "none" for a bridge alone'),
+    quoteId: z.string().describe('Signed quote token for POST /api/v1/swap; expires at expiresAt'),
+    expiresAt: z.string(),
+    fee: z.object({
+      token: z.string(),
+      amount: z.string().describe('The 0.5% all-in fee in fromToken, rounded up'),
+      bps: z.number().int(),
+    }),
+    route: RouteWire,
+  })
+  .meta({ id: 'QuoteResult' })
+export type QuoteResult = z.infer<typeof QuoteResult>
+
+/** Spec 2.3: an unroutable pair on the quote endpoints. */
+export const UnsupportedPair = z
+  .object({ supported: z.literal(false), reason: z.literal('no_route_found'), pair: z.string() })
+  .meta({ id: 'UnsupportedPair' })
+export type UnsupportedPair = z.infer<typeof UnsupportedPair>
+
+export const RankedQuoteEntry = QuoteResult.extend({ ranking: z.enum(['FASTEST', 'BALANCED', 'CHEAPEST']) })
+
+/** POST /api/v1/quote: three full quotes ranked FASTEST, BALANCED, CHEAPEST (one route may win several). */
+export const RankedQuote = z
+  .object({ routes: z.array(RankedQuoteEntry).length(3), viableRoutes: z.number().int(), candidateRoutes: z.number().int() })
+  .meta({ id: 'RankedQuote' })
+export type RankedQuote = z.infer<typeof RankedQuote>

@@ -1,0 +1,18 @@
+import type { Logger } from 'pino'
+import type { CatalogueFiles } from '../engine/index.ts'
+import type { Catalogue } from '../engine/index.ts'
+
+/** What the use cases need; built once in the CLI, or with literals in tests. */
+export type ServiceDeps = {
+  catalogue: Catalogue
+  /** The raw catalogue files, for the figures' sources and texts the manifest publishes. */
+  files: CatalogueFiles
+  /** Milliseconds since the epoch. */
+  clock: () => number
+  log: Logger
+  /** HMAC key for quote tokens (DESIGN 7.12). */
+  quoteSecret: Uint8Array
+  /** The end-user application for user-signed flows ({app_url} in the spec). */
+  appUrl: string
+  version: string
+}

@@ -1,0 +1,94 @@
+import {
+  E18,
+  formatFixedDown,
+  formatFixedUp,
+  formatUnits,
+  type PricedRoute,
+  type QuoteAmounts,
+  usdValue,
+} from '../engine/index.ts'
+import type { QuoteResult } from '../schemas/quote.ts'
+import type { ServiceDeps } from './deps.ts'
+import { signQuoteId } from './quoteToken.ts'
+import type { ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
+
+/** Bridge name on the wire: protocol plus mode ("cctp-v2-fast", "across"), or "none" for a same-chain swap. */
+export function bridgeName(priced: PricedRoute): string {
+  const lane = priced.route.bridge
+  if (!lane) return 'none'
+  return lane.bridge.mode ? `${lane.bridge.protocol}-${lane.bridge.mode}` : lane.bridge.protocol
+}
+
+/** DEX tools in order of use, joined with "+"; "none" when the route is a bridge alone. */
+export function toolName(priced: PricedRoute): string {
+  const tools = [...priced.route.sourceSwaps, ...priced.route.destinationSwaps].map((edge) => edge.venue.tool)
+  return tools.length === 0 ? 'none' : [...new Set(tools)].join('+')
+}
+
+const usd = (valueE18: bigint): string => (valueE18 < 0n ? `-${formatFixedUp(-valueE18, 6)}` : formatFixedUp(valueE18, 6))
+
+/** Shapes an engine result as the wire QuoteResult and signs its quoteId (DESIGN 7.12). */
+export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, amounts: QuoteAmounts, priced: PricedRoute): QuoteResult {
+  const { from, to } = request
+  const nowSec = Math.floor(deps.clock() / 1000)
+  const exp = nowSec + deps.catalogue.pricing.quoteTtlSec
+  const quoteId = signQuoteId(deps.quoteSecret, {
+    fromChain: from.chain,
+    toChain: to.chain,
+    fromToken: from.symbol,
+    toToken: to.symbol,
+    fromAmount: request.amountIn.toString(),
+    fromAddress: request.fromAddress.toLowerCase(),
+    slippageE18: request.slippageE18.toString(),
+    routeId: priced.route.id,
+    toAmount: amounts.toAmount.toString(),
+    toAmountMin: amounts.toAmountMin.toString(),
+    asOf: deps.catalogue.asOf,
+    exp,
+  })
+  const inputUsd = usdValue(from, request.amountIn)
+  const costBpsE18 = inputUsd > 0n ? (priced.realCostUsdE18 * 10_000n * E18) / inputUsd : 0n
+  const bridge = bridgeName(priced)
+  const tool = toolName(priced)
+  return {
+    fromChain: from.chain,
+    toChain: to.chain,
+    fromToken: from.symbol,
+    toToken: to.symbol,
+    fromAmount: formatUnits(request.amountIn, from.decimals),
+    toAmount: formatUnits(amounts.toAmount, to.decimals),
+    toAmountMin: formatUnits(amounts.toAmountMin, to.decimals),
+    estimatedGasUSD: formatFixedUp(priced.sourceCostUsdE18, 6),
+    estimatedDuration: priced.durationP50Sec,
+    bridge,
+    tool,
+    quoteId,
+    expiresAt: new Date(exp * 1000).toISOString(),
+    fee: { token: from.symbol, amount: formatUnits(amounts.feeAmount, from.decimals), bps: Number(deps.catalogue.pricing.feeBps) },
+    route: {
+      id: priced.route.id,
+      steps: priced.steps.map((step) => ({
+        type: step.kind,
+        tool: step.tool,
+        id: step.id,
+        fromChain: step.from.chain,
+        toChain: step.to.chain,
+        fromToken: step.from.symbol,
+        toToken: step.to.symbol,
+        fromAmount: formatUnits(step.amountIn, step.from.decimals),
+        toAmount: formatUnits(step.amountOut, step.to.decimals),
+      })),
+      realCost: {
+        usd: usd(priced.realCostUsdE18),
+        bps: costBpsE18 < 0n ? `-${formatFixedDown(-costBpsE18, 2)}` : formatFixedUp(costBpsE18, 2),
+        items: priced.costs.map((item) => ({ kind: item.kind, label: item.label, usd: usd(item.usdE18) })),
+      },
+      sourceCostUSD: formatFixedUp(priced.sourceCostUsdE18, 6),
+      gasLimit: `0x${priced.gasLimit.toString(16)}`,
+      estimatedDuration: priced.durationP50Sec,
+      estimatedDurationP95: priced.durationP95Sec,
+      bridge,
+      tool,
+    },
+  }
+}

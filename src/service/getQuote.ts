@@ -1,0 +1,57 @@
+import { findRoutes, formatUnits, type FindRoutesReturnType, viableRange } from '../engine/index.ts'
+import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
+import type { ServiceDeps } from './deps.ts'
+import { formatQuote } from './formatQuote.ts'
+import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
+import { ServiceError } from './serviceError.ts'
+
+export type GetQuoteReturnType = { kind: 'quote'; quote: QuoteResult } | { kind: 'unsupported'; body: UnsupportedPair }
+export type GetRankedQuoteReturnType = { kind: 'ranked'; body: RankedQuote } | { kind: 'unsupported'; body: UnsupportedPair }
+
+type Routed = { request: ResolvedQuoteRequest; found: Extract<FindRoutesReturnType, { kind: 'routes' }> }
+
+/**
+ * Resolves and routes a quote request. An unroutable pair is a value (spec 2.3); an amount no route can serve is a
+ * 422 `amount_out_of_range` naming the viable range (DESIGN 3, 7.2).
+ */
+function route(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupported'; body: UnsupportedPair } {
+  const request = resolveQuoteRequest(deps, params)
+  const found = findRoutes(deps.catalogue, request)
+  const unsupported = {
+    kind: 'unsupported' as const,
+    body: { supported: false as const, reason: 'no_route_found' as const, pair: `${request.from.symbol}->${request.to.symbol}` },
+  }
+  if (found.kind === 'no_route') return unsupported
+  if (found.kind === 'not_viable') {
+    const range = viableRange(deps.catalogue, request.from, request.to)
+    if (!range) return unsupported
+    const { from } = request
+    const viable = { min: formatUnits(range.minIn, from.decimals), max: formatUnits(range.maxIn, from.decimals), token: from.symbol }
+    throw new ServiceError(
+      'amount_out_of_range',
+      `${formatUnits(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the 0.5% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
+      { viableRange: viable },
+    )
+  }
+  return { request, found }
+}
+
+/** The free quote (spec 2.2): the BALANCED route, as the swap would use it. */
+export function getQuote(deps: ServiceDeps, params: QuoteParams): GetQuoteReturnType {
+  const routed = route(deps, params)
+  if ('kind' in routed) return routed
+  const { request, found } = routed
+  return { kind: 'quote', quote: formatQuote(deps, request, found.amounts, found.ranked.BALANCED) }
+}
+
+/** The v1 ranked quote: full quotes for the FASTEST, BALANCED and CHEAPEST routes, each with its own quoteId. */
+export function getRankedQuote(deps: ServiceDeps, params: QuoteParams): GetRankedQuoteReturnType {
+  const routed = route(deps, params)
+  if ('kind' in routed) return routed
+  const { request, found } = routed
+  const routes = (['FASTEST', 'BALANCED', 'CHEAPEST'] as const).map((ranking) => ({
+    ranking,
+    ...formatQuote(deps, request, found.amounts, found.ranked[ranking]),
+  }))
+  return { kind: 'ranked', body: { routes, viableRoutes: found.viable.length, candidateRoutes: found.candidates } }
+}

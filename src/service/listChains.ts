@@ -1,0 +1,22 @@
+import type { ChainsResponse } from '../schemas/discovery.ts'
+import type { ServiceDeps } from './deps.ts'
+
+const USER_SIGNED = new Set(['SOL', 'TRX'])
+
+/** Networks with their user-facing tokens, addresses and decimals. */
+export function listChains(deps: ServiceDeps): ChainsResponse {
+  return {
+    chains: [...deps.catalogue.chains.values()].map((chain) => ({
+      id: chain.id,
+      name: chain.name,
+      chainId: chain.chainId,
+      agentCallable: !USER_SIGNED.has(chain.id),
+      ...(chain.note ? { note: chain.note.replaceAll('{app_url}', deps.appUrl) } : {}),
+      tokens: chain.tokens.map((symbol) => {
+        const token = deps.catalogue.tokens.get(`${chain.id}:${symbol}`)
+        if (!token) throw new RangeError(`${chain.id}:${symbol} missing from a compiled catalogue`)
+        return { symbol: token.symbol, address: token.address, decimals: token.decimals, currency: token.currency }
+      }),
+    })),
+  }
+}

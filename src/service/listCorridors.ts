@@ -1,0 +1,60 @@
+import { corridorPairs, findRoutes, formatUnits, viableRange } from '../engine/index.ts'
+import type { CorridorsResponse } from '../schemas/discovery.ts'
+import type { ServiceDeps } from './deps.ts'
+
+/** Whole tokens of the source used to describe a corridor's venues, bridges and typical duration. */
+const REFERENCE_UNITS = 1000n
+const DEFAULT_SLIPPAGE_E18 = 5n * 10n ** 15n
+
+const memo = new WeakMap<ServiceDeps['catalogue'], CorridorsResponse['corridors']>()
+
+/**
+ * The advertised corridors with what the engine can actually do on each listed chain: the legs (source and
+ * destination chains) that route, their venues and bridges, viable amount range and typical duration. Computed once
+ * per catalogue.
+ */
+export function listCorridors(deps: ServiceDeps): CorridorsResponse {
+  const { catalogue } = deps
+  let corridors = memo.get(catalogue)
+  if (!corridors) {
+    corridors = catalogue.corridors.map((row) => {
+      const byChain = row.chains.map((chain) => {
+        const legs = row.agentCallable
+          ? corridorPairs(catalogue, row, chain).flatMap(({ from, to }) => {
+              const amountIn = REFERENCE_UNITS * 10n ** BigInt(from.decimals)
+              const found = findRoutes(catalogue, { from, to, amountIn, slippageE18: DEFAULT_SLIPPAGE_E18 })
+              const range = viableRange(catalogue, from, to)
+              if (!range) return []
+              const viable = found.kind === 'routes' ? found.viable : []
+              const venues = new Set<string>()
+              const bridges = new Set<string>()
+              for (const priced of viable) {
+                for (const edge of [...priced.route.sourceSwaps, ...priced.route.destinationSwaps]) venues.add(edge.venue.name)
+                if (priced.route.bridge) bridges.add(priced.route.bridge.bridge.name)
+              }
+              return [
+                {
+                  fromChain: from.chain,
+                  toChain: to.chain,
+                  venues: [...venues],
+                  bridges: [...bridges],
+                  viableRange: { min: formatUnits(range.minIn, from.decimals), max: formatUnits(range.maxIn, from.decimals), token: from.symbol },
+                  typicalDurationSec: found.kind === 'routes' ? found.ranked.BALANCED.durationP50Sec : null,
+                },
+              ]
+            })
+          : []
+        return { chain, live: legs.length > 0, legs }
+      })
+      return {
+        ...row,
+        description: row.description.replaceAll('{app_url}', deps.appUrl),
+        live: byChain.some((entry) => entry.live),
+        ...(row.agentCallable ? {} : { appUrl: deps.appUrl }),
+        byChain,
+      }
+    })
+    memo.set(catalogue, corridors)
+  }
+  return { referenceAmount: REFERENCE_UNITS.toString(), corridors }
+}

@@ -1,0 +1,54 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import * as z from 'zod'
+
+const PREFIX = 'q1.'
+
+/** What a quote token binds: the normalised request, the route and the promised amounts (atomic units). */
+export const QuoteClaims = z.object({
+  fromChain: z.string(),
+  toChain: z.string(),
+  fromToken: z.string(),
+  toToken: z.string(),
+  fromAmount: z.string(),
+  fromAddress: z.string(),
+  slippageE18: z.string(),
+  routeId: z.string(),
+  toAmount: z.string(),
+  toAmountMin: z.string(),
+  asOf: z.string(),
+  /** Expiry, unix seconds. */
+  exp: z.number().int(),
+})
+export type QuoteClaims = z.infer<typeof QuoteClaims>
+
+export type VerifyQuoteIdReturnType =
+  | { ok: true; claims: QuoteClaims }
+  | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' }
+
+function mac(secret: Uint8Array, payload: string): Buffer {
+  return createHmac('sha256', secret).update(PREFIX + payload).digest()
+}
+
+/** DESIGN 7.12: a stateless quote token, `q1.` + base64url(claims) + `.` + base64url(HMAC-SHA256). */
+export function signQuoteId(secret: Uint8Array, claims: QuoteClaims): string {
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url')
+  return `${PREFIX}${payload}.${mac(secret, payload).toString('base64url')}`
+}
+
+/** Checks a quote token's MAC in constant time, then its expiry against `nowMs`. */
+export function verifyQuoteId(secret: Uint8Array, token: string, nowMs: number): VerifyQuoteIdReturnType {
+  if (!token.startsWith(PREFIX)) return { ok: false, reason: 'malformed' }
+  const [payload, signature, ...rest] = token.slice(PREFIX.length).split('.')
+  if (!payload || !signature || rest.length > 0) return { ok: false, reason: 'malformed' }
+  const expected = mac(secret, payload)
+  const given = Buffer.from(signature, 'base64url')
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad_signature' }
+  let claims: QuoteClaims
+  try {
+    claims = QuoteClaims.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')))
+  } catch {
+    return { ok: false, reason: 'malformed' }
+  }
+  if (claims.exp * 1000 <= nowMs) return { ok: false, reason: 'expired' }
+  return { ok: true, claims }
+}

@@ -1,0 +1,58 @@
+import { isAddress } from 'viem'
+import { numberToFixed, parseUnits, type Token } from '../engine/index.ts'
+import type { QuoteParams } from '../schemas/quote.ts'
+import type { ServiceDeps } from './deps.ts'
+import { ServiceError } from './serviceError.ts'
+
+export type ResolvedQuoteRequest = {
+  from: Token
+  to: Token
+  amountIn: bigint
+  slippageE18: bigint
+  fromAddress: string
+}
+
+const USER_SIGNED_CHAINS = new Set(['SOL', 'TRX'])
+
+function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
+  const token = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
+  if (token) return token
+  const listed = deps.catalogue.chains.get(chain)?.tokens ?? []
+  throw new ServiceError('unsupported_token', `${symbol} is not listed on ${chain}. Tokens on ${chain}: ${listed.join(', ')}.`, {
+    field,
+    chain,
+    symbol,
+    listed,
+  })
+}
+
+/**
+ * Turns schema-valid QuoteParams into engine inputs: canonical tokens (symbols match case-insensitively), the
+ * amount in atomic units (excess precision rejected, never rounded) and the slippage in 18-decimal fixed point.
+ */
+export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): ResolvedQuoteRequest {
+  for (const [field, chain] of [['fromChain', params.fromChain], ['toChain', params.toChain]] as const) {
+    if (USER_SIGNED_CHAINS.has(chain))
+      throw new ServiceError(
+        'not_agent_callable',
+        `${chain} is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to ${deps.appUrl}.`,
+        { field, chain, appUrl: deps.appUrl },
+      )
+  }
+  if (!isAddress(params.fromAddress, { strict: true }))
+    throw invalid('fromAddress', 'has a mixed-case checksum that does not match; send it all lowercase or correctly checksummed')
+  const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
+  const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
+  if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
+  const amount = parseUnits(params.fromAmount, from.decimals, { strict: false })
+  if (!amount.ok)
+    throw invalid('fromAmount', `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`)
+  if (amount.value === 0n) throw invalid('fromAmount', 'must be greater than 0')
+  const slippageE18 = numberToFixed(params.slippage)
+  if (slippageE18 === undefined) throw invalid('slippage', 'must be a plain fraction with at most 18 decimal places')
+  return { from, to, amountIn: amount.value, slippageE18, fromAddress: params.fromAddress }
+}
+
+function invalid(field: string, message: string): ServiceError {
+  return new ServiceError('invalid_request', `${field} ${message}.`, { errors: [{ field, message }] })
+}
