@@ -1,0 +1,20 @@
+// The real SwapEazi app, wired as `swapeazi serve` wires it, on 127.0.0.1 and an ephemeral port, logging silenced.
+// Run as its own process; reports its port to the parent over IPC.
+import { serve } from '@hono/node-server'
+import type { AddressInfo } from 'node:net'
+import { buildAppDeps } from '../../src/appDeps.ts'
+import { loadConfig } from '../../src/config.ts'
+import { createApp } from '../../src/http/createApp.ts'
+
+const config = loadConfig({
+  SWAPEAZI_HOST: '127.0.0.1',
+  SWAPEAZI_PORT: '0',
+  SWAPEAZI_LOG_LEVEL: 'silent',
+  SWAPEAZI_QUOTE_SECRET: 'bench-quote-secret-bench-quote-secret-0123456789',
+})
+const app = createApp(buildAppDeps(config))
+const server = serve({ fetch: app.fetch, hostname: config.host, port: 0 }, (info: AddressInfo) => {
+  process.send?.({ port: info.port })
+})
+process.on('disconnect', () => server.close(() => process.exit(0)))
+process.once('SIGTERM', () => server.close(() => process.exit(0)))
