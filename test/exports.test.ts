@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import * as engine from '../src/engine/index.ts'
+
+describe('public exports', () => {
+  // A change to the engine's public surface shows up here in review.
+  it('engine', () => {
+    expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`
+      [
+        "CatalogueError",
+        "E18",
+        "RANKINGS",
+        "candidateRoutes",
+        "ceilDiv",
+        "checkViability",
+        "compileCatalogue",
+        "corridorPairs",
+        "findRoutes",
+        "formatFixedDown",
+        "formatFixedUp",
+        "formatUnits",
+        "numberToFixed",
+        "parseFixed",
+        "parseUnits",
+        "quoteAmounts",
+        "rankRoutes",
+        "simulateRoute",
+        "sizeRouteInput",
+        "swapOut",
+        "swapPaths",
+        "tokenAmountForUsd",
+        "totalCostUsdE18",
+        "usdValue",
+        "viableRange",
+      ]
+    `)
+  })
+})

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest'
+import { type QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
+
+const secret = new TextEncoder().encode('a-quote-secret-of-at-least-32-chars!')
+const claims: QuoteClaims = {
+  fromChain: 'ETH',
+  toChain: 'POL',
+  fromToken: 'USDC',
+  toToken: 'USDC',
+  fromAmount: '1000000000',
+  fromAddress: '0x1111111111111111111111111111111111111111',
+  slippageE18: '5000000000000000',
+  routeId: 'cctp-v2-fast:ETH>POL',
+  toAmount: '995000000',
+  toAmountMin: '990025000',
+  asOf: '2026-11-20T00:00:00Z',
+  exp: 1_800_000_060,
+}
+const beforeExpiry = 1_800_000_000_000
+
+describe('quote tokens', () => {
+  it('round-trips the claims while unexpired', () => {
+    const token = signQuoteId(secret, claims)
+    expect(token.startsWith('q1.')).toBe(true)
+    expect(verifyQuoteId(secret, token, beforeExpiry)).toEqual({ ok: true, claims })
+  })
+
+  it('expires at exp', () => {
+    const token = signQuoteId(secret, claims)
+    expect(verifyQuoteId(secret, token, claims.exp * 1000 - 1).ok).toBe(true)
+    expect(verifyQuoteId(secret, token, claims.exp * 1000)).toEqual({ ok: false, reason: 'expired' })
+  })
+
+  it('rejects altered claims, a foreign key and a truncated MAC', () => {
+    const token = signQuoteId(secret, claims)
+    const [, payload, mac] = token.split('.') as [string, string, string]
+    const raised = Buffer.from(JSON.stringify({ ...claims, toAmount: '999000000' })).toString('base64url')
+    expect(verifyQuoteId(secret, `q1.${raised}.${mac}`, beforeExpiry)).toEqual({ ok: false, reason: 'bad_signature' })
+    const other = new TextEncoder().encode('another-secret-of-at-least-32-chars!!')
+    expect(verifyQuoteId(other, token, beforeExpiry)).toEqual({ ok: false, reason: 'bad_signature' })
+    expect(verifyQuoteId(secret, `q1.${payload}.${mac.slice(0, -2)}`, beforeExpiry)).toEqual({ ok: false, reason: 'bad_signature' })
+  })
+
+  it('rejects malformed tokens', () => {
+    for (const token of ['', 'q1.', 'q2.a.b', 'q1.onlyonepart', 'q1.a.b.c'])
+      expect(verifyQuoteId(secret, token, beforeExpiry)).toEqual({ ok: false, reason: 'malformed' })
+  })
+})
