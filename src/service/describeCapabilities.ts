@@ -1,7 +1,6 @@
 import type { CapabilityManifest } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
-
-const withAppUrl = (text: string, appUrl: string): string => text.replaceAll('{app_url}', appUrl)
+import { fillAppUrl } from './fillAppUrl.ts'
 
 /** The capability manifest of spec 2.7, built from the catalogue; `{app_url}` is filled from configuration. */
 export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
@@ -17,9 +16,9 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
   const { pricing } = files
   const feePercent = `${pricing.feeBps / 100}%`
   return {
-    chains: files.chains.chains.map((chain) => ({ ...chain, ...(chain.note ? { note: withAppUrl(chain.note, appUrl) } : {}) })),
+    chains: files.chains.chains.map((chain) => ({ ...chain, ...(chain.note ? { note: fillAppUrl(chain.note, appUrl) } : {}) })),
     supportedTokens,
-    corridors: files.corridors.corridors.map((row) => ({ ...row, description: withAppUrl(row.description, appUrl) })),
+    corridors: files.corridors.corridors.map((row) => ({ ...row, description: fillAppUrl(row.description, appUrl) })),
     moat: pricing.moat,
     agentPayments: {
       x402: {

@@ -1,5 +1,6 @@
 import type { ChainsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
+import { fillAppUrl } from './fillAppUrl.ts'
 
 const USER_SIGNED = new Set(['SOL', 'TRX'])
 
@@ -11,7 +12,7 @@ export function listChains(deps: ServiceDeps): ChainsResponse {
       name: chain.name,
       chainId: chain.chainId,
       agentCallable: !USER_SIGNED.has(chain.id),
-      ...(chain.note ? { note: chain.note.replaceAll('{app_url}', deps.appUrl) } : {}),
+      ...(chain.note ? { note: fillAppUrl(chain.note, deps.appUrl) } : {}),
       tokens: chain.tokens.map((symbol) => {
         const token = deps.catalogue.tokens.get(`${chain.id}:${symbol}`)
         if (!token) throw new RangeError(`${chain.id}:${symbol} missing from a compiled catalogue`)

@@ -1,6 +1,7 @@
 import { corridorPairs, findRoutes, formatUnits, viableRange } from '../engine/index.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
+import { fillAppUrl } from './fillAppUrl.ts'
 
 /** Whole tokens of the source used to describe a corridor's venues, bridges and typical duration. */
 const REFERENCE_UNITS = 1000n
@@ -48,7 +49,7 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
       })
       return {
         ...row,
-        description: row.description.replaceAll('{app_url}', deps.appUrl),
+        description: fillAppUrl(row.description, deps.appUrl),
         live: byChain.some((entry) => entry.live),
         ...(row.agentCallable ? {} : { appUrl: deps.appUrl }),
         byChain,
