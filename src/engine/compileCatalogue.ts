@@ -216,7 +216,11 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
     }
   })
 
+  const userSymbols = new Set([...tokens.values()].filter((token) => !token.isHub).map((token) => token.symbol))
   files.corridors.corridors.forEach((row, index) => {
+    for (const side of ['from', 'to'] as const)
+      if (!userSymbols.has(row[side]))
+        throw new CatalogueError('corridors', `corridors[${index}].${side}`, `${row[side]} is not listed on any chain`)
     row.chains.forEach((chain, c) => {
       const listed = chains.get(chain)?.tokens ?? []
       const isTron = row.from === 'USDT-TRC20'

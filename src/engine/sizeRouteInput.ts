@@ -3,28 +3,33 @@ import type { CandidateRoute } from './route.ts'
 import { simulateRoute } from './simulateRoute.ts'
 import type { Catalogue } from './types.ts'
 
-const MAX_STEPS = 16
-
 /**
  * DESIGN 3: the router runs through the route only the input needed to deliver `toAmount`; the rest of the input
- * is our margin. Returns that input (at most `amountIn`), found by linear steps on the route's near-affine output
- * and confirmed by simulation, so `simulateRoute(route, result).amountOut >= toAmount` always holds.
+ * is our margin. Returns the least input (at most `amountIn`) whose simulated output reaches `toAmount`, or
+ * `amountIn` when even the whole input falls short.
+ *
+ * Output is monotone but stepped where decimals shrink (18 → 6) or rates are coarse, so a secant step alone can
+ * crawl along a flat step; secant and bisection steps alternate, which halves the bracket at least every other
+ * simulation and ends on the exact least input.
  */
 export function sizeRouteInput(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint, toAmount: bigint): bigint {
-  const full = simulateRoute(catalogue, route, amountIn).amountOut
+  const output = (input: bigint): bigint => simulateRoute(catalogue, route, input).amountOut
+  const full = output(amountIn)
   if (full < toAmount || full === 0n) return amountIn
+  // Invariant: output(low) < toAmount <= output(high).
   let low = 0n
   let high = amountIn
   let guess = ceilDiv(amountIn * toAmount, full)
-  for (let step = 0; step < MAX_STEPS && high - low > 1n; step += 1) {
-    if (guess <= low || guess >= high) guess = low + (high - low) / 2n
-    const out = simulateRoute(catalogue, route, guess).amountOut
+  for (let step = 0; high - low > 1n; step += 1) {
+    const isSecantStep = step % 2 === 0
+    if (!isSecantStep || guess <= low || guess >= high) guess = low + (high - low) / 2n
+    const out = output(guess)
     if (out >= toAmount) {
       high = guess
-      guess = guess - ceilDiv((out - toAmount) * guess, out > 0n ? out : 1n) + 1n
+      guess = out > 0n ? guess - (out - toAmount) * guess / out : low
     } else {
       low = guess
-      guess = guess + ceilDiv((toAmount - out) * guess, out > 0n ? out : 1n) + 1n
+      guess = out > 0n ? guess + ceilDiv((toAmount - out) * guess, out) : high
     }
   }
   return high
