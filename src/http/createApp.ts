@@ -46,7 +46,12 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
       maxSize: MAX_BODY_BYTES,
       onError: (c) =>
         problemResponse(
-          problemBody('payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`, { limitBytes: MAX_BODY_BYTES }, c.req.path),
+          problemBody(
+            'payload_too_large',
+            `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
+            { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
+            c.req.path,
+          ),
         ),
     }),
   )
@@ -57,10 +62,13 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
 
   app.notFound((c) => {
     const allow = ALLOWED[c.req.path]
+    const requestId = c.get('requestId')
     if (allow)
-      return problemResponse(problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow }, c.req.path), { allow })
+      return problemResponse(problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId }, c.req.path), {
+        allow,
+      })
     return problemResponse(
-      problemBody('not_found', `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`, {}, c.req.path),
+      problemBody('not_found', `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`, { requestId }, c.req.path),
     )
   })
 

@@ -12,19 +12,19 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
 }
 
 /**
- * Reads a JSON body and parses it with `schema`. Wrong content type: 415; empty or not JSON: 400; schema failure:
+ * Reads a JSON body and parses it with `schema`. Empty: 400; wrong content type: 415; not JSON: 400; schema failure:
  * 400 listing each field. The size limit is enforced before this by the body-limit middleware.
  */
 export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const contentType = c.req.header('content-type') ?? ''
-  if (!/^application\/json\s*(;|$)/i.test(contentType))
-    throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
-      received: contentType || '(none)',
-    })
   const text = await c.req.text()
   if (text.trim() === '')
     throw new ServiceError('invalid_request', 'The request body is empty; send QuoteParams as a JSON object.', {
       errors: [{ field: '(body)', message: 'is required' }],
+    })
+  const contentType = c.req.header('content-type') ?? ''
+  if (!/^application\/json\s*(;|$)/i.test(contentType))
+    throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
+      received: contentType || '(none)',
     })
   let value: unknown
   try {

@@ -39,8 +39,11 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
         { field, chain, appUrl: deps.appUrl },
       )
   }
-  if (!isAddress(params.fromAddress, { strict: true }))
-    throw invalid('fromAddress', 'has a mixed-case checksum that does not match; send it all lowercase or correctly checksummed')
+  // All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match.
+  const hex = params.fromAddress.slice(2)
+  const isMixedCase = hex !== hex.toLowerCase() && hex !== hex.toUpperCase()
+  if (isMixedCase && !isAddress(params.fromAddress, { strict: true }))
+    throw invalid('fromAddress', 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed')
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')

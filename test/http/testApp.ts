@@ -71,10 +71,12 @@ export function quoteBody(overrides: Record<string, unknown> = {}): Record<strin
   return body
 }
 
-/** Reads a response body as JSON, asserting nothing; throws when it does not parse. */
-export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
+/** Reads a response body as JSON; throws when it does not parse. The cast is the caller's claim, checked by its asserts. */
+export async function readJson<T = Record<string, unknown>>(response: Response): Promise<T> {
   return (await response.json()) as T
 }
+/** The helper's first name, kept for callers written against it. */
+export const json = readJson
 
 /**
  * A non-negative or negative decimal string as a bigint in `places` fraction digits, exactly (no float). Throws on

@@ -1,0 +1,303 @@
+import { describe, expect, it } from 'vitest'
+import { Problem } from '../../src/schemas/problem.ts'
+import { APP_URL, get, postJson, postRaw, quoteBody, readJson, testApp } from './testApp.ts'
+
+const app = testApp()
+const QUOTE = '/api/x402/quote'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+type ProblemBody = Problem & Record<string, unknown>
+
+/**
+ * Asserts an RFC 9457 answer: status, problem+json, the stable code, the status echoed in the body, a request id on
+ * the response, and for 400 the offending fields. Returns the body for further checks.
+ */
+async function expectProblem(response: Response | Promise<Response>, status: number, code: string, fields?: string[]): Promise<ProblemBody> {
+  const res = await response
+  const text = await res.text()
+  expect(res.status, text).toBe(status)
+  expect(res.headers.get('content-type')).toBe('application/problem+json')
+  expect(res.headers.get('x-request-id')).toMatch(/\S/)
+  const body = JSON.parse(text) as ProblemBody
+  const parsed = Problem.safeParse(body)
+  expect(parsed.success, text).toBe(true)
+  expect(body).toMatchObject({ status, code, type: `https://docs.swapeazi.com/errors/${code}` })
+  expect(body.title).toMatch(/\S/)
+  expect(body.detail).toMatch(/\S/)
+  expect(body.requestId).toBe(res.headers.get('x-request-id'))
+  if (fields) expect((body.errors ?? []).map((e) => e.field)).toEqual(fields)
+  return body
+}
+
+const postQuote = (overrides: Record<string, unknown>) => postJson(app, QUOTE, quoteBody(overrides))
+
+describe('x-request-id', () => {
+  it('is set on every kind of response', async () => {
+    const responses = await Promise.all([
+      get(app, '/api/v1/health'),
+      postQuote({}),
+      postQuote({ fromAmount: 1 }),
+      get(app, '/nowhere'),
+      get(app, QUOTE),
+      postRaw(app, QUOTE, 'x'.repeat(70_000)),
+    ])
+    for (const response of responses) expect(response.headers.get('x-request-id'), String(response.status)).toMatch(UUID)
+  })
+
+  it('echoes a sane caller-supplied id, up to 128 characters', async () => {
+    for (const id of ['abc-123', 'trace.A:b_c-9', 'x'.repeat(128)]) {
+      const ok = await get(app, '/api/v1/health', { 'x-request-id': id })
+      expect(ok.headers.get('x-request-id')).toBe(id)
+      const bad = await postJson(app, QUOTE, {}, { 'x-request-id': id })
+      expect(bad.headers.get('x-request-id')).toBe(id)
+      expect((await readJson(bad)).requestId).toBe(id)
+    }
+  })
+
+  it.each([
+    ['200 characters', 'a'.repeat(200)],
+    ['129 characters', 'a'.repeat(129)],
+    ['spaces', 'has spaces in it'],
+    ['a slash', 'a/b'],
+    ['quotes and angle brackets', '"<script>"'],
+  ])('replaces an id with %s by a fresh UUID', async (_label, id) => {
+    const response = await get(app, '/api/v1/health', { 'x-request-id': id })
+    expect(response.headers.get('x-request-id')).toMatch(UUID)
+  })
+
+  it('gives two requests without an id two different ids', async () => {
+    const [a, b] = await Promise.all([get(app, '/api/v1/health'), get(app, '/api/v1/health')])
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'))
+  })
+})
+
+describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
+  it('missing body with Content-Type application/json: 400 naming (body)', async () => {
+    const response = app.request(QUOTE, { method: 'POST', headers: { 'content-type': 'application/json' } })
+    const body = await expectProblem(response, 400, 'invalid_request', ['(body)'])
+    expect(body.detail).toMatchInlineSnapshot(`"The request body is empty; send QuoteParams as a JSON object."`)
+  })
+
+  it('whitespace-only body: 400 naming (body)', async () => {
+    await expectProblem(postRaw(app, QUOTE, '  \n '), 400, 'invalid_request', ['(body)'])
+  })
+
+  it('missing body and no Content-Type: 400 naming (body), not 415 (the body is what is missing)', async () => {
+    await expectProblem(app.request(QUOTE, { method: 'POST' }), 400, 'invalid_request', ['(body)'])
+  })
+
+  it('non-JSON "{": 400 naming (body)', async () => {
+    const body = await expectProblem(postRaw(app, QUOTE, '{'), 400, 'invalid_request', ['(body)'])
+    expect(body.detail).toMatchInlineSnapshot(`"The request body is not valid JSON."`)
+  })
+
+  it('Content-Type text/plain, even with a valid JSON body: 415', async () => {
+    const body = await expectProblem(postRaw(app, QUOTE, JSON.stringify(quoteBody()), 'text/plain'), 415, 'unsupported_media_type')
+    expect(body.received).toBe('text/plain')
+  })
+
+  it.each([
+    ['application/x-www-form-urlencoded', 'fromChain=ETH'],
+    ['multipart/form-data; boundary=x', '--x--'],
+    ['application/jsonp', JSON.stringify(quoteBody())],
+  ])('Content-Type %s: 415', async (contentType, text) => {
+    await expectProblem(postRaw(app, QUOTE, text, contentType), 415, 'unsupported_media_type')
+  })
+
+  it('accepts application/json with a charset parameter', async () => {
+    const response = await postRaw(app, QUOTE, JSON.stringify(quoteBody()), 'application/json; charset=utf-8')
+    expect(response.status).toBe(200)
+  })
+
+  it.each([
+    ['an array', [quoteBody()]],
+    ['a number', 1000],
+    ['a string', 'ETH USDC'],
+    ['null', null],
+    ['true', true],
+  ])('JSON %s as the body: 400 naming (body)', async (_label, value) => {
+    await expectProblem(postJson(app, QUOTE, value), 400, 'invalid_request', ['(body)'])
+  })
+
+  it('an empty object: 400 naming each required field', async () => {
+    await expectProblem(postJson(app, QUOTE, {}), 400, 'invalid_request', ['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount', 'fromAddress'])
+  })
+
+  it('a 1 MiB body: 413 payload_too_large with the limit', async () => {
+    const big = JSON.stringify({ ...quoteBody(), padding: 'x'.repeat(1024 * 1024) })
+    const body = await expectProblem(postRaw(app, QUOTE, big), 413, 'payload_too_large')
+    expect(body.limitBytes).toBe(64 * 1024)
+  })
+
+  it('a 1 MiB body streamed without Content-Length (chunked): 413 payload_too_large', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ ...quoteBody(), padding: 'x'.repeat(1024 * 1024) }))
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let offset = 0; offset < bytes.length; offset += 16_384) controller.enqueue(bytes.slice(offset, offset + 16_384))
+        controller.close()
+      },
+    })
+    const response = app.request(QUOTE, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' })
+    await expectProblem(response, 413, 'payload_too_large')
+  })
+
+  it('a body just under 64 KiB is read (and here quoted)', async () => {
+    const base = JSON.stringify({ ...quoteBody(), padding: '' })
+    const text = JSON.stringify({ ...quoteBody(), padding: 'x'.repeat(64 * 1024 - base.length) })
+    expect(text.length).toBe(64 * 1024)
+    expect((await postRaw(app, QUOTE, text)).status).toBe(200)
+  })
+})
+
+describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
+  it('fromAmount as a number: 400 on fromAmount', async () => {
+    const body = await expectProblem(postQuote({ fromAmount: 1000 }), 400, 'invalid_request', ['fromAmount'])
+    expect(body.detail).toMatchInlineSnapshot(`"The request body failed validation: fromAmount Invalid input: expected string, received number."`)
+  })
+
+  it.each(['1e3', '-1', ' 1', '1 ', '', '1.', '.5', '1,000', '0x10', 'NaN', 'Infinity', '１'])('fromAmount %j: 400 on fromAmount', async (fromAmount) => {
+    await expectProblem(postQuote({ fromAmount }), 400, 'invalid_request', ['fromAmount'])
+  })
+
+  it.each(['0', '0.0', '000.000000'])('fromAmount %j (zero): 400 on fromAmount', async (fromAmount) => {
+    const body = await expectProblem(postQuote({ fromAmount }), 400, 'invalid_request', ['fromAmount'])
+    expect(body.errors?.[0]?.message).toBe('must be greater than 0')
+  })
+
+  it('fromAmount with 7 fraction digits for 6-decimal USDC: 400, never rounded', async () => {
+    const body = await expectProblem(postQuote({ fromAmount: '1.0000001' }), 400, 'invalid_request', ['fromAmount'])
+    expect(body.detail).toMatchInlineSnapshot(`"fromAmount USDC on ETH has 6 decimals; send at most 6 fraction digits."`)
+  })
+
+  it('fromAmount with 19 fraction digits for 18-decimal DAI: 400', async () => {
+    await expectProblem(postQuote({ fromToken: 'DAI', fromAmount: '1.0000000000000000001' }), 400, 'invalid_request', ['fromAmount'])
+  })
+
+  it('fromAmount longer than 80 characters: 400', async () => {
+    await expectProblem(postQuote({ fromAmount: '1'.repeat(81) }), 400, 'invalid_request', ['fromAmount'])
+  })
+
+  it.each([
+    ['fromChain', 'XYZ'],
+    ['toChain', 'XYZ'],
+    ['fromChain', 'eth'],
+    ['fromChain', ''],
+    ['toChain', 42],
+  ])('%s %j (not a chain code): 400 on that field', async (field, value) => {
+    await expectProblem(postQuote({ [field]: value }), 400, 'invalid_request', [field])
+  })
+
+  it('an unknown token on a known chain: 422 unsupported_token listing the chain\'s tokens', async () => {
+    const body = await expectProblem(postQuote({ toChain: 'ARB', toToken: 'EURe' }), 422, 'unsupported_token')
+    expect(body).toMatchObject({ field: 'toToken', chain: 'ARB', symbol: 'EURe', listed: ['USDC', 'USDT', 'DAI', 'USDe', 'sUSDe'] })
+    expect(body.detail).toMatchInlineSnapshot(`"EURe is not listed on ARB. Tokens on ARB: USDC, USDT, DAI, USDe, sUSDe."`)
+  })
+
+  it('an unknown fromToken: 422 unsupported_token on fromToken', async () => {
+    const body = await expectProblem(postQuote({ fromToken: 'DOGE' }), 422, 'unsupported_token')
+    expect(body.field).toBe('fromToken')
+    expect(body.detail).toContain('USDC, USDT, DAI')
+  })
+
+  it.each([
+    ['fromChain', { fromChain: 'SOL' }],
+    ['toChain', { toChain: 'SOL', toToken: 'USDC' }],
+    ['fromChain', { fromChain: 'TRX', fromToken: 'USDT-TRC20', toChain: 'BAS', toToken: 'USDC' }],
+    ['toChain', { toChain: 'TRX', toToken: 'USDT-TRC20' }],
+  ])('SOL or TRX as %s: 422 not_agent_callable with the appUrl (DESIGN 7.1)', async (field, overrides) => {
+    const body = await expectProblem(postQuote(overrides), 422, 'not_agent_callable')
+    expect(body).toMatchObject({ field, appUrl: APP_URL })
+    expect(body.detail).toContain(APP_URL)
+  })
+
+  it('SOL as fromChain: pinned detail', async () => {
+    const body = await expectProblem(postQuote({ fromChain: 'SOL' }), 422, 'not_agent_callable')
+    expect(body.detail).toMatchInlineSnapshot(
+      `"SOL is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to https://app.example.test."`,
+    )
+  })
+
+  it.each(['0x123', 'hello', '', '0x' + 'g'.repeat(40), '1111111111111111111111111111111111111111', ` ${'0x' + '1'.repeat(40)}`, 42])(
+    'fromAddress %j: 400 on fromAddress',
+    async (fromAddress) => {
+      await expectProblem(postQuote({ fromAddress }), 400, 'invalid_request', ['fromAddress'])
+    },
+  )
+
+  it('fromAddress with a mixed-case checksum that does not match: 400 on fromAddress', async () => {
+    // 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed is the EIP-55 example; one letter's case changed.
+    const body = await expectProblem(postQuote({ fromAddress: '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }), 400, 'invalid_request', ['fromAddress'])
+    expect(body.errors?.[0]?.message).toContain('checksum')
+  })
+
+  it('fromAddress all lowercase or correctly checksummed: accepted', async () => {
+    for (const fromAddress of ['0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'])
+      expect((await postQuote({ fromAddress })).status, fromAddress).toBe(200)
+  })
+
+  it('fromAddress in all-uppercase hex carries no checksum and is accepted, like all-lowercase', async () => {
+    const response = await postQuote({ fromAddress: '0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED' })
+    expect(response.status).toBe(200)
+  })
+
+  it.each([
+    ['-0.1', -0.1],
+    ['0.11', 0.11],
+    ['1', 1],
+    ['the string "0.005"', '0.005'],
+    ['null', null],
+    ['true', true],
+  ])('slippage %s: 400 on slippage', async (_label, slippage) => {
+    await expectProblem(postQuote({ slippage }), 400, 'invalid_request', ['slippage'])
+  })
+
+  it('slippage below 1e-18 (not representable in 18-decimal fixed point): 400 on slippage', async () => {
+    await expectProblem(postRaw(app, QUOTE, JSON.stringify(quoteBody()).replace(/}$/, ',"slippage":1e-19}')), 400, 'invalid_request', ['slippage'])
+  })
+
+  it('the same token on the same chain: 400 on toToken', async () => {
+    const body = await expectProblem(postQuote({ toToken: 'usdc' }), 400, 'invalid_request', ['toToken'])
+    expect(body.detail).toContain('same token')
+  })
+
+  it('several bad fields at once: 400 naming each', async () => {
+    const body = await expectProblem(postQuote({ fromChain: 'XYZ', fromAmount: 1, slippage: 2 }), 400, 'invalid_request')
+    expect((body.errors ?? []).map((e) => e.field).sort()).toEqual(['fromAmount', 'fromChain', 'slippage'])
+  })
+})
+
+describe('routing errors', () => {
+  it('an unknown path: 404 not_found problem', async () => {
+    const body = await expectProblem(get(app, '/api/v2/quote'), 404, 'not_found')
+    expect(body.instance).toBe('/api/v2/quote')
+    expect(body.detail).toMatchInlineSnapshot(`"No endpoint at /api/v2/quote. GET /openapi.json lists every endpoint."`)
+  })
+
+  it('POST to an unknown path: 404, the body is never read', async () => {
+    await expectProblem(postJson(app, '/api/x402/swap-now', quoteBody()), 404, 'not_found')
+  })
+
+  it.each([
+    ['GET', '/api/x402/quote', 'POST'],
+    ['PUT', '/api/mpp/quote', 'POST'],
+    ['DELETE', '/api/v1/quote', 'POST'],
+    ['POST', '/api/mpp/routes', 'GET'],
+    ['POST', '/api/v1/health', 'GET'],
+    ['PATCH', '/openapi.json', 'GET'],
+  ])('%s %s: 405 with Allow: %s', async (method, path, allow) => {
+    const response = await app.request(path, { method })
+    expect(response.headers.get('allow')).toBe(allow)
+    const body = await expectProblem(response, 405, 'method_not_allowed')
+    expect(body.allow).toBe(allow)
+  })
+
+  it('answers a CORS preflight for the quote endpoint', async () => {
+    const response = await app.request(QUOTE, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    })
+    expect(response.status).toBe(204)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST')
+  })
+})
