@@ -21,6 +21,7 @@ describe('public exports', () => {
         "numberToFixed",
         "parseFixed",
         "parseUnits",
+        "pow10",
         "quoteAmounts",
         "rankRoutes",
         "simulateRoute",

@@ -27,26 +27,38 @@ export function parseFixed(text: string, decimals = 18): bigint {
   return parsed.value
 }
 
+const POW10: readonly bigint[] = Array.from({ length: 78 }, (_, exponent) => 10n ** BigInt(exponent))
+
+/** 10^exponent from a table: exponentiation of bigints on every price or amount conversion is measurable. */
+export function pow10(exponent: number): bigint {
+  return POW10[exponent] ?? 10n ** BigInt(exponent)
+}
+
+const ZERO = 48 // '0'
+
 /** Formats atomic units as a plain decimal string without trailing zeros ("1.5", "0.000001", "12"). */
 export function formatUnits(value: bigint, decimals: number): string {
   const negative = value < 0n
-  const abs = negative ? -value : value
-  const base = 10n ** BigInt(decimals)
-  const whole = abs / base
-  const fraction = (abs % base).toString().padStart(decimals, '0').replace(/0+$/, '')
-  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+  const digits = (negative ? -value : value).toString()
+  if (decimals === 0) return negative ? `-${digits}` : digits
+  const padded = digits.length > decimals ? digits : digits.padStart(decimals + 1, '0')
+  const point = padded.length - decimals
+  let end = padded.length
+  while (end > point && padded.charCodeAt(end - 1) === ZERO) end -= 1
+  const text = end === point ? padded.slice(0, point) : `${padded.slice(0, point)}.${padded.slice(point, end)}`
+  return negative ? `-${text}` : text
 }
 
 /** Formats an 18-decimal fixed-point value with at most `places` fraction digits, rounding up (costs, estimates). */
 export function formatFixedUp(valueE18: bigint, places: number): string {
-  const step = 10n ** BigInt(18 - places)
+  const step = pow10(18 - places)
   const rounded = ceilDiv(valueE18, step) * step
   return formatUnits(rounded, 18)
 }
 
 /** Formats an 18-decimal fixed-point value with at most `places` fraction digits, rounding down (rates we show). */
 export function formatFixedDown(valueE18: bigint, places: number): string {
-  const step = 10n ** BigInt(18 - places)
+  const step = pow10(18 - places)
   return formatUnits((valueE18 / step) * step, 18)
 }
 
@@ -70,5 +82,5 @@ export function numberToFixed(value: number): bigint | undefined {
   const digits = whole + fraction
   const scale = fraction.length - Number(exponentText)
   if (scale > 18) return undefined
-  return BigInt(digits) * 10n ** BigInt(18 - scale)
+  return BigInt(digits) * pow10(18 - scale)
 }

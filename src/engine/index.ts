@@ -12,6 +12,7 @@ export {
   parseFixed,
   type ParseUnitsResult,
   parseUnits,
+  pow10,
 } from './decimal.ts'
 export { type FindRoutesParameters, type FindRoutesReturnType, findRoutes, type Rejection } from './findRoutes.ts'
 export { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'

@@ -1,4 +1,4 @@
-import { ceilDiv, E18 } from './decimal.ts'
+import { ceilDiv, E18, pow10 } from './decimal.ts'
 import type { Catalogue, Token } from './types.ts'
 
 const BPS = 10_000n
@@ -19,8 +19,8 @@ export type QuoteAmounts = {
  */
 export function quoteAmounts(catalogue: Catalogue, from: Token, to: Token, amountIn: bigint, slippageE18: bigint): QuoteAmounts {
   const { feeBps } = catalogue.pricing
-  const numerator = amountIn * from.priceUsdE18 * (BPS - feeBps) * 10n ** BigInt(to.decimals)
-  const denominator = to.priceUsdE18 * BPS * 10n ** BigInt(from.decimals)
+  const numerator = amountIn * from.priceUsdE18 * (BPS - feeBps) * pow10(to.decimals)
+  const denominator = to.priceUsdE18 * BPS * pow10(from.decimals)
   const toAmount = numerator / denominator
   return {
     toAmount,

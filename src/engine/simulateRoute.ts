@@ -1,4 +1,4 @@
-import { ceilDiv } from './decimal.ts'
+import { ceilDiv, pow10 } from './decimal.ts'
 import type { CandidateRoute, CostItem, PricedRoute, StepEstimate } from './route.ts'
 import { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
 import type { Catalogue, ChainInfo, SwapEdge } from './types.ts'
@@ -65,7 +65,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
     const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
     const net = bridgedIn - fee - fixedFee - destinationGas
-    const delivered = net > 0n ? (net * 10n ** BigInt(lane.to.decimals)) / 10n ** BigInt(lane.from.decimals) : 0n
+    const delivered = net > 0n ? (net * pow10(lane.to.decimals)) / pow10(lane.from.decimals) : 0n
     steps.push({ kind: 'bridge', id: bridge.id, tool: bridge.name, from: lane.from, to: lane.to, amountIn: bridgedIn, amountOut: delivered })
     const feeUsd = usdValue(lane.from, fee)
     const fixedUsd = usdValue(lane.from, fixedFee)

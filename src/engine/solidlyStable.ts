@@ -1,3 +1,5 @@
+import { pow10 } from './decimal.ts'
+
 /**
  * Solidly / Velodrome v2 / Aerodrome stable-pool maths from the invariant f(x, y) = x³y + y³x ≥ k, with both
  * reserves normalised to 18 decimals. f is evaluated exactly in bigint (no 1e18 truncation inside k), so the
@@ -45,7 +47,7 @@ function decimalsScale(decimals: number): bigint {
   if (!Number.isInteger(decimals) || decimals < 0 || decimals > 18) {
     throw new RangeError(`Solidly decimals must be an integer in [0, 18], got ${decimals}`)
   }
-  return 10n ** BigInt(18 - decimals)
+  return pow10(18 - decimals)
 }
 
 /**

@@ -1,3 +1,5 @@
+import { pow10 } from './decimal.ts'
+
 /**
  * Curve-style StableSwap maths, derived from the invariant (routing.md 4.2), for n coins whose balances are
  * normalised to 18 decimals (xᵢ):
@@ -53,7 +55,7 @@ export function prepareStableSwap(pool: StableSwapPool): PreparedStableSwap {
     if (decimals === undefined || !Number.isInteger(decimals) || decimals < 0 || decimals > 18) {
       throw new RangeError(`StableSwap decimals ${i} must be an integer in [0, 18], got ${decimals}`)
     }
-    const s = 10n ** BigInt(18 - decimals)
+    const s = pow10(18 - decimals)
     scale.push(s)
     xp.push(balance * s)
   }

@@ -1,4 +1,4 @@
-import { ceilDiv } from './decimal.ts'
+import { ceilDiv, pow10 } from './decimal.ts'
 import { solidlyStableGetAmountOut } from './solidlyStable.ts'
 import { stableSwapGetDy } from './stableSwap.ts'
 import type { SwapEdge } from './types.ts'
@@ -19,8 +19,8 @@ export function swapOut(edge: SwapEdge, amountIn: bigint): bigint {
     case 'solidlyStable':
       return solidlyStableGetAmountOut(pricing.pool, edge.i === 0 ? 0 : 1, amountIn)
     case 'depth': {
-      const reserveIn = (pricing.depthUsdE18 * 10n ** BigInt(edge.from.decimals)) / edge.from.priceUsdE18
-      const reserveOut = (pricing.depthUsdE18 * 10n ** BigInt(edge.to.decimals)) / edge.to.priceUsdE18
+      const reserveIn = (pricing.depthUsdE18 * pow10(edge.from.decimals)) / edge.from.priceUsdE18
+      const reserveOut = (pricing.depthUsdE18 * pow10(edge.to.decimals)) / edge.to.priceUsdE18
       const gross = (reserveOut * amountIn) / (reserveIn + amountIn)
       return gross - ceilDiv(gross * edge.venue.feePpm, PPM)
     }
@@ -29,10 +29,10 @@ export function swapOut(edge: SwapEdge, amountIn: bigint): bigint {
 
 /** USD value of `amount` atomic units of a token at the snapshot price, 18-decimal fixed point, rounded down. */
 export function usdValue(token: { decimals: number; priceUsdE18: bigint }, amount: bigint): bigint {
-  return (amount * token.priceUsdE18) / 10n ** BigInt(token.decimals)
+  return (amount * token.priceUsdE18) / pow10(token.decimals)
 }
 
 /** Atomic units of a token worth `usdE18`, rounded up (a cost taken from an amount). */
 export function tokenAmountForUsd(token: { decimals: number; priceUsdE18: bigint }, usdE18: bigint): bigint {
-  return ceilDiv(usdE18 * 10n ** BigInt(token.decimals), token.priceUsdE18)
+  return ceilDiv(usdE18 * pow10(token.decimals), token.priceUsdE18)
 }

@@ -1,9 +1,9 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
-import { cors } from 'hono/cors'
 import { ServiceError } from '../service/serviceError.ts'
 import type { ServiceDeps } from '../service/deps.ts'
+import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
+import { limitBody } from './limitBody.ts'
 import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
 import { quoteRoutes } from './quoteRoutes.ts'
@@ -35,25 +35,19 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
   const openapi = buildOpenApi(deps.version, deps.publicUrl)
 
   app.use(requestContext({ log: deps.log, clock: deps.clock }))
+  app.use(corsHeaders(['x-request-id', 'X-PAYMENT-RESPONSE', 'Payment-Receipt', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', 'Retry-After']))
   app.use(
-    cors({
-      origin: '*',
-      exposeHeaders: ['x-request-id', 'X-PAYMENT-RESPONSE', 'Payment-Receipt', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
-    }),
-  )
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        problemResponse(
-          problemBody(
-            'payload_too_large',
-            `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
-            { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
-            c.req.path,
-          ),
+    limitBody(MAX_BODY_BYTES, (c) =>
+      problemResponse(
+        c,
+        problemBody(
+          'payload_too_large',
+          `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
+          { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
+          c.req.path,
         ),
-    }),
+      ),
+    ),
   )
 
   app.route('/', discoveryRoutes(deps))
@@ -64,10 +58,11 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
     const allow = ALLOWED[c.req.path]
     const requestId = c.get('requestId')
     if (allow)
-      return problemResponse(problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId }, c.req.path), {
+      return problemResponse(c, problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId }, c.req.path), {
         allow,
       })
     return problemResponse(
+      c,
       problemBody('not_found', `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`, { requestId }, c.req.path),
     )
   })
@@ -75,9 +70,10 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
   app.onError((error, c) => {
     const requestId = c.get('requestId')
     if (error instanceof ServiceError)
-      return problemResponse(problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path))
+      return problemResponse(c, problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path))
     deps.log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
     return problemResponse(
+      c,
       problemBody('internal_error', 'Something failed on our side; nothing was charged. Retry, and quote the requestId if it persists.', { requestId }, c.req.path),
     )
   })

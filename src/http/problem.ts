@@ -1,3 +1,4 @@
+import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ErrorCode, FieldError, Problem } from '../schemas/problem.ts'
 
@@ -46,9 +47,7 @@ export function problemBody(
   }
 }
 
-export function problemResponse(body: Problem, headers: Readonly<Record<string, string>> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status: body.status,
-    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
-  })
+/** Answers with a problem through the context, so headers set earlier (request id, CORS) are kept. */
+export function problemResponse(c: Context, body: Problem, headers: Readonly<Record<string, string>> = {}): Response {
+  return c.body(JSON.stringify(body), STATUS_BY_CODE[body.code], { 'content-type': PROBLEM_CONTENT_TYPE, ...headers })
 }

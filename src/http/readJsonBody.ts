@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import type * as z from 'zod'
 import type { FieldError } from '../schemas/problem.ts'
 import { ServiceError } from '../service/serviceError.ts'
+import { requestHeader } from './requestHeader.ts'
 
 /** Zod issues as our field list: dotted paths, "(body)" for the root. */
 export function fieldErrors(error: z.ZodError): FieldError[] {
@@ -21,7 +22,7 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
     throw new ServiceError('invalid_request', 'The request body is empty; send QuoteParams as a JSON object.', {
       errors: [{ field: '(body)', message: 'is required' }],
     })
-  const contentType = c.req.header('content-type') ?? ''
+  const contentType = requestHeader(c, 'content-type') ?? ''
   if (!/^application\/json\s*(;|$)/i.test(contentType))
     throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
       received: contentType || '(none)',

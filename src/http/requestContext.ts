@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from 'pino'
+import { requestHeader } from './requestHeader.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -12,12 +13,13 @@ export type RequestContextOptions = { log: Logger; clock: () => number }
  */
 export function requestContext({ log, clock }: RequestContextOptions): MiddlewareHandler<{ Variables: { requestId: string } }> {
   return async function requestContextMiddleware(c, next) {
-    const incoming = c.req.header('x-request-id')
+    const incoming = requestHeader(c, 'x-request-id')
     const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : randomUUID()
     c.set('requestId', requestId)
+    // Set on the context, not on c.res after the fact: that keeps node-server's lightweight response path.
+    c.header('x-request-id', requestId)
     const started = clock()
     await next()
-    c.res.headers.set('x-request-id', requestId)
     log.info(
       { event: 'http_request', request_id: requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: clock() - started },
       'http_request',

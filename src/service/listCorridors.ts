@@ -1,4 +1,4 @@
-import { corridorPairs, findRoutes, formatUnits, viableRange } from '../engine/index.ts'
+import { corridorPairs, findRoutes, formatUnits, pow10, viableRange } from '../engine/index.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
@@ -22,7 +22,7 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
       const byChain = row.chains.map((chain) => {
         const legs = row.agentCallable
           ? corridorPairs(catalogue, row, chain).flatMap(({ from, to }) => {
-              const amountIn = REFERENCE_UNITS * 10n ** BigInt(from.decimals)
+              const amountIn = REFERENCE_UNITS * pow10(from.decimals)
               const found = findRoutes(catalogue, { from, to, amountIn, slippageE18: DEFAULT_SLIPPAGE_E18 })
               const range = viableRange(catalogue, from, to)
               if (!range) return []

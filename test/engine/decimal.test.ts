@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ceilDiv, formatFixedDown, formatFixedUp, formatUnits, numberToFixed, parseUnits } from '../../src/engine/decimal.ts'
+import { ceilDiv, formatFixedDown, formatFixedUp, formatUnits, numberToFixed, parseUnits, pow10 } from '../../src/engine/decimal.ts'
 
 describe('parseUnits', () => {
   it.each([
@@ -60,6 +60,31 @@ describe('formatUnits', () => {
         expect(parseUnits(text, decimals)).toEqual({ ok: true, value })
       }),
     )
+  })
+})
+
+describe('formatUnits against division', () => {
+  // formatUnits slices the digit string; this reference divides, so the two share no code.
+  const byDivision = (value: bigint, decimals: number): string => {
+    const sign = value < 0n ? '-' : ''
+    const abs = value < 0n ? -value : value
+    const base = 10n ** BigInt(decimals)
+    const fraction = decimals === 0 ? '' : (abs % base).toString().padStart(decimals, '0').replace(/0+$/, '')
+    return `${sign}${abs / base}${fraction ? `.${fraction}` : ''}`
+  }
+
+  it('agrees for positive and negative amounts at every scale (property)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
+        expect(formatUnits(value, decimals)).toBe(byDivision(value, decimals))
+      }),
+    )
+  })
+})
+
+describe('pow10', () => {
+  it('matches exponentiation inside and beyond its table', () => {
+    for (const exponent of [0, 1, 6, 18, 36, 77, 78, 100]) expect(pow10(exponent)).toBe(10n ** BigInt(exponent))
   })
 })
 

@@ -1,0 +1,77 @@
+import { serve, type ServerType } from '@hono/node-server'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_BODY_BYTES } from '../../src/http/createApp.ts'
+import { quoteBody, testApp } from './testApp.ts'
+
+// Over a real socket @hono/node-server takes paths `app.request()` never does: headers read from Node's own
+// request object and the Content-Length body limit. These tests pin that both behave like the in-process app.
+let server: ServerType
+let base = ''
+
+beforeAll(async () => {
+  const app = testApp()
+  await new Promise<void>((resolve) => {
+    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
+      base = `http://127.0.0.1:${info.port}`
+      resolve()
+    })
+  })
+})
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+
+const post = (body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = { 'content-type': 'application/json' }, extra: RequestInit = {}): Promise<Response> =>
+  fetch(`${base}/api/x402/quote`, { method: 'POST', headers, body, ...extra })
+
+describe('HTTP over a socket', () => {
+  it('quotes, with the request id and CORS headers on the response', async () => {
+    const response = await post(JSON.stringify(quoteBody()), { 'content-type': 'application/json', 'x-request-id': 'agent-42' })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-request-id')).toBe('agent-42')
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-expose-headers')).toContain('X-PAYMENT-RESPONSE')
+    expect(((await response.json()) as { toAmount: string }).toAmount).toBe('995')
+  })
+
+  it('answers 413 from the declared Content-Length, with the request id in body and header', async () => {
+    const response = await post('x'.repeat(MAX_BODY_BYTES + 1))
+    expect(response.status).toBe(413)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    const body = (await response.json()) as { code: string; requestId: string }
+    expect(body.code).toBe('payload_too_large')
+    expect(body.requestId).toBe(response.headers.get('x-request-id'))
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+  })
+
+  it('reads Content-Type from the socket request: text/plain is 415', async () => {
+    const response = await post(JSON.stringify(quoteBody()), { 'content-type': 'text/plain' })
+    expect(response.status).toBe(415)
+    expect(((await response.json()) as { received: string }).received).toBe('text/plain')
+  })
+
+  it('answers a CORS preflight', async () => {
+    const response = await fetch(`${base}/api/x402/quote`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-payment' },
+    })
+    expect(response.status).toBe(204)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST')
+    expect(response.headers.get('access-control-allow-headers')).toBe('content-type, x-payment')
+  })
+  // Last: the server answers before the upload ends and closes that connection, which the client's pool may reuse.
+  it('answers 413 to a chunked body with no Content-Length once it passes the limit', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024))
+    let sent = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 1024 * 1024) return controller.close()
+        sent += chunk.byteLength
+        controller.enqueue(chunk)
+      },
+    })
+    const response = await post(stream, { 'content-type': 'application/json' }, { duplex: 'half' } as RequestInit)
+    expect(response.status).toBe(413)
+    expect(((await response.json()) as { code: string }).code).toBe('payload_too_large')
+  })
+})
