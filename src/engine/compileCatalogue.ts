@@ -1,14 +1,15 @@
 import type * as z from 'zod'
-import type {
-  BridgesFile,
-  ChainCode,
-  ChainsFile,
-  CorridorsFile,
-  Currency,
-  MarketFile,
-  PricingFile,
-  TokensFile,
-  VenuesFile,
+import {
+  type BridgesFile,
+  type ChainCode,
+  type ChainsFile,
+  type CorridorsFile,
+  type Currency,
+  EVM_CHAIN_CODES,
+  type MarketFile,
+  type PricingFile,
+  type TokensFile,
+  type VenuesFile,
 } from '../schemas/catalogue.ts'
 import { E18, parseFixed } from './decimal.ts'
 import { prepareStableSwap } from './stableSwap.ts'
@@ -87,8 +88,8 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
         throw new CatalogueError('chains', `chains[${index}].tokens[${t}]`, `${symbol} on ${entry.id} is not in tokens.json`)
     })
     const gas = market.chains[entry.id]
-    const isEvmRouted = entry.id !== 'SOL' && entry.id !== 'TRX'
-    if (isEvmRouted && !gas) throw new CatalogueError('market', `chains.${entry.id}`, 'no gas and native price for this chain')
+    const isAgentCallable = (EVM_CHAIN_CODES as readonly string[]).includes(entry.id)
+    if (isAgentCallable && !gas) throw new CatalogueError('market', `chains.${entry.id}`, 'no gas and native price for this chain')
     // gas price in wei (gwei has 9 places) × USD per native token (1e18 wei): USD per gas unit, 18-decimal.
     const gasUnitUsdE18 = gas ? (parseFixed(gas.gasPriceGwei, 9) * parseFixed(gas.nativeUsd)) / E18 : 0n
     chains.set(entry.id, {
@@ -97,6 +98,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       chainId: entry.chainId,
       tokens: entry.tokens,
       ...(entry.note === undefined ? {} : { note: entry.note }),
+      isAgentCallable,
       gasUnitUsdE18,
       l1FeeUsdE18: gas ? parseFixed(gas.l1FeeUsd) : 0n,
       blockTimeSec: gas?.blockTimeSec ?? 1,

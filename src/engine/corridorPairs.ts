@@ -5,8 +5,8 @@ export type TokenPair = { from: Token; to: Token }
 
 /**
  * DESIGN 4: the token pairs through which a corridor row is served on `chain`. Both tokens listed there: the
- * same-chain pair. Only `to` listed: `from` on every other chain that lists it, into `to` there. Only `from` listed:
- * `from` there into `to` on every other chain that lists it. The row is served on the chain when any pair routes.
+ * same-chain pair. Only `to` listed: `from` on every other agent-callable chain that lists it, into `to` there. Only
+ * `from` listed: `from` there into `to` on every other agent-callable chain that lists it. The row is served on the chain when any pair routes.
  */
 export function corridorPairs(catalogue: Catalogue, row: CorridorEntry, chain: ChainCode): TokenPair[] {
   const on = (chainCode: ChainCode, symbol: string): Token | undefined => {
@@ -17,8 +17,8 @@ export function corridorPairs(catalogue: Catalogue, row: CorridorEntry, chain: C
   const to = on(chain, row.to)
   if (from && to) return [{ from, to }]
   const pairs: TokenPair[] = []
-  for (const other of catalogue.chains.keys()) {
-    if (other === chain) continue
+  for (const [other, info] of catalogue.chains) {
+    if (other === chain || !info.isAgentCallable) continue
     if (to) {
       const source = on(other, row.from)
       if (source) pairs.push({ from: source, to })

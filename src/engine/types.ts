@@ -21,6 +21,8 @@ export type ChainInfo = {
   chainId: number
   tokens: readonly string[]
   note?: string
+  /** Whether quotes and swaps accept the chain (DESIGN 7.1: SOL and TRX are listed for discovery only). */
+  isAgentCallable: boolean
   /** Cost of one gas unit in USD, 18-decimal fixed point (gas price × native token price). */
   gasUnitUsdE18: bigint
   l1FeeUsdE18: bigint

@@ -2,8 +2,6 @@ import type { ChainsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
 
-const USER_SIGNED = new Set(['SOL', 'TRX'])
-
 /** Networks with their user-facing tokens, addresses and decimals. */
 export function listChains(deps: ServiceDeps): ChainsResponse {
   return {
@@ -11,7 +9,7 @@ export function listChains(deps: ServiceDeps): ChainsResponse {
       id: chain.id,
       name: chain.name,
       chainId: chain.chainId,
-      agentCallable: !USER_SIGNED.has(chain.id),
+      agentCallable: chain.isAgentCallable,
       ...(chain.note ? { note: fillAppUrl(chain.note, deps.appUrl) } : {}),
       tokens: chain.tokens.map((symbol) => {
         const token = deps.catalogue.tokens.get(`${chain.id}:${symbol}`)

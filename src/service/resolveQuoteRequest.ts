@@ -12,8 +12,6 @@ export type ResolvedQuoteRequest = {
   fromAddress: string
 }
 
-const USER_SIGNED_CHAINS = new Set(['SOL', 'TRX'])
-
 function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
   const token = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
   if (token) return token
@@ -32,7 +30,7 @@ function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol
  */
 export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): ResolvedQuoteRequest {
   for (const [field, chain] of [['fromChain', params.fromChain], ['toChain', params.toChain]] as const) {
-    if (USER_SIGNED_CHAINS.has(chain))
+    if (deps.catalogue.chains.get(chain)?.isAgentCallable !== true)
       throw new ServiceError(
         'not_agent_callable',
         `${chain} is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to ${deps.appUrl}.`,

@@ -71,9 +71,9 @@ describe('FX corridors on GNO and CEL end in a swap on arrival', () => {
     for (const { result } of ok) expect(result.ranked.BALANCED.route.destinationSwaps.length).toBeGreaterThanOrEqual(1)
   })
 
-  it('USDC → cKES on CEL draws on USDC from other chains only (Celo USDC is a hub)', () => {
+  it('USDC → cKES on CEL draws on USDC from other agent-callable chains only (Celo USDC is a hub, Solana is user-signed)', () => {
     const pairs = corridorPairs(catalogue, row('USDC', 'cKES', 'CEL'), 'CEL')
-    expect(pairs.map((p) => p.from.key).sort()).toEqual(['ARB:USDC', 'BAS:USDC', 'BNB:USDC', 'ETH:USDC', 'OPT:USDC', 'POL:USDC', 'SOL:USDC'])
+    expect(pairs.map((p) => p.from.key).sort()).toEqual(['ARB:USDC', 'BAS:USDC', 'BNB:USDC', 'ETH:USDC', 'OPT:USDC', 'POL:USDC'])
     expect(served(row('USDC', 'cKES', 'CEL'), 'CEL').map((s) => s.pair)).toContain('ARB:USDC>CEL:cKES')
   })
 })
