@@ -1,6 +1,9 @@
 import * as z from 'zod'
 import { ChainCode } from './catalogue.ts'
 
+/** Spec 8: the slippage tolerance when a request names none. */
+export const DEFAULT_SLIPPAGE = 0.005
+
 /** Spec 2.1, with DESIGN 7.1 (GNO and CEL accepted; SOL and TRX answered 422) and 7.5 (slippage in [0, 0.1]). */
 export const QuoteParams = z
   .object({
@@ -21,7 +24,7 @@ export const QuoteParams = z
       .number()
       .min(0, 'must be at least 0')
       .max(0.1, 'must be at most 0.1 (10%)')
-      .default(0.005)
+      .default(DEFAULT_SLIPPAGE)
       .describe('Maximum slippage as a fraction; default 0.005 (0.5%)'),
   })
   .meta({ id: 'QuoteParams' })
@@ -54,12 +57,8 @@ export const RouteWire = z
       bps: z.string().describe('Share of the input value, in basis points, 2 places'),
       items: z.array(CostItemWire),
     }),
-    sourceCostUSD: z.string().describe('Gas, rollup data fee and bridge messaging fee the signer pays on the source chain'),
     gasLimit: z.string().describe('Hex gas limit for the transaction, with the safety margin'),
-    estimatedDuration: z.number().int().describe('p50 seconds'),
-    estimatedDurationP95: z.number().int().describe('p95 seconds'),
-    bridge: z.string(),
-    tool: z.string(),
+    estimatedDurationP95: z.number().int().describe('p95 seconds (the p50 is the quote\'s estimatedDuration)'),
   })
   .meta({ id: 'Route' })
 

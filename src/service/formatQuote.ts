@@ -48,8 +48,6 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
   })
   const inputUsd = usdValue(from, request.amountIn)
   const costBpsE18 = inputUsd > 0n ? (priced.realCostUsdE18 * 10_000n * E18) / inputUsd : 0n
-  const bridge = bridgeName(priced)
-  const tool = toolName(priced)
   return {
     fromChain: from.chain,
     toChain: to.chain,
@@ -60,8 +58,8 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
     toAmountMin: formatUnits(amounts.toAmountMin, to.decimals),
     estimatedGasUSD: formatFixedUp(priced.sourceCostUsdE18, 6),
     estimatedDuration: priced.durationP50Sec,
-    bridge,
-    tool,
+    bridge: bridgeName(priced),
+    tool: toolName(priced),
     quoteId,
     expiresAt: new Date(exp * 1000).toISOString(),
     fee: { token: from.symbol, amount: formatUnits(amounts.feeAmount, from.decimals), bps: Number(deps.catalogue.pricing.feeBps) },
@@ -83,12 +81,8 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
         bps: costBpsE18 < 0n ? `-${formatFixedDown(-costBpsE18, 2)}` : formatFixedUp(costBpsE18, 2),
         items: priced.costs.map((item) => ({ kind: item.kind, label: item.label, usd: usd(item.usdE18) })),
       },
-      sourceCostUSD: formatFixedUp(priced.sourceCostUsdE18, 6),
       gasLimit: `0x${priced.gasLimit.toString(16)}`,
-      estimatedDuration: priced.durationP50Sec,
       estimatedDurationP95: priced.durationP95Sec,
-      bridge,
-      tool,
     },
   }
 }

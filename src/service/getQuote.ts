@@ -29,7 +29,7 @@ function route(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupp
     const viable = { min: formatUnits(range.minIn, from.decimals), max: formatUnits(range.maxIn, from.decimals), token: from.symbol }
     throw new ServiceError(
       'amount_out_of_range',
-      `${formatUnits(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the 0.5% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
+      `${formatUnits(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
       { viableRange: viable },
     )
   }

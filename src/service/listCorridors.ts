@@ -1,11 +1,11 @@
-import { corridorPairs, findRoutes, formatUnits, pow10, viableRange } from '../engine/index.ts'
+import { corridorPairs, findRoutes, formatUnits, numberToFixed, pow10, viableRange } from '../engine/index.ts'
+import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
 
 /** Whole tokens of the source used to describe a corridor's venues, bridges and typical duration. */
 const REFERENCE_UNITS = 1000n
-const DEFAULT_SLIPPAGE_E18 = 5n * 10n ** 15n
 
 const memo = new WeakMap<ServiceDeps['catalogue'], CorridorsResponse['corridors']>()
 
@@ -23,7 +23,7 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
         const legs = row.agentCallable
           ? corridorPairs(catalogue, row, chain).flatMap(({ from, to }) => {
               const amountIn = REFERENCE_UNITS * pow10(from.decimals)
-              const found = findRoutes(catalogue, { from, to, amountIn, slippageE18: DEFAULT_SLIPPAGE_E18 })
+              const found = findRoutes(catalogue, { from, to, amountIn, slippageE18: numberToFixed(DEFAULT_SLIPPAGE) ?? 0n })
               const range = viableRange(catalogue, from, to)
               if (!range) return []
               const viable = found.kind === 'routes' ? found.viable : []

@@ -71,10 +71,8 @@ describe('POST /api/v1/quote, BAS USDC -> POL USDC 1000', () => {
 
   it('reports each route as its own duration and cost, consistent inside the quote', () => {
     for (const entry of body.routes) {
-      expect(entry.route.estimatedDuration).toBe(entry.estimatedDuration)
-      expect(entry.route.estimatedDurationP95).toBeGreaterThanOrEqual(entry.route.estimatedDuration)
-      expect(entry.route.sourceCostUSD).toBe(entry.estimatedGasUSD)
-      expect(entry.route.bridge).toBe(entry.bridge)
+      expect(entry.route.estimatedDurationP95).toBeGreaterThanOrEqual(entry.estimatedDuration)
+      expect(entry.route.steps.some((step) => step.type === 'bridge')).toBe(entry.bridge !== 'none')
       const itemsMicroUsd = entry.route.realCost.items.reduce((sum, item) => sum + microUsd(item.usd), 0n)
       // Each item is rounded up to 6 places, so the sum is within one micro-dollar per item of the total.
       const slack = BigInt(entry.route.realCost.items.length)
