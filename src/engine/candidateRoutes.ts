@@ -48,7 +48,8 @@ export function candidateRoutes(catalogue: Catalogue, from: Token, to: Token): r
     for (const lane of catalogue.lanes.get(`${from.chain}>${to.chain}`) ?? []) {
       const before = swapPaths(catalogue, from, lane.from)
       if (before.length === 0) continue
-      const after = swapPaths(catalogue, lane.to, to)
+      // A swap after the bridge runs in our executor there, so the deposit must be able to carry its order.
+      const after = swapPaths(catalogue, lane.to, to).filter((path) => path.length === 0 || lane.bridge.carriesDestinationCalls)
       for (const sourceSwaps of before) {
         for (const destinationSwaps of after) {
           if (sourceSwaps.length + destinationSwaps.length > MAX_SWAPS) continue

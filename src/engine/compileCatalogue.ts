@@ -73,6 +73,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       currency: entry.currency,
       isHub: entry.hub === true,
       hasPermit: entry.permit === true,
+      needsApprovalReset: entry.approvalReset === true,
       priceUsdE18,
     }
     tokens.set(key, token)
@@ -99,6 +100,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       tokens: entry.tokens,
       ...(entry.note === undefined ? {} : { note: entry.note }),
       isAgentCallable,
+      nativeUsdE18: gas ? parseFixed(gas.nativeUsd) : 0n,
       gasUnitUsdE18,
       l1FeeUsdE18: gas ? parseFixed(gas.l1FeeUsd) : 0n,
       blockTimeSec: gas?.blockTimeSec ?? 1,
@@ -182,6 +184,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       name: entry.name,
       protocol: entry.protocol,
       ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+      carriesDestinationCalls: entry.destinationCalls,
       feePpmDefault: BigInt(entry.feePpm.default),
       feePpmBySource,
       fixedFeeUsdE18: parseFixed(entry.fixedFeeUsd),

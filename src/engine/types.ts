@@ -12,6 +12,8 @@ export type Token = {
   currency: Currency
   isHub: boolean
   hasPermit: boolean
+  /** Approvals must go through zero (USDT on Ethereum). */
+  needsApprovalReset: boolean
   priceUsdE18: bigint
 }
 
@@ -23,6 +25,8 @@ export type ChainInfo = {
   note?: string
   /** Whether quotes and swaps accept the chain (DESIGN 7.1: SOL and TRX are listed for discovery only). */
   isAgentCallable: boolean
+  /** USD per native token, 18-decimal fixed point (messaging fees paid as value). */
+  nativeUsdE18: bigint
   /** Cost of one gas unit in USD, 18-decimal fixed point (gas price × native token price). */
   gasUnitUsdE18: bigint
   l1FeeUsdE18: bigint
@@ -59,6 +63,8 @@ export type Bridge = {
   name: string
   protocol: string
   mode?: string
+  /** Can carry a destination order for our executor (see BridgeEntry.destinationCalls). */
+  carriesDestinationCalls: boolean
   feePpmDefault: bigint
   feePpmBySource: Readonly<Partial<Record<ChainCode, bigint>>>
   fixedFeeUsdE18: bigint

@@ -42,8 +42,10 @@ export const TokenEntry = z.strictObject({
   currency: Currency,
   /** A hub token is one the engine may route through but a user cannot ask for (DESIGN 4). */
   hub: z.boolean().optional(),
-  /** Whether the token implements EIP-2612 permit (used by the transaction builder later). */
+  /** Whether the token implements EIP-2612 permit (the router's executeWithPermit). */
   permit: z.boolean().optional(),
+  /** The token refuses to change a non-zero allowance (USDT on Ethereum): approvals reset to zero first. */
+  approvalReset: z.boolean().optional(),
   /** Where the catalogue departs from the spec's table (real decimals win: a wrong value moves 10^12 times the amount). */
   note: z.string().min(1).optional(),
   source: Source,
@@ -143,6 +145,9 @@ export const BridgeEntry = z.strictObject({
   messagingFeeUsd: DecimalString,
   /** Source-chain gas of the deposit call. */
   gasUnits: z.number().int().positive(),
+  /** Whether a deposit can carry calls for our executor on the destination (Across message, CCTP hook, LayerZero
+   * compose); Stargate's bus cannot. Routes that swap after the bridge need it. */
+  destinationCalls: z.boolean(),
   minUsd: DecimalString,
   maxUsd: DecimalString,
   duration: z.strictObject({ default: DurationPrior, bySource: z.record(z.string(), DurationPrior).default({}) }),

@@ -1,0 +1,216 @@
+import { type Address, encodeAbiParameters, encodeFunctionData, getAbiItem, type Hex, toHex, zeroAddress } from 'viem'
+import {
+  type Catalogue,
+  type CandidateRoute,
+  type PricedRoute,
+  type QuoteAmounts,
+  simulateRoute,
+  sizeRouteInput,
+  type StepEstimate,
+  type Token,
+} from '../engine/index.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
+import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
+import { buildApproval, type Approval } from './buildApproval.ts'
+import type { RouterCall } from './call.ts'
+import { encodeBridgeCall } from './encodeBridgeCall.ts'
+import { encodeSwapCall } from './encodeSwapCall.ts'
+import type { RouterDeployment } from './routerDeployment.ts'
+
+const E18 = 10n ** 18n
+/** Venues that take a deadline get this long after the quote; the quote itself lives 60 s. */
+const SWAP_DEADLINE_SEC = 30 * 60
+/** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
+const ACROSS_FILL_WINDOW_SEC = 6 * 60 * 60
+
+/** An unsigned transaction as the wire carries it: hex quantities, as wallets and LI.FI expect. */
+export type TransactionRequest = { chainId: number; from: Address; to: Address; data: Hex; value: Hex; gas: Hex }
+
+/** The `Order` struct of contracts/SwapEaziTypes.sol. */
+export type RouterOrder = {
+  ref: Hex
+  tokenIn: Address
+  amountIn: bigint
+  fee: bigint
+  tokenOut: Address
+  minOut: bigint
+  recipient: Address
+  calls: RouterCall[]
+}
+
+/** The `DestinationOrder` struct: what our executor on the destination chain does with the bridged tokens. */
+export type DestinationOrder = {
+  ref: Hex
+  token: Address
+  tokenOut: Address
+  minOut: bigint
+  recipient: Address
+  calls: RouterCall[]
+}
+
+export type BuildRouteTransactionParameters = {
+  catalogue: Catalogue
+  /** The router and executor on a chain (configuration; the same CREATE2 address by default). */
+  routerOn: (chain: ChainCode) => RouterDeployment
+  route: CandidateRoute
+  amountIn: bigint
+  amounts: QuoteAmounts
+  slippageE18: bigint
+  sender: Address
+  /** Who receives the output on the destination chain (toAddress, or the sender). */
+  recipient: Address
+  /** The swap reference as bytes32. */
+  ref: Hex
+  nowSec: number
+}
+
+export type BuildRouteTransactionReturnType = {
+  transactionRequest: TransactionRequest
+  approval: Approval
+  order: RouterOrder
+  destinationOrder?: DestinationOrder
+  /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
+  routedAmount: bigint
+  margin: bigint
+  /** The route priced at `routedAmount`: the step amounts the calldata was built from. */
+  sized: PricedRoute
+}
+
+const floorSlippage = (amount: bigint, slippageE18: bigint): bigint => (amount * (E18 - slippageE18)) / E18
+const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b
+
+/** USD (18-decimal) to native wei at the chain's snapshot price, rounded up: a fee we must not underpay. */
+function nativeWeiForUsd(catalogue: Catalogue, chain: ChainCode, usdE18: bigint): bigint {
+  if (usdE18 === 0n) return 0n
+  const info = catalogue.chains.get(chain)
+  if (!info || info.nativeUsdE18 === 0n) throw new Error(`no native token price for ${chain}`)
+  return ceilDiv(usdE18 * E18, info.nativeUsdE18)
+}
+
+function swapCalls(
+  steps: readonly StepEstimate[],
+  route: CandidateRoute['sourceSwaps'],
+  slippageE18: bigint,
+  executor: Address,
+  deadlineSec: bigint,
+): RouterCall[] {
+  return route.map((edge, k) => {
+    const step = steps[k]
+    if (!step || step.id !== edge.venue.id) throw new Error(`step ${k} does not match venue ${edge.venue.id}`)
+    return encodeSwapCall({ edge, amountIn: step.amountIn, minOut: floorSlippage(step.amountOut, slippageE18), recipient: executor, deadlineSec })
+  })
+}
+
+const encodeDestinationOrder = (order: DestinationOrder): Hex =>
+  encodeAbiParameters(getAbiItem({ abi: swapEaziExecutorAbi, name: 'runDestination' }).inputs, [order])
+
+/**
+ * Turns a priced route into the one transaction the user signs: a call to our router's `execute` whose inner calls
+ * are the route's venue and bridge calls, encoded by viem against their public ABIs. The route runs only the
+ * input sized to deliver `toAmount` (DESIGN 3); the rest of the input is the margin the router sends to the
+ * treasury. Every minimum in the calldata derives from the quote: the same-chain output is checked against
+ * `toAmountMin` by the router, a bridge delivers at least the promised amount, and a destination order carries
+ * `toAmountMin` for the executor there.
+ */
+export function buildRouteTransaction(parameters: BuildRouteTransactionParameters): BuildRouteTransactionReturnType {
+  const { catalogue, route, amountIn, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
+  const source = parameters.routerOn(route.from.chain)
+  const routedAmount = sizeRouteInput(catalogue, route, amountIn, amounts.toAmount)
+  const sized = simulateRoute(catalogue, route, routedAmount)
+  if (sized.amountOut < amounts.toAmount) throw new Error(`route ${route.id} cannot deliver the quoted amount`)
+  const margin = amountIn - routedAmount
+  const deadlineSec = BigInt(nowSec + SWAP_DEADLINE_SEC)
+
+  const calls = swapCalls(sized.steps, route.sourceSwaps, slippageE18, source.executor, deadlineSec)
+  let destinationOrder: DestinationOrder | undefined
+  const lane = route.bridge
+  if (lane) {
+    const bridgeIndex = route.sourceSwaps.length
+    const bridgeStep = sized.steps[bridgeIndex]
+    if (!bridgeStep || bridgeStep.kind !== 'bridge') throw new Error(`route ${route.id} has no bridge step at ${bridgeIndex}`)
+    const destination = parameters.routerOn(lane.to.chain)
+    const destinationChain = catalogue.chains.get(lane.to.chain)
+    if (!destinationChain) throw new Error(`chain ${lane.to.chain} is not in the catalogue`)
+    const endsHere = route.destinationSwaps.length === 0
+    if (!endsHere) {
+      const destinationSteps = sized.steps.slice(bridgeIndex + 1)
+      destinationOrder = {
+        ref,
+        token: lane.to.address as Address,
+        tokenOut: route.to.address as Address,
+        minOut: amounts.toAmountMin,
+        recipient,
+        calls: swapCalls(destinationSteps, route.destinationSwaps, slippageE18, destination.executor, deadlineSec),
+      }
+    }
+    // A bridge-only deposit is exact, so Across can be asked for the full estimate; after a source swap the deposit
+    // is that swap's actual output and the output allows for slippage. The user's own floor is toAmountMin.
+    const estimate = bridgeStep.amountOut
+    const slipped = floorSlippage(estimate, slippageE18)
+    const outputMin = endsHere ? amounts.toAmountMin : slipped
+    const exactDeposit = route.sourceSwaps.length === 0
+    let destinationGasUnits = catalogue.pricing.routerOverheadGasUnits
+    for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+    calls.push(
+      encodeBridgeCall({
+        lane,
+        amountIn: bridgeStep.amountIn,
+        outputAmount: exactDeposit ? estimate : maxBig(slipped, outputMin),
+        outputMin,
+        maxFee: bridgeStep.amountIn - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
+        recipient: endsHere ? recipient : destination.executor,
+        ...(destinationOrder ? { message: encodeDestinationOrder(destinationOrder) } : {}),
+        refundTo: sender,
+        destinationChainId: destinationChain.chainId,
+        quoteTimestampSec: nowSec,
+        fillDeadlineSec: nowSec + ACROSS_FILL_WINDOW_SEC,
+        nativeFeeWei: nativeWeiForUsd(catalogue, lane.from.chain, sized.messagingFeeUsdE18),
+        composeGas: ceilDiv(destinationGasUnits * (100n + catalogue.pricing.gasMarginPercent), 100n),
+      }),
+    )
+  }
+
+  const isSameChain = !lane
+  const order: RouterOrder = {
+    ref,
+    tokenIn: route.from.address as Address,
+    amountIn,
+    fee: margin,
+    tokenOut: isSameChain ? (route.to.address as Address) : zeroAddress,
+    minOut: isSameChain ? amounts.toAmountMin : 0n,
+    recipient,
+    calls,
+  }
+  const value = calls.reduce((sum, call) => sum + call.value, 0n)
+  const chainId = chainIdOf(catalogue, route.from.chain)
+  return {
+    transactionRequest: {
+      chainId,
+      from: sender,
+      to: source.router,
+      data: encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'execute', args: [order] }),
+      value: toHex(value),
+      gas: toHex(sized.gasLimit),
+    },
+    approval: buildApproval({ token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
+    order,
+    ...(destinationOrder ? { destinationOrder } : {}),
+    routedAmount,
+    margin,
+    sized,
+  }
+}
+
+const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)
+
+/** An amount of `to` expressed in `from`'s decimals, rounded down. */
+function rescaleDown(amount: bigint, to: Token, from: Token): bigint {
+  if (from.decimals >= to.decimals) return amount * 10n ** BigInt(from.decimals - to.decimals)
+  return amount / 10n ** BigInt(to.decimals - from.decimals)
+}
+
+function chainIdOf(catalogue: Catalogue, chain: ChainCode): number {
+  const info = catalogue.chains.get(chain)
+  if (!info) throw new Error(`chain ${chain} is not in the catalogue`)
+  return info.chainId
+}

@@ -1,0 +1,12 @@
+import { type Address, getContractAddress } from 'viem'
+
+/** Where the router and its executor live on one chain. */
+export type RouterDeployment = { router: Address; executor: Address }
+
+/**
+ * The router deploys its executor with CREATE in its constructor, as its first contract creation (nonce 1,
+ * EIP-161), so the executor's address follows from the router's.
+ */
+export function routerDeployment(router: Address): RouterDeployment {
+  return { router, executor: getContractAddress({ from: router, nonce: 1n }) }
+}
