@@ -3,6 +3,7 @@ import { loadCatalogue } from './catalogue/loadCatalogue.ts'
 import type { Config } from './config.ts'
 import type { AppDeps } from './http/createApp.ts'
 import { createLogger } from './logger.ts'
+import { routerDeployment } from './tx/routerDeployment.ts'
 
 const PACKAGE_JSON = new URL('../package.json', import.meta.url)
 
@@ -23,5 +24,6 @@ export function buildAppDeps(config: Config): AppDeps {
     appUrl: config.appUrl,
     version: packageVersion(),
     publicUrl: config.publicUrl,
+    routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
   }
 }

@@ -3,11 +3,13 @@ import { buildAppDeps } from './appDeps.ts'
 import { loadConfig } from './config.ts'
 import { CatalogueError } from './engine/index.ts'
 import { createApp } from './http/createApp.ts'
+import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 
 const USAGE = `Usage: swapeazi <command>
 
 Commands:
   serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402)
+  router    Deploy the router contract or set its allow-list (swapeazi router --help)
   help      Show this text
 
 Configuration is read from the environment; see README.md.`
@@ -18,6 +20,11 @@ async function runServe(): Promise<void> {
   const deps = buildAppDeps(config)
   if (!config.hasStableQuoteSecret)
     deps.log.warn({ event: 'quote_secret_ephemeral' }, 'SWAPEAZI_QUOTE_SECRET is not set: quote ids are signed with a per-process key')
+  if (config.router.isDefault)
+    deps.log.warn(
+      { event: 'router_default_inert', router: config.router.address },
+      'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it',
+    )
   const app = createApp(deps)
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
     deps.log.info(
@@ -38,6 +45,12 @@ async function main(argv: readonly string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return runServe()
+    case 'router':
+      if (argv[1] === undefined || argv[1] === '--help') {
+        process.stderr.write(`${ROUTER_USAGE}\n`)
+        return
+      }
+      return runRouterCommand(loadConfig(), argv.slice(1))
     case 'help':
     case '--help':
     case '-h':

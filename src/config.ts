@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import type { Address } from 'viem'
 import * as z from 'zod'
+import { DEFAULT_ROUTER_ADDRESS } from './contracts/deployRouter.ts'
+import { ChainCode } from './schemas/catalogue.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+const HexAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
 
 /** Every environment variable the service reads; each is documented in README.md. */
 const Env = z.object({
@@ -12,6 +17,9 @@ const Env = z.object({
   SWAPEAZI_APP_URL: z.url().default('https://app.swapeazi.com'),
   SWAPEAZI_MANIFEST_DIR: z.string().min(1).default(`${PACKAGE_ROOT}manifest`),
   SWAPEAZI_QUOTE_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_ROUTER_ADDRESS: HexAddress.optional(),
+  SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
+  SWAPEAZI_DEPLOYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -25,6 +33,28 @@ export type Config = {
   /** False when no SWAPEAZI_QUOTE_SECRET was set and a random per-process key is used. */
   hasStableQuoteSecret: boolean
   logLevel: z.infer<typeof Env>['SWAPEAZI_LOG_LEVEL']
+  /** The router on every chain, and per-chain exceptions (the CREATE2 address is the same everywhere by design). */
+  router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
+  /** Signs `swapeazi router deploy` and `router allow`; never logged. */
+  deployerPrivateKey?: `0x${string}`
+}
+
+const RouterAddresses = z.partialRecord(ChainCode, HexAddress)
+
+function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCode, Address>> {
+  if (text === undefined || text.trim() === '') return {}
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new Error('invalid configuration:\n  SWAPEAZI_ROUTER_ADDRESSES: must be a JSON object such as {"BAS":"0x..."}')
+  }
+  const parsed = RouterAddresses.safeParse(json)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `SWAPEAZI_ROUTER_ADDRESSES.${issue.path.join('.')}: ${issue.message}`)
+    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  return parsed.data as Partial<Record<ChainCode, Address>>
 }
 
 /** Reads and validates the environment: the only place that touches process.env. */
@@ -44,5 +74,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quoteSecret: e.SWAPEAZI_QUOTE_SECRET ? new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) : randomBytes(32),
     hasStableQuoteSecret: e.SWAPEAZI_QUOTE_SECRET !== undefined,
     logLevel: e.SWAPEAZI_LOG_LEVEL,
+    ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY as `0x${string}` }),
+    router: {
+      address: (e.SWAPEAZI_ROUTER_ADDRESS as Address | undefined) ?? DEFAULT_ROUTER_ADDRESS,
+      byChain: parseRouterAddresses(e.SWAPEAZI_ROUTER_ADDRESSES),
+      isDefault: e.SWAPEAZI_ROUTER_ADDRESS === undefined && e.SWAPEAZI_ROUTER_ADDRESSES === undefined,
+    },
   }
 }

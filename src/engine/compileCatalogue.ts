@@ -215,6 +215,8 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
           to: destination.token,
           sourceContract: source.contract,
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
+          ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),
+          ...(destination.deliveredBy === undefined ? {} : { deliveredBy: destination.deliveredBy }),
         })
         lanes.set(key, list)
       }

@@ -84,6 +84,10 @@ export type BridgeLane = {
   to: Token
   sourceContract: string
   destinationDomain?: number
+  /** The bridge's contract on the destination chain (the OFT that credits the recipient), if it has one. */
+  destinationContract?: string
+  /** The contract that delivers to the recipient on the destination chain (see BridgeEndpoint.deliveredBy). */
+  deliveredBy?: string
 }
 
 export type Pricing = {

@@ -12,6 +12,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   unsupported_token: 422,
   not_agent_callable: 422,
   amount_out_of_range: 422,
+  route_not_executable: 422,
   internal_error: 500,
 }
 
@@ -24,6 +25,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   unsupported_token: 'Unsupported token',
   not_agent_callable: 'Not agent-callable',
   amount_out_of_range: 'Amount out of range',
+  route_not_executable: 'Route not executable',
   internal_error: 'Internal error',
 }
 

@@ -117,6 +117,8 @@ export const BridgeEndpoint = z
     contract: z.string().min(20).optional(),
     /** Protocol-specific destination id: CCTP domain, LayerZero EID. */
     domain: z.number().int().min(0).optional(),
+    /** The contract that delivers bridged tokens and their message here: our executor accepts deliveries from it. */
+    deliveredBy: z.string().min(20).optional(),
     /** The bridge delivers here but we know no contract to deposit from here: no lane starts on this endpoint. */
     inboundOnly: z.boolean().optional(),
   })

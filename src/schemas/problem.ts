@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'unsupported_token',
   'not_agent_callable',
   'amount_out_of_range',
+  'route_not_executable',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

@@ -20,6 +20,11 @@ export const QuoteParams = z
       .string()
       .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
       .describe('Sender wallet address'),
+    toAddress: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
+      .optional()
+      .describe('Recipient on the destination chain (extension of the spec); defaults to fromAddress'),
     slippage: z
       .number()
       .min(0, 'must be at least 0')

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino'
 import type { CatalogueFiles } from '../engine/index.ts'
 import type { Catalogue } from '../engine/index.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
+import type { RouterDeployment } from '../tx/routerDeployment.ts'
 
 /** What the use cases need; built once in the CLI, or with literals in tests. */
 export type ServiceDeps = {
@@ -15,4 +17,6 @@ export type ServiceDeps = {
   /** The end-user application for user-signed flows ({app_url} in the spec). */
   appUrl: string
   version: string
+  /** Our router and its executor on a chain. */
+  routerOn: (chain: ChainCode) => RouterDeployment
 }

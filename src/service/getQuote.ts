@@ -8,13 +8,13 @@ import { ServiceError } from './serviceError.ts'
 export type GetQuoteReturnType = { kind: 'quote'; quote: QuoteResult } | { kind: 'unsupported'; body: UnsupportedPair }
 export type GetRankedQuoteReturnType = { kind: 'ranked'; body: RankedQuote } | { kind: 'unsupported'; body: UnsupportedPair }
 
-type Routed = { request: ResolvedQuoteRequest; found: Extract<FindRoutesReturnType, { kind: 'routes' }> }
+export type Routed = { request: ResolvedQuoteRequest; found: Extract<FindRoutesReturnType, { kind: 'routes' }> }
 
 /**
  * Resolves and routes a quote request. An unroutable pair is a value (spec 2.3); an amount no route can serve is a
  * 422 `amount_out_of_range` naming the viable range (DESIGN 3, 7.2).
  */
-function route(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupported'; body: UnsupportedPair } {
+export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupported'; body: UnsupportedPair } {
   const request = resolveQuoteRequest(deps, params)
   const found = findRoutes(deps.catalogue, request)
   const unsupported = {
@@ -38,7 +38,7 @@ function route(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupp
 
 /** The free quote (spec 2.2): the BALANCED route, as the swap would use it. */
 export function getQuote(deps: ServiceDeps, params: QuoteParams): GetQuoteReturnType {
-  const routed = route(deps, params)
+  const routed = routeQuoteRequest(deps, params)
   if ('kind' in routed) return routed
   const { request, found } = routed
   return { kind: 'quote', quote: formatQuote(deps, request, found.amounts, found.ranked.BALANCED) }
@@ -46,7 +46,7 @@ export function getQuote(deps: ServiceDeps, params: QuoteParams): GetQuoteReturn
 
 /** The v1 ranked quote: full quotes for the FASTEST, BALANCED and CHEAPEST routes, each with its own quoteId. */
 export function getRankedQuote(deps: ServiceDeps, params: QuoteParams): GetRankedQuoteReturnType {
-  const routed = route(deps, params)
+  const routed = routeQuoteRequest(deps, params)
   if ('kind' in routed) return routed
   const { request, found } = routed
   const routes = (['FASTEST', 'BALANCED', 'CHEAPEST'] as const).map((ranking) => ({

@@ -11,6 +11,8 @@ export const QuoteClaims = z.object({
   toToken: z.string(),
   fromAmount: z.string(),
   fromAddress: z.string(),
+  /** The recipient on the destination chain, lowercase; the sender when the request named none. */
+  toAddress: z.string(),
   slippageE18: z.string(),
   routeId: z.string(),
   toAmount: z.string(),

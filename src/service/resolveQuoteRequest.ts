@@ -10,6 +10,8 @@ export type ResolvedQuoteRequest = {
   amountIn: bigint
   slippageE18: bigint
   fromAddress: string
+  /** The recipient on the destination chain: toAddress, or fromAddress when none was given. */
+  toAddress: string
 }
 
 function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
@@ -37,11 +39,8 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
         { field, chain, appUrl: deps.appUrl },
       )
   }
-  // All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match.
-  const hex = params.fromAddress.slice(2)
-  const isMixedCase = hex !== hex.toLowerCase() && hex !== hex.toUpperCase()
-  if (isMixedCase && !isAddress(params.fromAddress, { strict: true }))
-    throw invalid('fromAddress', 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed')
+  checkChecksum('fromAddress', params.fromAddress)
+  if (params.toAddress !== undefined) checkChecksum('toAddress', params.toAddress)
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
@@ -51,7 +50,15 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   if (amount.value === 0n) throw invalid('fromAmount', 'must be greater than 0')
   const slippageE18 = numberToFixed(params.slippage)
   if (slippageE18 === undefined) throw invalid('slippage', 'must be a plain fraction with at most 18 decimal places')
-  return { from, to, amountIn: amount.value, slippageE18, fromAddress: params.fromAddress }
+  return { from, to, amountIn: amount.value, slippageE18, fromAddress: params.fromAddress, toAddress: params.toAddress ?? params.fromAddress }
+}
+
+/** All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match. */
+function checkChecksum(field: string, address: string): void {
+  const hex = address.slice(2)
+  const isMixedCase = hex !== hex.toLowerCase() && hex !== hex.toUpperCase()
+  if (isMixedCase && !isAddress(address, { strict: true }))
+    throw invalid(field, 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed')
 }
 
 function invalid(field: string, message: string): ServiceError {

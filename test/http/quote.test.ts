@@ -77,6 +77,7 @@ describe('quoteId (DESIGN 7.12)', () => {
         toToken: 'USDT',
         fromAmount: '1000000000',
         fromAddress: FROM_ADDRESS,
+        toAddress: FROM_ADDRESS,
         slippageE18: '5000000000000000',
         routeId: body.route.id,
         toAmount: '995000000',
@@ -91,6 +92,16 @@ describe('quoteId (DESIGN 7.12)', () => {
     const { body } = await quote({ fromAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' })
     const verified = verifyQuoteId(QUOTE_SECRET, body.quoteId, NOW_MS)
     expect(verified.ok && verified.claims.fromAddress).toBe('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed')
+  })
+
+  it('binds toAddress when given, lowercased, and rejects a bad checksum in it', async () => {
+    const { body } = await quote({ toAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' })
+    const verified = verifyQuoteId(QUOTE_SECRET, body.quoteId, NOW_MS)
+    expect(verified.ok && verified.claims.toAddress).toBe('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed')
+    expect(verified.ok && verified.claims.fromAddress).toBe(FROM_ADDRESS)
+    const bad = await postJson(app, '/api/x402/quote', quoteBody({ toAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' }))
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ code: 'invalid_request', errors: [{ field: 'toAddress' }] })
   })
 
   it('fails with bad_signature when one character of the claims is changed', async () => {

@@ -1,6 +1,7 @@
 import { pino } from 'pino'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { type AppDeps, createApp } from '../../src/http/createApp.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 
 /** The repository's catalogue directory. */
 export const MANIFEST_DIR = new URL('../../manifest', import.meta.url).pathname
@@ -14,6 +15,8 @@ export const PUBLIC_URL = 'http://127.0.0.1:8402'
 
 /** A lowercase (hence checksum-free) sender address. */
 export const FROM_ADDRESS = '0x1111111111111111111111111111111111111111'
+/** The router every test chain uses unless a test deploys its own. */
+export const ROUTER_ADDRESS = '0x5E5e5E5E5e5E5E5e5e5E5E5e5E5e5E5e5e5E5e5E'
 
 const loaded = loadCatalogue(MANIFEST_DIR)
 
@@ -28,6 +31,7 @@ export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
     appUrl: APP_URL,
     version: VERSION,
     publicUrl: PUBLIC_URL,
+    routerOn: () => routerDeployment(ROUTER_ADDRESS),
     ...overrides,
   }
 }

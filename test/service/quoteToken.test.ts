@@ -9,6 +9,7 @@ const claims: QuoteClaims = {
   toToken: 'USDC',
   fromAmount: '1000000000',
   fromAddress: '0x1111111111111111111111111111111111111111',
+  toAddress: '0x2222222222222222222222222222222222222222',
   slippageE18: '5000000000000000',
   routeId: 'cctp-v2-fast:ETH>POL',
   toAmount: '995000000',

@@ -1,0 +1,62 @@
+import type { Address } from 'viem'
+import { formatUnits, type PricedRoute } from '../engine/index.ts'
+import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
+import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
+import type { ServiceDeps } from './deps.ts'
+import { formatQuote } from './formatQuote.ts'
+import { routeQuoteRequest } from './getQuote.ts'
+import { ServiceError } from './serviceError.ts'
+import { swapRefToBytes32 } from './swapRef.ts'
+
+export type BuildSwapTransactionParameters = { params: QuoteParams; swapEaziRef: string }
+
+export type BuildSwapTransactionReturnType = {
+  swapEaziRef: string
+  quote: QuoteResult
+  build: BuildRouteTransactionReturnType
+}
+
+/**
+ * Quotes a swap and builds the transaction that executes it: the BALANCED route, or the next best viable route
+ * when the catalogue cannot yet encode a call the better one needs. Every unservable case is a ServiceError
+ * (422), so a paid endpoint can refuse before it asks for payment.
+ */
+export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTransactionParameters): BuildSwapTransactionReturnType {
+  const { params, swapEaziRef } = parameters
+  const routed = routeQuoteRequest(deps, params)
+  if ('kind' in routed)
+    throw new ServiceError(
+      'route_not_executable',
+      `No route joins ${params.fromToken} on ${params.fromChain} and ${params.toToken} on ${params.toChain}. GET /api/v1/corridors lists what is served.`,
+      { pair: routed.body.pair },
+    )
+  const { request, found } = routed
+  const ordered: PricedRoute[] = [found.ranked.BALANCED, ...found.viable.filter((route) => route !== found.ranked.BALANCED)]
+  const failures: string[] = []
+  for (const priced of ordered) {
+    try {
+      const build = buildRouteTransaction({
+        catalogue: deps.catalogue,
+        routerOn: deps.routerOn,
+        route: priced.route,
+        amountIn: request.amountIn,
+        amounts: found.amounts,
+        slippageE18: request.slippageE18,
+        sender: request.fromAddress as Address,
+        recipient: request.toAddress as Address,
+        ref: swapRefToBytes32(swapEaziRef),
+        nowSec: Math.floor(deps.clock() / 1000),
+      })
+      const quote = formatQuote(deps, request, found.amounts, priced)
+      return { swapEaziRef, quote, build }
+    } catch (error) {
+      failures.push(`${priced.route.id}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  deps.log.warn({ event: 'route_not_executable', routes: failures }, 'no viable route could be encoded')
+  throw new ServiceError(
+    'route_not_executable',
+    `${formatUnits(request.amountIn, request.from.decimals)} ${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} can be quoted but not yet executed: a venue on every route lacks the on-chain parameters the transaction needs. Try another destination token or chain.`,
+    { routes: failures.length },
+  )
+}
