@@ -1,0 +1,125 @@
+import { type Address, erc20Abi } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
+import { type CatalogueOnChains, deployCatalogueOnChains } from './deployCatalogue.ts'
+import { balanceOf, executeSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
+import { standInAbi, standInEvents } from './standIns.ts'
+import { writeContractAndWait } from './anvil.ts'
+import { parseEventLogs } from 'viem'
+
+const MANIFEST = new URL('../../manifest', import.meta.url).pathname
+let world: CatalogueOnChains
+
+beforeAll(async () => {
+  world = await deployCatalogueOnChains(loadCatalogue(MANIFEST).files, ['BAS', 'POL'])
+}, 120_000)
+afterAll(async () => world?.stop())
+
+/** Every token either router or executor could hold on a chain: none may be left there after a transaction. */
+async function expectRouterEmpty(chain: 'BAS' | 'POL'): Promise<void> {
+  const setup = setupOf(world, chain)
+  for (const token of world.catalogue.tokens.values()) {
+    if (token.chain !== chain) continue
+    for (const holder of [setup.router.router, setup.router.executor])
+      expect(await balanceOf(setup.instance, token, holder), `${token.key} held by ${holder}`).toBe(0n)
+  }
+}
+
+type Case = { name: string; from: string; to: string; pick: (id: string) => boolean; destinationSwap: boolean }
+
+const cases: Case[] = [
+  { name: 'Across, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'across-usdc:BAS>POL', destinationSwap: false },
+  { name: 'CCTP v2 fast, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'cctp-v2-fast:BAS>POL', destinationSwap: false },
+  { name: 'CCTP v2 standard, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'cctp-v2-standard:BAS>POL', destinationSwap: false },
+  { name: 'Stargate taxi, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'stargate-usdc-taxi:BAS>POL', destinationSwap: false },
+  { name: 'Stargate bus, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'stargate-usdc-bus:BAS>POL', destinationSwap: false },
+  { name: 'Uniswap v3 swap, then CCTP', from: 'BAS:EURC', to: 'POL:USDC', pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|cctp-v2-fast:BAS>POL$/.test(id), destinationSwap: false },
+  { name: 'Across, then a Uniswap v3 swap on arrival (message)', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
+  { name: 'CCTP v2 fast with a hook, then a swap on arrival', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^cctp-v2-fast:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
+  { name: 'Stargate taxi with compose, then a swap on arrival', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^stargate-usdc-taxi:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
+  { name: 'swap, bridge, swap', from: 'BAS:EURC', to: 'POL:EURe', pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
+]
+
+describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each bridge would', () => {
+  it.each(cases)('$name', async ({ from, to, pick, destinationSwap }) => {
+    const plan = await planSwap(world, from, to, 1000n, pick)
+    const source = setupOf(world, 'BAS')
+    const destination = setupOf(world, 'POL')
+    const toToken = tokenOf(world, to)
+    const treasuryBefore = await balanceOf(source.instance, plan.priced.route.from, source.treasury)
+    const recipientBefore = await balanceOf(destination.instance, toToken, plan.recipient)
+
+    const receipt = await executeSwap(world, plan)
+    expect(receipt.status).toBe('success')
+    // The treasury got exactly the margin the builder computed, and it is positive.
+    expect(plan.build.margin > 0n).toBe(true)
+    expect((await balanceOf(source.instance, plan.priced.route.from, source.treasury)) - treasuryBefore).toBe(plan.build.margin)
+    await expectRouterEmpty('BAS')
+
+    const lane = plan.priced.route.bridge!
+    const bridgeStep = plan.build.sized.steps[plan.priced.route.sourceSwaps.length]!
+    const recipientOnArrival = destinationSwap ? destination.router.executor : plan.recipient
+    const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, '0')}`
+    if (lane.bridge.protocol === 'cctp-v2') {
+      const [event] = standInEvents('TokenMessengerV2StandIn', receipt.logs, { eventName: 'DepositForBurn' })
+      expect(event?.args).toMatchObject({ destinationDomain: 7, mintRecipient: pad(recipientOnArrival), maxFee: bridgeStep.amountIn - bridgeStep.amountOut })
+      if (plan.priced.route.sourceSwaps.length === 0) expect(event?.args.amount).toBe(plan.build.routedAmount)
+      expect(event?.args.destinationCaller).toBe(destinationSwap ? pad(destination.router.executor) : `0x${'0'.repeat(64)}`)
+    } else if (lane.bridge.protocol === 'across') {
+      const [event] = standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })
+      expect(event?.args).toMatchObject({ destinationChainId: 137n, recipient: pad(recipientOnArrival), depositor: pad(plan.sender.address) })
+      if (plan.priced.route.sourceSwaps.length === 0) {
+        expect(event?.args.inputAmount).toBe(plan.build.routedAmount)
+        expect(event?.args.outputAmount).toBe(bridgeStep.amountOut)
+      }
+    } else {
+      const [event] = standInEvents('StargateOftStandIn', receipt.logs, { eventName: 'SendRecorded' })
+      const param = event?.args.sendParam as { dstEid: number; to: string; amountLD: bigint; minAmountLD: bigint; oftCmd: string }
+      expect(param.dstEid).toBe(30109)
+      expect(param.to).toBe(pad(recipientOnArrival))
+      expect(param.amountLD).toBe(plan.build.routedAmount)
+      expect(param.minAmountLD).toBe(destinationSwap ? (bridgeStep.amountOut * 995n) / 1000n : plan.toAmountMin)
+      expect(param.oftCmd).toBe(lane.bridge.mode === 'bus' ? '0x00' : '0x')
+    }
+
+    const delivery = await relay(world, plan, receipt)
+    expect(delivery.status).toBe('success')
+    const received = (await balanceOf(destination.instance, toToken, plan.recipient)) - recipientBefore
+    expect(received >= plan.toAmountMin, `received ${received} < toAmountMin ${plan.toAmountMin}`).toBe(true)
+    if (destinationSwap) {
+      const executed = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
+      expect(executed).toHaveLength(1)
+      expect(executed[0]?.args.amountOut).toBe(received)
+    }
+    await expectRouterEmpty('POL')
+  })
+
+  it('falls back to the bridged token when the swap on arrival cannot meet toAmountMin', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, (id) => /^across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id))
+    const destination = setupOf(world, 'POL')
+    const venue = world.catalogue.venues.find((entry) => entry.id === 'pol-univ3-eure-usdc-500')!
+    const usdc = tokenOf(world, 'POL:USDC')
+    const eure = tokenOf(world, 'POL:EURe')
+    // The pool now pays half the oracle rate: far below the minimum.
+    const [num, den] = (await destination.instance.publicClient.readContract({ address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'rateOf', args: [usdc.address, eure.address] })) as [bigint, bigint]
+    await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den * 2n] })
+    try {
+      const usdcBefore = await balanceOf(destination.instance, usdc, plan.recipient)
+      const eureBefore = await balanceOf(destination.instance, eure, plan.recipient)
+      const receipt = await executeSwap(world, plan)
+      const delivery = await relay(world, plan, receipt)
+      const fallback = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationFallback' })
+      expect(fallback).toHaveLength(1)
+      const bridged = plan.build.sized.steps[0]!.amountOut
+      expect(fallback[0]?.args).toMatchObject({ recipient: plan.recipient, token: usdc.address, amount: bridged })
+      expect((await balanceOf(destination.instance, usdc, plan.recipient)) - usdcBefore).toBe(bridged)
+      expect(await balanceOf(destination.instance, eure, plan.recipient)).toBe(eureBefore)
+      await expectRouterEmpty('POL')
+    } finally {
+      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den] })
+    }
+  })
+})
+
+void erc20Abi
