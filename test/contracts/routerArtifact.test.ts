@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { compileRouter, renderRouterArtifact } from '../../src/contracts/compileRouter.ts'
+
+const ARTIFACT = fileURLToPath(new URL('../../src/contracts/routerArtifact.ts', import.meta.url))
+
+describe('the committed router artifact', () => {
+  it('is exactly what solc builds from contracts/*.sol today (run `npm run contracts` after changing a contract)', () => {
+    const committed = readFileSync(ARTIFACT, 'utf8')
+    const rebuilt = renderRouterArtifact(compileRouter())
+    expect(rebuilt === committed, 'src/contracts/routerArtifact.ts is stale: run npm run contracts').toBe(true)
+  }, 60_000)
+
+  it('exposes the entry points the builder and the operators use', () => {
+    const artifact = compileRouter()
+    const names = (abi: readonly { type: string; name?: string }[]) => abi.filter((item) => item.type === 'function').map((item) => item.name).sort()
+    expect(names(artifact.router.abi as never)).toEqual(
+      ['execute', 'executeWithPermit', 'executor', 'isAllowedTarget', 'owner', 'setTarget', 'setTreasury', 'transferOwnership', 'treasury'].sort(),
+    )
+    expect(names(artifact.executor.abi as never)).toEqual(
+      ['handleV3AcrossMessage', 'isAllowedTarget', 'lzCompose', 'relayCctp', 'router', 'run', 'runDestination', 'setTarget'].sort(),
+    )
+  }, 60_000)
+})
