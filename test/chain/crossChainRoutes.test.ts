@@ -123,3 +123,42 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
 })
 
 void erc20Abi
+
+describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGasUnits)', () => {
+  /** Sends `data` to `to` from a fresh funded sender and returns the gas used; the sender first approves `to`. */
+  async function gasOfDirectCall(token: Address, amount: bigint, to: Address, data: `0x${string}`): Promise<bigint> {
+    const source = setupOf(world, 'BAS')
+    const sender = source.instance.accounts[6]!
+    await writeContractAndWait(source.instance, source.instance.accounts[0]!, { address: token, abi: standInAbi('TestToken'), functionName: 'mint', args: [sender.address, amount] })
+    await writeContractAndWait(source.instance, sender, { address: token, abi: erc20Abi, functionName: 'approve', args: [to, amount] })
+    const hash = await source.instance.walletClient(sender).sendTransaction({ to, data })
+    const receipt = await source.instance.publicClient.waitForTransactionReceipt({ hash })
+    expect(receipt.status).toBe('success')
+    return receipt.gasUsed
+  }
+
+  it('the router adds less gas than the overhead the quote prices in, for a bridge deposit and for a swap', async () => {
+    const overhead = world.catalogue.pricing.routerOverheadGasUnits
+    const measured: Record<string, bigint> = {}
+    for (const [name, from, to, pick] of [
+      ['Across deposit', 'BAS:USDC', 'POL:USDC', (id: string) => id === 'across-usdc:BAS>POL'],
+      ['Uniswap v3 swap', 'BAS:EURC', 'BAS:USDC', (id: string) => id === 'bas-univ3-eurc-usdc-500:EURC>USDC'],
+    ] as const) {
+      const plan = await planSwap(world, from, to, 1000n, pick)
+      const call = plan.build.order.calls[0]!
+      // The same inner call sent straight to the venue or bridge, by a wallet that approved it directly. A swap's
+      // output then stays with the executor address named in the calldata, so the direct call pays the sender.
+      const data = name === 'Uniswap v3 swap' ? call.data.replace(plan.build.order.calls[0]!.data.slice(10 + 3 * 64 + 24, 10 + 4 * 64), setupOf(world, 'BAS').instance.accounts[6]!.address.slice(2).toLowerCase()) as `0x${string}` : call.data
+      const direct = await gasOfDirectCall(call.token, plan.build.routedAmount, call.target, data)
+      const receipt = await executeSwap(world, plan)
+      measured[name] = receipt.gasUsed - direct
+      expect(receipt.gasUsed).toBeLessThanOrEqual(BigInt(plan.build.transactionRequest.gas))
+      if (plan.priced.route.bridge) await relay(world, plan, receipt)
+    }
+    console.info(`router overhead on anvil: ${Object.entries(measured).map(([k, v]) => `${k} ${v}`).join(', ')} gas (priced: ${overhead})`)
+    for (const value of Object.values(measured)) {
+      expect(value > 0n).toBe(true)
+      expect(value).toBeLessThanOrEqual(overhead)
+    }
+  })
+})
