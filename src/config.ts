@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import type { Address } from 'viem'
+import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
 import { DEFAULT_ROUTER_ADDRESS } from './contracts/deployRouter.ts'
 import { ChainCode } from './schemas/catalogue.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-const HexAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
+const HexAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
+  .refine((value) => value === value.toLowerCase() || isAddress(value, { strict: true }), 'has a mixed-case EIP-55 checksum that does not match')
 
 /** Every environment variable the service reads; each is documented in README.md. */
 const Env = z.object({

@@ -47,4 +47,25 @@ describe('loadConfig', () => {
   it('gives each process its own random quote secret when none is configured', () => {
     expect(Buffer.from(loadConfig({}).quoteSecret).equals(Buffer.from(loadConfig({}).quoteSecret))).toBe(false)
   })
+
+  it('defaults to the inert CREATE2 router, takes one address for every chain and per-chain exceptions', () => {
+    expect(loadConfig({}).router).toEqual({ address: '0x4D608De4E7e5480013BD7acdcAE5856a28BACC36', byChain: {}, isDefault: true })
+    const config = loadConfig({
+      SWAPEAZI_ROUTER_ADDRESS: '0x1111111111111111111111111111111111111111',
+      SWAPEAZI_ROUTER_ADDRESSES: '{"CEL":"0x2222222222222222222222222222222222222222"}',
+    })
+    expect(config.router).toEqual({
+      address: '0x1111111111111111111111111111111111111111',
+      byChain: { CEL: '0x2222222222222222222222222222222222222222' },
+      isDefault: false,
+    })
+  })
+
+  it('rejects a router address with a bad checksum, malformed JSON and an unknown chain', () => {
+    expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESS: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' })).toThrow(
+      /SWAPEAZI_ROUTER_ADDRESS: has a mixed-case EIP-55 checksum that does not match/,
+    )
+    expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{BAS:1}' })).toThrow(/must be a JSON object/)
+    expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{"XYZ":"0x2222222222222222222222222222222222222222"}' })).toThrow(/SWAPEAZI_ROUTER_ADDRESSES/)
+  })
 })

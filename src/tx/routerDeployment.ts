@@ -1,4 +1,4 @@
-import { type Address, getContractAddress } from 'viem'
+import { type Address, getAddress, getContractAddress } from 'viem'
 
 /** Where the router and its executor live on one chain. */
 export type RouterDeployment = { router: Address; executor: Address }
@@ -8,5 +8,6 @@ export type RouterDeployment = { router: Address; executor: Address }
  * EIP-161), so the executor's address follows from the router's.
  */
 export function routerDeployment(router: Address): RouterDeployment {
-  return { router, executor: getContractAddress({ from: router, nonce: 1n }) }
+  const checksummed = getAddress(router)
+  return { router: checksummed, executor: getContractAddress({ from: checksummed, nonce: 1n }) }
 }

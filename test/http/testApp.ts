@@ -16,7 +16,7 @@ export const PUBLIC_URL = 'http://127.0.0.1:8402'
 /** A lowercase (hence checksum-free) sender address. */
 export const FROM_ADDRESS = '0x1111111111111111111111111111111111111111'
 /** The router every test chain uses unless a test deploys its own. */
-export const ROUTER_ADDRESS = '0x5E5e5E5E5e5E5E5e5e5E5E5e5E5e5E5e5e5E5e5E'
+export const ROUTER_ADDRESS = '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'
 
 const loaded = loadCatalogue(MANIFEST_DIR)
 

@@ -1,0 +1,89 @@
+import { type Address, decodeFunctionData, hexToBigInt } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
+import { findRoutes } from '../../src/engine/index.ts'
+import { buildRouteTransaction } from '../../src/tx/buildRouteTransaction.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
+
+const { catalogue } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
+const ROUTER = routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e')
+const SENDER: Address = '0x1111111111111111111111111111111111111111'
+const RECIPIENT: Address = '0x2222222222222222222222222222222222222222'
+const SLIPPAGE = 5n * 10n ** 15n
+const REF = `0x${'ab'.repeat(32)}` as const
+
+function buildAll(fromKey: string, toKey: string) {
+  const from = catalogue.tokens.get(fromKey)!
+  const to = catalogue.tokens.get(toKey)!
+  const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** BigInt(from.decimals), slippageE18: SLIPPAGE })
+  if (found.kind !== 'routes') throw new Error(found.kind)
+  return found.viable.map((priced) => ({
+    priced,
+    found,
+    build: buildRouteTransaction({ catalogue, routerOn: () => ROUTER, route: priced.route, amountIn: priced.amountIn, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 }),
+  }))
+}
+
+describe('buildRouteTransaction', () => {
+  it('builds every viable route of every user token pair except through the Balancer venues that lack a pool id', () => {
+    const tokens = [...catalogue.tokensByLowerKey.values()]
+    let built = 0
+    const refused = new Set<string>()
+    for (const from of tokens)
+      for (const to of tokens) {
+        if (from.key === to.key) continue
+        const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** BigInt(from.decimals), slippageE18: SLIPPAGE })
+        if (found.kind !== 'routes') continue
+        for (const priced of found.viable) {
+          try {
+            buildRouteTransaction({ catalogue, routerOn: () => ROUTER, route: priced.route, amountIn: priced.amountIn, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
+            built++
+          } catch (error) {
+            refused.add((error as Error).message)
+          }
+        }
+      }
+    expect(built).toBeGreaterThan(4000)
+    expect([...refused].sort()).toEqual([
+      'venue gno-balancer-eure-usdce (balancer-v2) needs params.poolId (string) in manifest/venues.json',
+      'venue gno-balancer-gbpe-usdce (balancer-v2) needs params.poolId (string) in manifest/venues.json',
+    ])
+  })
+
+  it('encodes one router call whose order splits the input into margin and routed amount and carries the quote minimum', () => {
+    for (const { priced, found, build } of buildAll('ETH:USDC', 'ETH:USDT')) {
+      const { functionName, args } = decodeFunctionData({ abi: swapEaziRouterAbi, data: build.transactionRequest.data })
+      expect(functionName).toBe('execute')
+      const [order] = args as [typeof build.order]
+      expect(order.amountIn).toBe(priced.amountIn)
+      expect(order.fee + build.routedAmount).toBe(priced.amountIn)
+      expect(order.fee).toBe(build.margin)
+      expect(order.minOut).toBe(found.amounts.toAmountMin)
+      expect(order.recipient).toBe(RECIPIENT)
+      expect(order.ref).toBe(REF)
+      expect(build.transactionRequest).toMatchObject({ chainId: 1, from: SENDER, to: ROUTER.router, value: '0x0' })
+      expect(hexToBigInt(build.transactionRequest.gas)).toBe(build.sized.gasLimit)
+      // The margin is the part of the 0.5% the route does not need, never more than the fee itself.
+      expect(build.margin > 0n && build.margin <= found.amounts.feeAmount).toBe(true)
+    }
+  })
+
+  it('approves exactly amountIn, and asks USDT on Ethereum to reset its allowance first', () => {
+    const [usdc] = buildAll('ETH:USDC', 'ETH:USDT')
+    expect(usdc!.build.approval).toMatchObject({ spender: ROUTER.router, amount: usdc!.priced.amountIn, resetFirst: false })
+    expect(usdc!.build.approval.resetTransactionRequest).toBeUndefined()
+    const [usdt] = buildAll('ETH:USDT', 'ETH:USDC')
+    expect(usdt!.build.approval.resetFirst).toBe(true)
+    const reset = decodeFunctionData({ abi: [{ type: 'function', name: 'approve', stateMutability: 'nonpayable', inputs: [{ type: 'address' }, { type: 'uint256' }], outputs: [{ type: 'bool' }] }], data: usdt!.build.approval.resetTransactionRequest!.data })
+    expect(reset.args).toEqual([ROUTER.router, 0n])
+  })
+
+  it('sends a cross-chain route to the user on arrival, or to our executor there when a swap follows', () => {
+    for (const { priced, build } of buildAll('BAS:USDC', 'POL:EURe')) {
+      expect(build.order.tokenOut).toBe('0x0000000000000000000000000000000000000000')
+      expect(build.destinationOrder).toMatchObject({ recipient: RECIPIENT, minOut: buildAll('BAS:USDC', 'POL:EURe')[0]!.found.amounts.toAmountMin })
+      expect(priced.route.destinationSwaps.length).toBeGreaterThan(0)
+    }
+  })
+})
