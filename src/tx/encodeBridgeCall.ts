@@ -109,6 +109,10 @@ export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): Router
       if (lane.destinationDomain === undefined) throw new Error(`bridge ${bridge.id} has no LayerZero endpoint id for ${lane.to.chain}`)
       const isBus = bridge.mode === 'bus'
       if (isBus && message) throw new Error(`${bridge.name} cannot carry a compose message`)
+      // Our executor only accepts a compose from an allow-listed OFT: without its address there, the tokens would
+      // arrive and the order never run.
+      if (message && lane.destinationContract === undefined)
+        throw new Error(`${bridge.name} has no known contract on ${lane.to.chain} to accept a compose from (manifest/bridges.json)`)
       const dstEid = lane.destinationDomain
       const minAmountLD = rescaleUp(parameters.outputMin, lane.to.decimals, lane.from.decimals)
       const fee = { nativeFee: parameters.nativeFeeWei, lzTokenFee: 0n }

@@ -1,0 +1,170 @@
+// Shared checks of the chain tests: sending the builder's transaction requests as a wallet would, reading what the
+// venue stand-ins recorded for each hop, and making sure our router and executor keep nothing.
+import { type Address, getAddress, type Hex, hexToBigInt, type Log, type TransactionReceipt } from 'viem'
+import { expect } from 'vitest'
+import type { SwapEdge } from '../../src/engine/index.ts'
+import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
+import type { CatalogueOnChains } from './deployCatalogue.ts'
+import { balanceOf, SLIPPAGE_E18, setupOf } from './routeExecution.ts'
+import { type StandInName, standInAbi, standInEvents } from './standIns.ts'
+
+type Account = AnvilInstance['accounts'][number]
+export type Request = { to: Address; data: Hex; value: Hex; gas?: Hex }
+
+/** Sends a builder transaction request as a wallet would, with the gas limit it carries; the receipt may be reverted. */
+export async function sendRequest(instance: AnvilInstance, account: Account, request: Request): Promise<TransactionReceipt> {
+  const hash = await instance.walletClient(account).sendTransaction({
+    to: request.to,
+    data: request.data,
+    value: hexToBigInt(request.value),
+    ...(request.gas === undefined ? {} : { gas: hexToBigInt(request.gas) }),
+  })
+  return instance.publicClient.waitForTransactionReceipt({ hash })
+}
+
+/**
+ * Sends a request without a gas limit, so viem estimates it first: a transaction that would revert throws before it
+ * is sent, with the revert reason in the error message (for `rejects.toThrow(/reason/)`).
+ */
+export function sendEstimated(instance: AnvilInstance, account: Account, request: Request): Promise<TransactionReceipt> {
+  const { gas: _gas, ...rest } = request
+  return sendRequest(instance, account, rest)
+}
+
+/** Mints `amount` of a stand-in token (TestToken or ResetApprovalToken: both have an open `mint`) to `to`. */
+export async function mintTo(instance: AnvilInstance, token: string, to: Address, amount: bigint): Promise<void> {
+  await writeContractAndWait(instance, instance.accounts[0]!, { address: token as Address, abi: standInAbi('TestToken'), functionName: 'mint', args: [to, amount] })
+}
+
+/** Every token of `chain` held by the router or the executor: must be none after any transaction. */
+export async function expectRouterEmpty(world: CatalogueOnChains, chain: ChainCode): Promise<void> {
+  const setup = setupOf(world, chain)
+  for (const token of world.catalogue.tokens.values()) {
+    if (token.chain !== chain) continue
+    for (const holder of [setup.router.router, setup.router.executor])
+      expect(await balanceOf(setup.instance, token, holder), `${token.key} held by ${holder}`).toBe(0n)
+  }
+}
+
+/** The minimum output the builder writes into a hop's calldata: the step estimate less the slippage, rounded down. */
+export const hopMinimum = (estimate: bigint): bigint => (estimate * (10n ** 18n - SLIPPAGE_E18)) / 10n ** 18n
+
+/** What a venue stand-in recorded for one swap, whatever its protocol's event looks like. */
+export type VenueHop = {
+  /** Who paid the input (msg.sender, or Balancer's funds.sender). */
+  payer: Address
+  /** Who was paid the output. */
+  recipient: Address
+  tokenIn: Address
+  tokenOut: Address
+  amountIn: bigint
+  minOut: bigint
+  amountOut: bigint
+}
+
+type HopReader = { standIn: StandInName; event: string; read(args: Record<string, unknown>, edge: SwapEdge): VenueHop }
+
+const curveLike = (standIn: StandInName): HopReader => ({
+  standIn,
+  event: 'ExchangeCalled',
+  // Curve and PancakeSwap StableSwap pay msg.sender; the coins are indices into the pool's own coin list.
+  read: (args, edge) => ({
+    payer: args.sender as Address,
+    recipient: args.sender as Address,
+    tokenIn: edge.venue.tokens[Number(args.i)]!.address as Address,
+    tokenOut: edge.venue.tokens[Number(args.j)]!.address as Address,
+    amountIn: args.dx as bigint,
+    minOut: args.min_dy as bigint,
+    amountOut: args.dy as bigint,
+  }),
+})
+
+const v3: HopReader = {
+  standIn: 'UniswapV3RouterStandIn',
+  event: 'ExactInputSingleCalled',
+  read: (args) => {
+    const params = args.params as { tokenIn: Address; tokenOut: Address; recipient: Address; amountIn: bigint; amountOutMinimum: bigint }
+    expect(params.recipient, 'exactInputSingle recipient').toBe(args.paidTo)
+    return { payer: args.sender as Address, recipient: args.paidTo as Address, tokenIn: params.tokenIn, tokenOut: params.tokenOut, amountIn: params.amountIn, minOut: params.amountOutMinimum, amountOut: args.amountOut as bigint }
+  },
+}
+
+const solidly: HopReader = {
+  standIn: 'SolidlyRouterStandIn',
+  event: 'SwapExactTokensForTokensCalled',
+  read: (args) => {
+    const routes = args.routes as readonly { from: Address; to: Address }[]
+    const amounts = args.amounts as readonly bigint[]
+    expect(routes, 'one Solidly hop per call').toHaveLength(1)
+    return { payer: args.sender as Address, recipient: args.to as Address, tokenIn: routes[0]!.from, tokenOut: routes[0]!.to, amountIn: args.amountIn as bigint, minOut: args.amountOutMin as bigint, amountOut: amounts[amounts.length - 1]! }
+  },
+}
+
+const HOP_READERS: Record<string, HopReader> = {
+  'uniswap-v3': v3,
+  'pancakeswap-v3': v3,
+  curve: curveLike('CurvePoolStandIn'),
+  'curve-ng': curveLike('CurvePoolStandIn'),
+  'pancakeswap-stable': curveLike('PancakeStableSwapStandIn'),
+  aerodrome: solidly,
+  velodrome: solidly,
+  'balancer-v2': {
+    standIn: 'BalancerVaultStandIn',
+    event: 'SwapCalled',
+    read: (args) => {
+      const single = args.singleSwap as { kind: number; assetIn: Address; assetOut: Address; amount: bigint }
+      const funds = args.funds as { sender: Address; recipient: Address }
+      expect(single.kind, 'Balancer GIVEN_IN').toBe(0)
+      expect(funds.sender, 'Balancer funds.sender is the caller').toBe(args.caller)
+      return { payer: funds.sender, recipient: funds.recipient, tokenIn: single.assetIn, tokenOut: single.assetOut, amountIn: single.amount, minOut: args.limit as bigint, amountOut: args.amountCalculated as bigint }
+    },
+  },
+  mento: {
+    standIn: 'MentoBrokerStandIn',
+    event: 'SwapInCalled',
+    // The Broker pays msg.sender (the trader).
+    read: (args) => ({ payer: args.trader as Address, recipient: args.trader as Address, tokenIn: args.tokenIn as Address, tokenOut: args.tokenOut as Address, amountIn: args.amountIn as bigint, minOut: args.amountOutMin as bigint, amountOut: args.amountOut as bigint }),
+  },
+}
+
+/**
+ * The stand-in events of `edges`, in order: hop k is the n-th event of its venue contract where n counts the earlier
+ * hops on the same contract (two Mento hops go through one Broker, two Balancer hops through one Vault).
+ */
+export function venueHops(logs: readonly Log[], edges: readonly SwapEdge[]): VenueHop[] {
+  const used = new Map<string, number>()
+  return edges.map((edge) => {
+    const reader = HOP_READERS[edge.venue.protocol]
+    if (!reader) throw new Error(`no stand-in event reader for ${edge.venue.protocol}`)
+    const address = getAddress(edge.venue.contract)
+    const key = `${address}:${reader.event}`
+    const index = used.get(key) ?? 0
+    used.set(key, index + 1)
+    const events = standInEvents(reader.standIn, logs, { address, eventName: reader.event })
+    const event = events[index]
+    if (!event) throw new Error(`${edge.venue.id}: expected a ${reader.event} event #${index + 1} from ${address}, found ${events.length}`)
+    return reader.read(event.args, edge)
+  })
+}
+
+/**
+ * Checks each hop against the calldata the builder wrote: the venue was paid by and paid `executor`, in the edge's
+ * tokens; the first hop spent `firstAmountIn` and each later hop exactly the previous hop's output (the executor's
+ * balance, patched in on chain); each hop's minimum is its step estimate less the slippage.
+ */
+export function expectHops(hops: readonly VenueHop[], edges: readonly SwapEdge[], estimates: readonly bigint[], executor: Address, firstAmountIn: bigint): void {
+  expect(hops).toHaveLength(edges.length)
+  hops.forEach((hop, k) => {
+    const edge = edges[k]!
+    const at = `hop ${k} (${edge.venue.id})`
+    expect(getAddress(hop.payer), `${at} payer`).toBe(getAddress(executor))
+    expect(getAddress(hop.recipient), `${at} recipient`).toBe(getAddress(executor))
+    expect(getAddress(hop.tokenIn), `${at} tokenIn`).toBe(getAddress(edge.from.address))
+    expect(getAddress(hop.tokenOut), `${at} tokenOut`).toBe(getAddress(edge.to.address))
+    expect(hop.amountIn, `${at} amountIn`).toBe(k === 0 ? firstAmountIn : hops[k - 1]!.amountOut)
+    expect(hop.minOut, `${at} minimum`).toBe(hopMinimum(estimates[k]!))
+    expect(hop.minOut > 0n, `${at} minimum is positive`).toBe(true)
+    expect(hop.amountOut >= hop.minOut, `${at} output ${hop.amountOut} ≥ minimum ${hop.minOut}`).toBe(true)
+  })
+}
