@@ -5,19 +5,22 @@ import type { TransactionRequest } from './buildRouteTransaction.ts'
 /** Gas limit of an ERC-20 approve with margin: ~46k from zero (routing.md 5.1), USDC's proxy a little more. */
 const APPROVE_GAS = 80_000n
 
+/** The ERC-20 allowance the router needs before the swap: `approve(spender, amount)` on `token`. */
 export type Approval = {
-  /** The ERC-20 allowance the router needs before the swap: `approve(spender, amount)` on `token`. */
   token: Address
   spender: Address
   amount: bigint
   /** Set for tokens (USDT on Ethereum) that refuse to change a non-zero allowance: approve 0 first. */
   resetFirst: boolean
-  transactionRequest: TransactionRequest
-  /** `approve(spender, 0)`, for `resetFirst` tokens when an allowance is already set. */
-  resetTransactionRequest?: TransactionRequest
 }
 
 export type BuildApprovalParameters = { token: Token; chainId: number; owner: Address; spender: Address; amount: bigint }
+
+export type BuildApprovalReturnType = {
+  approval: Approval
+  approvalTransactionRequest: TransactionRequest
+  approvalResetTransactionRequest?: TransactionRequest
+}
 
 function approveRequest(parameters: BuildApprovalParameters, amount: bigint): TransactionRequest {
   return {
@@ -31,14 +34,11 @@ function approveRequest(parameters: BuildApprovalParameters, amount: bigint): Tr
 }
 
 /** The allowance step before a swap: an exact-amount approval of the router, with a reset step where needed. */
-export function buildApproval(parameters: BuildApprovalParameters): Approval {
+export function buildApproval(parameters: BuildApprovalParameters): BuildApprovalReturnType {
   const resetFirst = parameters.token.needsApprovalReset
   return {
-    token: parameters.token.address as Address,
-    spender: parameters.spender,
-    amount: parameters.amount,
-    resetFirst,
-    transactionRequest: approveRequest(parameters, parameters.amount),
-    ...(resetFirst ? { resetTransactionRequest: approveRequest(parameters, 0n) } : {}),
+    approval: { token: parameters.token.address as Address, spender: parameters.spender, amount: parameters.amount, resetFirst },
+    approvalTransactionRequest: approveRequest(parameters, parameters.amount),
+    ...(resetFirst ? { approvalResetTransactionRequest: approveRequest(parameters, 0n) } : {}),
   }
 }

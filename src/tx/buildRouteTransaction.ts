@@ -2,6 +2,9 @@ import { type Address, encodeAbiParameters, encodeFunctionData, getAbiItem, type
 import {
   type Catalogue,
   type CandidateRoute,
+  ceilDiv,
+  E18,
+  pow10,
   type PricedRoute,
   type QuoteAmounts,
   simulateRoute,
@@ -11,13 +14,12 @@ import {
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
-import { buildApproval, type Approval } from './buildApproval.ts'
+import { type Approval, buildApproval } from './buildApproval.ts'
 import type { RouterCall } from './call.ts'
 import { encodeBridgeCall } from './encodeBridgeCall.ts'
 import { encodeSwapCall } from './encodeSwapCall.ts'
 import type { RouterDeployment } from './routerDeployment.ts'
 
-const E18 = 10n ** 18n
 /** Venues that take a deadline get this long after the quote; the quote itself lives 60 s. */
 const SWAP_DEADLINE_SEC = 30 * 60
 /** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
@@ -66,7 +68,12 @@ export type BuildRouteTransactionParameters = {
 
 export type BuildRouteTransactionReturnType = {
   transactionRequest: TransactionRequest
+  /** The allowance the router needs: `{token, spender, amount, resetFirst}`. */
   approval: Approval
+  /** `approve(router, amountIn)`, ready to sign before `transactionRequest`. */
+  approvalTransactionRequest: TransactionRequest
+  /** `approve(router, 0)`, for tokens that must reset a non-zero allowance first (USDT on Ethereum). */
+  approvalResetTransactionRequest?: TransactionRequest
   order: RouterOrder
   destinationOrder?: DestinationOrder
   /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
@@ -77,7 +84,6 @@ export type BuildRouteTransactionReturnType = {
 }
 
 const floorSlippage = (amount: bigint, slippageE18: bigint): bigint => (amount * (E18 - slippageE18)) / E18
-const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b
 
 /** USD (18-decimal) to native wei at the chain's snapshot price, rounded up: a fee we must not underpay. */
 function nativeWeiForUsd(catalogue: Catalogue, chain: ChainCode, usdE18: bigint): bigint {
@@ -192,7 +198,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
       value: toHex(value),
       gas: toHex(sized.gasLimit),
     },
-    approval: buildApproval({ token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
+    ...buildApproval({ token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
     order,
     ...(destinationOrder ? { destinationOrder } : {}),
     routedAmount,
@@ -205,8 +211,8 @@ const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)
 
 /** An amount of `to` expressed in `from`'s decimals, rounded down. */
 function rescaleDown(amount: bigint, to: Token, from: Token): bigint {
-  if (from.decimals >= to.decimals) return amount * 10n ** BigInt(from.decimals - to.decimals)
-  return amount / 10n ** BigInt(to.decimals - from.decimals)
+  if (from.decimals >= to.decimals) return amount * pow10(from.decimals - to.decimals)
+  return amount / pow10(to.decimals - from.decimals)
 }
 
 function chainIdOf(catalogue: Catalogue, chain: ChainCode): number {

@@ -1,5 +1,5 @@
 import { type Address, encodeFunctionData, encodePacked, type Hex, pad, zeroHash } from 'viem'
-import type { BridgeLane } from '../engine/index.ts'
+import { type BridgeLane, ceilDiv, pow10 } from '../engine/index.ts'
 import { acrossSpokePoolAbi, cctpTokenMessengerV2Abi, oftAbi } from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
 import type { RouterCall } from './call.ts'
@@ -46,9 +46,8 @@ const toBytes32 = (address: Address): Hex => pad(address, { size: 32 })
 
 /** Converts an amount between decimals, rounding up: used for minimums we must not undercut. */
 function rescaleUp(amount: bigint, fromDecimals: number, toDecimals: number): bigint {
-  if (toDecimals >= fromDecimals) return amount * 10n ** BigInt(toDecimals - fromDecimals)
-  const divisor = 10n ** BigInt(fromDecimals - toDecimals)
-  return (amount + divisor - 1n) / divisor
+  if (toDecimals >= fromDecimals) return amount * pow10(toDecimals - fromDecimals)
+  return ceilDiv(amount, pow10(fromDecimals - toDecimals))
 }
 
 /** Encodes a bridge deposit as a router call against the bridge's public ABI. */

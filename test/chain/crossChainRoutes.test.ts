@@ -1,12 +1,12 @@
-import { type Address, erc20Abi } from 'viem'
+import { type Address, decodeFunctionData, encodeFunctionData, erc20Abi, type Hex, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, executeSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
 import { standInAbi, standInEvents } from './standIns.ts'
+import { v3SwapRouterAbi } from '../../src/tx/abis.ts'
 import { writeContractAndWait } from './anvil.ts'
-import { parseEventLogs } from 'viem'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 let world: CatalogueOnChains
@@ -122,11 +122,16 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
   })
 })
 
-void erc20Abi
 
 describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGasUnits)', () => {
+  /** The same exactInputSingle with the output sent to `recipient` instead of our executor. */
+  function payDirectCaller(data: Hex, recipient: Address): Hex {
+    const { args } = decodeFunctionData({ abi: v3SwapRouterAbi, data })
+    return encodeFunctionData({ abi: v3SwapRouterAbi, functionName: 'exactInputSingle', args: [{ ...args[0], recipient }] })
+  }
+
   /** Sends `data` to `to` from a fresh funded sender and returns the gas used; the sender first approves `to`. */
-  async function gasOfDirectCall(token: Address, amount: bigint, to: Address, data: `0x${string}`): Promise<bigint> {
+  async function gasOfDirectCall(token: Address, amount: bigint, to: Address, data: Hex): Promise<bigint> {
     const source = setupOf(world, 'BAS')
     const sender = source.instance.accounts[6]!
     await writeContractAndWait(source.instance, source.instance.accounts[0]!, { address: token, abi: standInAbi('TestToken'), functionName: 'mint', args: [sender.address, amount] })
@@ -148,7 +153,7 @@ describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGas
       const call = plan.build.order.calls[0]!
       // The same inner call sent straight to the venue or bridge, by a wallet that approved it directly. A swap's
       // output then stays with the executor address named in the calldata, so the direct call pays the sender.
-      const data = name === 'Uniswap v3 swap' ? call.data.replace(plan.build.order.calls[0]!.data.slice(10 + 3 * 64 + 24, 10 + 4 * 64), setupOf(world, 'BAS').instance.accounts[6]!.address.slice(2).toLowerCase()) as `0x${string}` : call.data
+      const data = name === 'Uniswap v3 swap' ? payDirectCaller(call.data, setupOf(world, 'BAS').instance.accounts[6]!.address) : call.data
       const direct = await gasOfDirectCall(call.token, plan.build.routedAmount, call.target, data)
       const receipt = await executeSwap(world, plan)
       measured[name] = receipt.gasUsed - direct

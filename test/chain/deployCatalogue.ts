@@ -2,7 +2,7 @@
 // catalogue names there, our router deployed through the CREATE2 proxy and allow-listed exactly as
 // `swapeazi router allow` would, and catalogue files rewritten to point at what was deployed.
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
-import { type CatalogueFiles, type Catalogue, compileCatalogue } from '../../src/engine/index.ts'
+import { type Catalogue, type CatalogueFiles, compileCatalogue, pow10, type Token } from '../../src/engine/index.ts'
 import { deployRouter } from '../../src/contracts/deployRouter.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
@@ -40,6 +40,13 @@ async function mint(instance: AnvilInstance, token: Address, to: Address, amount
 
 /** Deploys stand-ins for `chain`'s part of the catalogue on `instance` and rewrites `files` to point at them. */
 async function deployChain(instance: AnvilInstance, files: CatalogueFiles, original: CatalogueFiles, chain: ChainCode): Promise<ChainSetup> {
+  // Prices and decimals as the engine compiles them from the real catalogue: the stand-ins pay the oracle rate.
+  const real = compileCatalogue(original)
+  const tokenOn = (symbol: string): Token => {
+    const token = real.tokens.get(`${chain}:${symbol}`)
+    if (!token) throw new Error(`${symbol} is not on ${chain}`)
+    return token
+  }
   const [deployer] = instance.accounts
   if (!deployer) throw new Error('anvil has no accounts')
   const replaced = new Map<string, Address>()
@@ -50,13 +57,11 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
   }
 
   // Tokens: USDT-like reset tokens where the catalogue says so, EIP-2612/3009 tokens otherwise.
-  const decimalsOf = new Map<string, number>()
   for (const token of original.tokens.tokens.filter((entry) => entry.chain === chain)) {
     const address = token.approvalReset
       ? await deployStandIn(instance, deployer, 'ResetApprovalToken', [token.symbol, token.symbol, token.decimals])
       : await deployStandIn(instance, deployer, 'TestToken', [token.symbol, token.symbol, token.decimals, '2'])
     replaced.set(token.address.toLowerCase(), address)
-    decimalsOf.set(token.symbol, token.decimals)
   }
   const tokenAddress = (symbol: string): Address => {
     const entry = original.tokens.tokens.find((token) => token.chain === chain && token.symbol === symbol)
@@ -104,18 +109,16 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
     for (const inSymbol of venue.tokens) {
       for (const outSymbol of venue.tokens) {
         if (inSymbol === outSymbol) continue
-        const priceIn = oraclePriceE18(original, chain, inSymbol)
-        const priceOut = oraclePriceE18(original, chain, outSymbol)
-        const decIn = BigInt(decimalsOf.get(inSymbol) ?? 18)
-        const decOut = BigInt(decimalsOf.get(outSymbol) ?? 18)
+        const tokenIn = tokenOn(inSymbol)
+        const tokenOut = tokenOn(outSymbol)
         await writeContractAndWait(instance, deployer, {
           address,
           abi: standInAbi('UniswapV3RouterStandIn'),
           functionName: 'setRate',
-          args: [tokenAddress(inSymbol), tokenAddress(outSymbol), priceIn * 10n ** decOut, priceOut * 10n ** decIn],
+          args: [tokenAddress(inSymbol), tokenAddress(outSymbol), tokenIn.priceUsdE18 * pow10(tokenOut.decimals), tokenOut.priceUsdE18 * pow10(tokenIn.decimals)],
         })
       }
-      await mint(instance, tokenAddress(inSymbol), address, RESERVE_UNITS * 10n ** BigInt(decimalsOf.get(inSymbol) ?? 18))
+      await mint(instance, tokenAddress(inSymbol), address, RESERVE_UNITS * pow10(tokenOn(inSymbol).decimals))
     }
   }
 
@@ -149,20 +152,6 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
     treasury,
   })
   return { chain, instance, router: routerDeployment(deployed.address), owner, treasury, replaced }
-}
-
-/** USD price of a token, 18-decimal, as the snapshot has it (fx × the token's ratio to its currency). */
-function oraclePriceE18(files: CatalogueFiles, chain: ChainCode, symbol: string): bigint {
-  const entry = files.tokens.tokens.find((token) => token.chain === chain && token.symbol === symbol)
-  if (!entry) throw new Error(`${symbol} is not on ${chain}`)
-  const fx = files.market.fx[entry.currency]
-  const ratio = files.market.tokenPrices[symbol]
-  const parse = (decimal: string): bigint => {
-    const [whole = '0', fraction = ''] = decimal.split('.')
-    return BigInt(whole) * 10n ** 18n + BigInt((fraction + '0'.repeat(18)).slice(0, 18))
-  }
-  const price = parse(fx?.usd ?? '1')
-  return ratio ? (price * parse(ratio.ratio)) / 10n ** 18n : price
 }
 
 /** Rewrites every address of `chain` in the files through the stand-in map. */

@@ -34,6 +34,7 @@ import {
   standInArtifact,
   standInEvent,
   standInEvents,
+  PERMIT_TYPES,
 } from './standIns.ts'
 
 let chainA: AnvilInstance
@@ -133,15 +134,7 @@ describe('test tokens', () => {
     const permit = { owner: owner.address, spender: spender.address, value: 400_000_000n, nonce: 0n, deadline }
     const signature = await owner.signTypedData({
       domain,
-      types: {
-        Permit: [
-          { name: 'owner', type: 'address' },
-          { name: 'spender', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'nonce', type: 'uint256' },
-          { name: 'deadline', type: 'uint256' },
-        ],
-      },
+      types: PERMIT_TYPES,
       primaryType: 'Permit',
       message: permit,
     })

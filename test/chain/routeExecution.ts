@@ -87,7 +87,7 @@ export async function executeSwap(world: CatalogueOnChains, plan: PlannedSwap): 
     const hash = await wallet.sendTransaction({ to: request.to, data: request.data, value: hexToBigInt(request.value), gas: hexToBigInt(request.gas) })
     return instance.publicClient.waitForTransactionReceipt({ hash })
   }
-  const approval = await send(plan.build.approval.transactionRequest)
+  const approval = await send(plan.build.approvalTransactionRequest)
   if (approval.status !== 'success') throw new Error('approval reverted')
   return send(plan.build.transactionRequest)
 }
@@ -96,7 +96,6 @@ export async function executeSwap(world: CatalogueOnChains, plan: PlannedSwap): 
 export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt: TransactionReceipt): Promise<TransactionReceipt> {
   const lane = plan.priced.route.bridge
   if (!lane) throw new Error('nothing to relay on a same-chain route')
-  const source = setupOf(world, lane.from.chain)
   const destination = setupOf(world, lane.to.chain)
   const relayer = destination.instance.accounts[5]!
   const deliveredBy = lane.deliveredBy as Address
@@ -142,7 +141,6 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
       const received = oft.args.amountReceivedLD as bigint
       // LayerZero credits the shared-decimals amount in the destination token's own decimals.
       const amountLD = (received * 10n ** BigInt(lane.to.decimals)) / 10n ** BigInt(lane.from.decimals)
-      void source
       return writeContractAndWait(destination.instance, relayer, {
         address: deliveredBy,
         abi: standInAbi('LayerZeroEndpointStandIn'),

@@ -9,7 +9,7 @@ import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, type ChainSetup, deployCatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, type PlannedSwap, planSwap, setupOf, tokenOf } from './routeExecution.ts'
 import { expectRouterEmpty, mintTo, sendEstimated, sendRequest } from './safetyHelpers.ts'
-import { deployStandIn, standInAbi } from './standIns.ts'
+import { deployStandIn, PERMIT_TYPES, standInAbi } from './standIns.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 const ROUTE = 'eth-curve-3pool:USDC>DAI'
@@ -47,7 +47,7 @@ async function holdings(swap: PlannedSwap, ...others: Address[]): Promise<Record
 /** Gives the sender the input and approves the router for it, as the builder's approval transaction does. */
 async function fundAndApprove(swap: PlannedSwap): Promise<void> {
   await mintTo(instance, usdc().address, swap.sender.address, swap.build.order.amountIn)
-  const approval = await sendRequest(instance, swap.sender, swap.build.approval.transactionRequest)
+  const approval = await sendRequest(instance, swap.sender, swap.build.approvalTransactionRequest)
   expect(approval.status).toBe('success')
   expect(await allowance(swap.sender.address)).toBe(swap.build.order.amountIn)
 }
@@ -253,15 +253,6 @@ describe("the owner controls the allow-list and the treasury, never users' token
 })
 
 describe('EIP-2612 permit instead of an approval transaction', () => {
-  const permitTypes = {
-    Permit: [
-      { name: 'owner', type: 'address' },
-      { name: 'spender', type: 'address' },
-      { name: 'value', type: 'uint256' },
-      { name: 'nonce', type: 'uint256' },
-      { name: 'deadline', type: 'uint256' },
-    ],
-  } as const
 
   async function signPermit(signer: Account, owner: Address, value: bigint) {
     const token = usdc().address as Address
@@ -270,7 +261,7 @@ describe('EIP-2612 permit instead of an approval transaction', () => {
     const signature = await signer.signTypedData({
       // deployCatalogue passes the symbol as the token's name; version '2' as USDC.
       domain: { name: usdc().symbol, version: '2', chainId: instance.chainId, verifyingContract: token },
-      types: permitTypes,
+      types: PERMIT_TYPES,
       primaryType: 'Permit',
       message: { owner, spender: eth.router.router, value, nonce, deadline },
     })

@@ -130,10 +130,10 @@ describe('same-chain routes on every venue protocol', () => {
     const setup = setupOf(world, 'ETH')
     const { instance } = setup
     const usdt = tokenOf(world, 'ETH:USDT')
-    const { approval } = plan.build
+    const { approval, approvalTransactionRequest, approvalResetTransactionRequest } = plan.build
     expect(usdt.needsApprovalReset).toBe(true)
     expect(approval.resetFirst).toBe(true)
-    expect(approval.resetTransactionRequest).toBeDefined()
+    expect(approvalResetTransactionRequest).toBeDefined()
     expect(approval).toMatchObject({ token: usdt.address, spender: setup.router.router, amount: plan.build.order.amountIn })
 
     const allowance = () => instance.publicClient.readContract({ address: usdt.address as Address, abi: erc20Abi, functionName: 'allowance', args: [plan.sender.address, setup.router.router] })
@@ -144,14 +144,14 @@ describe('same-chain routes on every venue protocol', () => {
     expect(await allowance()).toBe(1n)
 
     // The plain approval now fails, both as a wallet sends it and with its reason when simulated.
-    const refused = await sendRequest(instance, plan.sender, approval.transactionRequest)
+    const refused = await sendRequest(instance, plan.sender, approvalTransactionRequest)
     expect(refused.status).toBe('reverted')
-    await expect(sendEstimated(instance, plan.sender, approval.transactionRequest)).rejects.toThrow(/reset to 0 first/)
+    await expect(sendEstimated(instance, plan.sender, approvalTransactionRequest)).rejects.toThrow(/reset to 0 first/)
     expect(await allowance()).toBe(1n)
 
-    expect((await sendRequest(instance, plan.sender, approval.resetTransactionRequest!)).status).toBe('success')
+    expect((await sendRequest(instance, plan.sender, approvalResetTransactionRequest!)).status).toBe('success')
     expect(await allowance()).toBe(0n)
-    expect((await sendRequest(instance, plan.sender, approval.transactionRequest)).status).toBe('success')
+    expect((await sendRequest(instance, plan.sender, approvalTransactionRequest)).status).toBe('success')
     expect(await allowance()).toBe(plan.build.order.amountIn)
 
     const receipt = await sendRequest(instance, plan.sender, plan.build.transactionRequest)

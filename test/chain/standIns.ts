@@ -158,3 +158,14 @@ export function standInEvent(
 export function addressToBytes32(address: Address): Hex {
   return `0x${address.slice(2).toLowerCase().padStart(64, '0')}`
 }
+
+/** EIP-712 types of an EIP-2612 permit, as TestToken (and USDC) verify it. */
+export const PERMIT_TYPES = {
+  Permit: [
+    { name: 'owner', type: 'address' },
+    { name: 'spender', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'nonce', type: 'uint256' },
+    { name: 'deadline', type: 'uint256' },
+  ],
+} as const

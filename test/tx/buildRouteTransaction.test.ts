@@ -1,4 +1,4 @@
-import { type Address, decodeFunctionData, hexToBigInt } from 'viem'
+import { type Address, decodeFunctionData, erc20Abi, hexToBigInt } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -73,18 +73,30 @@ describe('buildRouteTransaction', () => {
   it('approves exactly amountIn, and asks USDT on Ethereum to reset its allowance first', () => {
     const [usdc] = buildAll('ETH:USDC', 'ETH:USDT')
     expect(usdc!.build.approval).toMatchObject({ spender: ROUTER.router, amount: usdc!.priced.amountIn, resetFirst: false })
-    expect(usdc!.build.approval.resetTransactionRequest).toBeUndefined()
+    expect(usdc!.build.approvalResetTransactionRequest).toBeUndefined()
+    const approve = decodeFunctionData({ abi: erc20Abi, data: usdc!.build.approvalTransactionRequest.data })
+    expect(approve.args).toEqual([ROUTER.router, usdc!.priced.amountIn])
+    expect(usdc!.build.approvalTransactionRequest).toMatchObject({ chainId: 1, from: SENDER, to: usdc!.priced.route.from.address, value: '0x0' })
     const [usdt] = buildAll('ETH:USDT', 'ETH:USDC')
     expect(usdt!.build.approval.resetFirst).toBe(true)
-    const reset = decodeFunctionData({ abi: [{ type: 'function', name: 'approve', stateMutability: 'nonpayable', inputs: [{ type: 'address' }, { type: 'uint256' }], outputs: [{ type: 'bool' }] }], data: usdt!.build.approval.resetTransactionRequest!.data })
+    const reset = decodeFunctionData({ abi: erc20Abi, data: usdt!.build.approvalResetTransactionRequest!.data })
     expect(reset.args).toEqual([ROUTER.router, 0n])
   })
 
   it('sends a cross-chain route to the user on arrival, or to our executor there when a swap follows', () => {
-    for (const { priced, build } of buildAll('BAS:USDC', 'POL:EURe')) {
-      expect(build.order.tokenOut).toBe('0x0000000000000000000000000000000000000000')
-      expect(build.destinationOrder).toMatchObject({ recipient: RECIPIENT, minOut: buildAll('BAS:USDC', 'POL:EURe')[0]!.found.amounts.toAmountMin })
+    const routes = buildAll('BAS:USDC', 'POL:EURe')
+    expect(routes.length).toBeGreaterThan(0)
+    for (const { priced, found, build } of routes) {
       expect(priced.route.destinationSwaps.length).toBeGreaterThan(0)
+      expect(build.order.tokenOut).toBe('0x0000000000000000000000000000000000000000')
+      expect(build.order.minOut).toBe(0n)
+      expect(build.destinationOrder).toMatchObject({ recipient: RECIPIENT, minOut: found.amounts.toAmountMin, tokenOut: priced.route.to.address })
+      // The bridge delivers to our executor on Polygon, which runs the order; the user is its recipient.
+      expect(build.destinationOrder!.calls).toHaveLength(priced.route.destinationSwaps.length)
+    }
+    for (const { build } of buildAll('BAS:USDC', 'POL:USDC')) {
+      expect(build.destinationOrder).toBeUndefined()
+      expect(build.order.recipient).toBe(RECIPIENT)
     }
   })
 })
