@@ -1,0 +1,88 @@
+import * as z from 'zod'
+
+/** The reason codes a rejected payment carries in the 402 challenge's `error` (DESIGN 7.8). */
+export const PAYMENT_REJECT_REASONS = [
+  'invalid_payment',
+  'unsupported_scheme',
+  'network_mismatch',
+  'invalid_signature',
+  'amount_mismatch',
+  'recipient_mismatch',
+  'authorization_expired',
+  'authorization_not_yet_valid',
+  'payment_already_used',
+  'insufficient_funds',
+  'settlement_failed',
+] as const
+export const PaymentRejectReason = z.enum(PAYMENT_REJECT_REASONS)
+export type PaymentRejectReason = z.infer<typeof PaymentRejectReason>
+
+const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
+const UintString = z.string().regex(/^[0-9]{1,78}$/, 'must be a non-negative integer string')
+
+/**
+ * Spec 2.6 plus what real x402 v1 clients require (DESIGN 7.6): x402-fetch 1.2.0 parses every entry of `accepts`
+ * and signs over `extra.name`/`extra.version`, so no member is ever null.
+ */
+export const PaymentRequirements = z
+  .object({
+    scheme: z.literal('exact'),
+    network: z.literal('base'),
+    maxAmountRequired: UintString.describe('Atomic USDC units (6 decimals): "20000" is USD 0.02'),
+    resource: z.url().describe('Absolute URL of the paid endpoint'),
+    description: z.string(),
+    mimeType: z.literal('application/json'),
+    payTo: EvmAddress.describe('The service\'s receiving wallet'),
+    maxTimeoutSeconds: z.number().int().positive(),
+    asset: EvmAddress.describe('USDC on Base, from the manifest'),
+    outputSchema: z.record(z.string(), z.unknown()).optional(),
+    extra: z.object({ name: z.string(), version: z.string() }).describe('EIP-712 domain of the asset'),
+  })
+  .meta({ id: 'PaymentRequirements' })
+export type PaymentRequirements = z.infer<typeof PaymentRequirements>
+
+/** Spec 2.5: the body of every 402. `error` is a reason code from DESIGN 7.8, or why payment is needed at all. */
+export const X402Challenge = z
+  .object({
+    x402Version: z.literal(1),
+    error: z.string(),
+    accepts: z.array(PaymentRequirements),
+    /** What to do next, for an agent reading the challenge (not part of x402; clients ignore it). */
+    detail: z.string().optional(),
+  })
+  .meta({ id: 'X402Challenge' })
+export type X402Challenge = z.infer<typeof X402Challenge>
+
+/** An EIP-3009 TransferWithAuthorization as x402 v1 "exact" carries it. */
+export const ExactEvmAuthorization = z.object({
+  from: EvmAddress,
+  to: EvmAddress,
+  value: UintString,
+  validAfter: UintString,
+  validBefore: UintString,
+  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters'),
+})
+
+/** The JSON inside `X-PAYMENT` (x402 v1, scheme exact, EVM). Version and scheme are checked after parsing. */
+export const PaymentPayload = z.object({
+  x402Version: z.number().int(),
+  scheme: z.string(),
+  network: z.string(),
+  payload: z.object({
+    signature: z.string().regex(/^0x[0-9a-fA-F]+$/, 'must be 0x-prefixed hex'),
+    authorization: ExactEvmAuthorization,
+  }),
+})
+export type PaymentPayload = z.infer<typeof PaymentPayload>
+
+/** The JSON inside `X-PAYMENT-RESPONSE`: x402's SettleResponse, plus how it was settled. */
+export const PaymentReceipt = z
+  .object({
+    success: z.boolean(),
+    transaction: z.string().describe('Base transaction hash; "ledger:<swapEaziRef>" when recorded on our ledger, not broadcast'),
+    network: z.literal('base'),
+    payer: EvmAddress,
+    settlement: z.enum(['ledger', 'onchain', 'facilitator']),
+  })
+  .meta({ id: 'PaymentReceipt' })
+export type PaymentReceipt = z.infer<typeof PaymentReceipt>

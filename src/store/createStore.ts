@@ -1,0 +1,199 @@
+import type { Sql } from './sql.ts'
+
+/** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
+export type PaymentReservation = {
+  payer: string
+  nonce: string
+  value: bigint
+  asset: string
+  payTo: string
+  validAfter: bigint
+  validBefore: bigint
+  /** The signed authorization: on the ledger it is what an operator can still settle on chain. */
+  signature: string
+  settlementMode: string
+  swapRef: string
+  reservedAt: Date
+}
+
+export type PaymentStatus = 'reserved' | 'settled' | 'unsettled'
+
+export type PaymentRow = Omit<PaymentReservation, 'reservedAt'> & {
+  status: PaymentStatus
+  transaction: string | null
+  error: string | null
+  reservedAt: string
+  settledAt: string | null
+}
+
+/** How a swap was paid for or authorised. */
+export type SwapChannel = 'x402' | 'mpp' | 'api_key'
+
+/** A swap the service built: what was asked, what was promised, the transaction, and the payment behind it. */
+export type SwapRecord = {
+  ref: string
+  channel: SwapChannel
+  status: 'built'
+  fromChain: string
+  toChain: string
+  fromToken: string
+  toToken: string
+  fromAmount: string
+  toAmount: string
+  toAmountMin: string
+  fromAddress: string
+  toAddress: string
+  quote: unknown
+  transactionRequest: unknown
+  payment?: { payer: string; nonce: string }
+  createdAt: Date
+}
+
+export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment'> & { payment: { payer: string; nonce: string } | null; createdAt: string }
+
+/** What the use cases need from the database; both drivers run the same statements. */
+export type Store = {
+  /** Claims (payer, nonce) for one swap; false when any replica already holds it (single use, DESIGN 7.9). */
+  reservePayment(reservation: PaymentReservation): Promise<boolean>
+  /** Gives a reservation back (the swap was not delivered): the same authorization can pay again. */
+  releasePayment(payer: string, nonce: string, swapRef: string): Promise<void>
+  /** Keeps a reservation whose settlement outcome is unknown, with what to reconcile. */
+  markPaymentUnsettled(payer: string, nonce: string, detail: { transaction?: string; error: string }): Promise<void>
+  /** Settles the reserved payment and records its swap in one transaction, committed before the answer leaves. */
+  recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
+  getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
+  getSwap(ref: string): Promise<StoredSwap | undefined>
+  sql: Sql
+}
+
+const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
+
+/** The store over an open, migrated connection. Addresses and nonces are kept lowercase. */
+export function createStore(sql: Sql): Store {
+  return {
+    sql,
+    async reservePayment(r) {
+      const rows = await sql.query(
+        `insert into x402_payments (payer, nonce, status, value, asset, pay_to, valid_after, valid_before, signature, settlement_mode, swap_ref, reserved_at)
+         values ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         on conflict (payer, nonce) do nothing
+         returning payer`,
+        [
+          r.payer.toLowerCase(),
+          r.nonce.toLowerCase(),
+          r.value.toString(),
+          r.asset.toLowerCase(),
+          r.payTo.toLowerCase(),
+          r.validAfter.toString(),
+          r.validBefore.toString(),
+          r.signature,
+          r.settlementMode,
+          r.swapRef,
+          r.reservedAt.toISOString(),
+        ],
+      )
+      return rows.length === 1
+    },
+    async releasePayment(payer, nonce, swapRef) {
+      await sql.query(`delete from x402_payments where payer = $1 and nonce = $2 and swap_ref = $3 and status = 'reserved'`, [
+        payer.toLowerCase(),
+        nonce.toLowerCase(),
+        swapRef,
+      ])
+    },
+    async markPaymentUnsettled(payer, nonce, detail) {
+      await sql.query(`update x402_payments set status = 'unsettled', transaction = $3, error = $4 where payer = $1 and nonce = $2 and status = 'reserved'`, [
+        payer.toLowerCase(),
+        nonce.toLowerCase(),
+        detail.transaction ?? null,
+        detail.error,
+      ])
+    },
+    async recordPaidSwap(settlement, swap) {
+      await sql.transaction(async (tx) => {
+        const settled = await tx.query(
+          `update x402_payments set status = 'settled', transaction = $3, settled_at = $4
+           where payer = $1 and nonce = $2 and status = 'reserved' and swap_ref = $5 returning payer`,
+          [settlement.payer.toLowerCase(), settlement.nonce.toLowerCase(), settlement.transaction, settlement.settledAt.toISOString(), swap.ref],
+        )
+        if (settled.length !== 1) throw new Error(`payment ${settlement.payer}/${settlement.nonce} is not reserved for ${swap.ref}`)
+        await insertSwap(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })
+      })
+    },
+    async getPayment(payer, nonce) {
+      const [row] = await sql.query<Record<string, unknown>>(
+        `select payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after, valid_before::text as valid_before,
+                signature, settlement_mode, swap_ref, transaction, error, reserved_at, settled_at
+         from x402_payments where payer = $1 and nonce = $2`,
+        [payer.toLowerCase(), nonce.toLowerCase()],
+      )
+      if (row === undefined) return undefined
+      return {
+        payer: String(row['payer']),
+        nonce: String(row['nonce']),
+        status: row['status'] as PaymentStatus,
+        value: BigInt(String(row['value'])),
+        asset: String(row['asset']),
+        payTo: String(row['pay_to']),
+        validAfter: BigInt(String(row['valid_after'])),
+        validBefore: BigInt(String(row['valid_before'])),
+        signature: String(row['signature']),
+        settlementMode: String(row['settlement_mode']),
+        swapRef: String(row['swap_ref']),
+        transaction: row['transaction'] === null ? null : String(row['transaction']),
+        error: row['error'] === null ? null : String(row['error']),
+        reservedAt: iso(row['reserved_at']),
+        settledAt: row['settled_at'] === null ? null : iso(row['settled_at']),
+      }
+    },
+    async getSwap(ref) {
+      const [row] = await sql.query<Record<string, unknown>>(`select * from swaps where ref = $1`, [ref])
+      if (row === undefined) return undefined
+      return {
+        ref: String(row['ref']),
+        channel: row['channel'] as SwapChannel,
+        status: row['status'] as 'built',
+        fromChain: String(row['from_chain']),
+        toChain: String(row['to_chain']),
+        fromToken: String(row['from_token']),
+        toToken: String(row['to_token']),
+        fromAmount: String(row['from_amount']),
+        toAmount: String(row['to_amount']),
+        toAmountMin: String(row['to_amount_min']),
+        fromAddress: String(row['from_address']),
+        toAddress: String(row['to_address']),
+        quote: row['quote'],
+        transactionRequest: row['transaction_request'],
+        payment: row['payer'] === null ? null : { payer: String(row['payer']), nonce: String(row['payment_nonce']) },
+        createdAt: iso(row['created_at']),
+      }
+    },
+  }
+}
+
+async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
+  await tx.query(
+    `insert into swaps (ref, channel, status, from_chain, to_chain, from_token, to_token, from_amount, to_amount, to_amount_min,
+                        from_address, to_address, quote, transaction_request, payer, payment_nonce, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    [
+      swap.ref,
+      swap.channel,
+      swap.status,
+      swap.fromChain,
+      swap.toChain,
+      swap.fromToken,
+      swap.toToken,
+      swap.fromAmount,
+      swap.toAmount,
+      swap.toAmountMin,
+      swap.fromAddress.toLowerCase(),
+      swap.toAddress.toLowerCase(),
+      JSON.stringify(swap.quote),
+      JSON.stringify(swap.transactionRequest),
+      swap.payment?.payer.toLowerCase() ?? null,
+      swap.payment?.nonce.toLowerCase() ?? null,
+      swap.createdAt.toISOString(),
+    ],
+  )
+}

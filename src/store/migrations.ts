@@ -1,0 +1,70 @@
+import type { Sql } from './sql.ts'
+
+/**
+ * The schema, one dialect for both drivers (DESIGN 9). Append only: a shipped migration is never edited, so every
+ * store, embedded or shared, reaches the same schema by the same steps.
+ */
+export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
+  {
+    id: 1,
+    name: 'x402 payments and swaps',
+    sql: `
+      create table x402_payments (
+        payer text not null,
+        nonce text not null,
+        status text not null check (status in ('reserved', 'settled', 'unsettled')),
+        value numeric(78, 0) not null,
+        asset text not null,
+        pay_to text not null,
+        valid_after numeric(78, 0) not null,
+        valid_before numeric(78, 0) not null,
+        signature text not null,
+        settlement_mode text not null,
+        swap_ref text not null,
+        transaction text,
+        error text,
+        reserved_at timestamptz not null,
+        settled_at timestamptz,
+        primary key (payer, nonce)
+      );
+      create table swaps (
+        ref text primary key,
+        channel text not null,
+        status text not null,
+        from_chain text not null,
+        to_chain text not null,
+        from_token text not null,
+        to_token text not null,
+        from_amount text not null,
+        to_amount text not null,
+        to_amount_min text not null,
+        from_address text not null,
+        to_address text not null,
+        quote jsonb not null,
+        transaction_request jsonb not null,
+        payer text,
+        payment_nonce text,
+        created_at timestamptz not null,
+        foreign key (payer, payment_nonce) references x402_payments (payer, nonce)
+      );
+      create index swaps_from_address_created on swaps (from_address, created_at);
+    `,
+  },
+]
+
+/** Brings the schema up to date; replicas starting together take turns on an advisory lock. */
+export async function migrate(sql: Sql): Promise<number[]> {
+  return sql.transaction(async (tx) => {
+    await tx.query(`select pg_advisory_xact_lock(7402402)`)
+    await tx.query(`create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())`)
+    const done = new Set((await tx.query<{ id: number }>('select id from schema_migrations')).map((row) => row.id))
+    const applied: number[] = []
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.id)) continue
+      for (const statement of migration.sql.split(';').map((s) => s.trim()).filter((s) => s.length > 0)) await tx.query(statement)
+      await tx.query('insert into schema_migrations (id, name) values ($1, $2)', [migration.id, migration.name])
+      applied.push(migration.id)
+    }
+    return applied
+  })
+}

@@ -1,0 +1,30 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import type { Sql } from './sql.ts'
+
+/**
+ * The embedded store (DESIGN 9): PostgreSQL compiled to WASM, in-process. `dataDir` keeps the data across restarts;
+ * `undefined` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
+ */
+export async function openPgliteSql(dataDir?: string): Promise<Sql> {
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+  const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir)
+  await db.waitReady
+  return {
+    describe: dataDir === undefined ? 'pglite (in memory)' : `pglite (${dataDir})`,
+    async query<Row>(text: string, params: readonly unknown[] = []) {
+      return (await db.query<Row>(text, params as unknown[])).rows
+    },
+    async transaction(work) {
+      return db.transaction((tx) =>
+        work({
+          describe: 'pglite transaction',
+          async query<Row>(text: string, params: readonly unknown[] = []) {
+            return (await tx.query<Row>(text, params as unknown[])).rows
+          },
+        }),
+      )
+    },
+    close: () => db.close(),
+  }
+}

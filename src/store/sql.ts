@@ -1,0 +1,10 @@
+/** The one thing both drivers (PGlite, PostgreSQL) offer the store: parameterised SQL, and transactions. */
+export type Sql = {
+  /** Runs one statement with `$1`-style parameters; rows come back as plain objects. */
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>
+  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close'>) => Promise<T>): Promise<T>
+  close(): Promise<void>
+  /** For logs and health: which driver, and where (never a password). */
+  describe: string
+}
