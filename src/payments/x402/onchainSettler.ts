@@ -1,0 +1,199 @@
+import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, parseSignature } from 'viem'
+import { eip3009Abi } from './eip3009Abi.ts'
+import type { PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
+
+type Eip3009Abi = typeof eip3009Abi
+
+type TransferWithAuthorizationArgs = readonly [
+  from: Address,
+  to: Address,
+  value: bigint,
+  validAfter: bigint,
+  validBefore: bigint,
+  nonce: Hex,
+  v: number,
+  r: Hex,
+  s: Hex,
+]
+
+/** The contract call that settles a payment, as both simulation and broadcast take it. */
+export type TransferWithAuthorizationCall = {
+  address: Address
+  abi: Eip3009Abi
+  functionName: 'transferWithAuthorization'
+  args: TransferWithAuthorizationArgs
+}
+
+type AuthorizationStateRead = {
+  address: Address
+  abi: Eip3009Abi
+  functionName: 'authorizationState'
+  args: readonly [authorizer: Address, nonce: Hex]
+}
+type BalanceOfRead = { address: Address; abi: Eip3009Abi; functionName: 'balanceOf'; args: readonly [account: Address] }
+
+/** What settlement reads from Base; a viem public client fits. */
+export type OnchainSettlerPublicClient = {
+  // One overload per call, so viem's generic readContract is inferred against each. The results are checked at run
+  // time: a generic return does not narrow through a structural port (and a test literal may answer anything).
+  readContract(parameters: AuthorizationStateRead): Promise<unknown>
+  readContract(parameters: BalanceOfRead): Promise<unknown>
+  /** Resolves if the call would succeed from `account`; rejects with the revert otherwise. */
+  simulateContract(parameters: TransferWithAuthorizationCall & { account: Address }): Promise<unknown>
+  waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted' }>
+}
+
+/** The gas-paying wallet that broadcasts the settlement; a viem wallet client with an account and a chain fits. */
+export type OnchainSettlerWalletClient = {
+  account: { address: Address }
+  writeContract(parameters: TransferWithAuthorizationCall): Promise<Hash>
+}
+
+export type OnchainSettlerParameters = {
+  publicClient: OnchainSettlerPublicClient
+  walletClient: OnchainSettlerWalletClient
+  /** How long to wait for the receipt after broadcasting; past it the outcome is ambiguous. Default 60 000. */
+  receiptTimeoutMs?: number
+}
+
+const DEFAULT_RECEIPT_TIMEOUT_MS = 60_000
+
+const UNREACHABLE =
+  'Base could not be reached to settle the payment (RPC error); nothing was charged. Retry shortly with the same payment.'
+
+/**
+ * DESIGN 7.10 mode `onchain`: checks the authorization is unused and funded, then broadcasts USDC's
+ * `transferWithAuthorization` from our own gas wallet, simulated first so a revert costs nothing and is reported.
+ * Every failure is a value; one after the broadcast whose outcome is unknown is marked ambiguous with its hash.
+ */
+export function onchainSettler(parameters: OnchainSettlerParameters): Settler {
+  const { publicClient, walletClient } = parameters
+  const receiptTimeoutMs = parameters.receiptTimeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
+  return {
+    mode: 'onchain',
+
+    async check(payment) {
+      let isUsed: unknown
+      let balance: unknown
+      try {
+        ;[isUsed, balance] = await Promise.all([
+          publicClient.readContract({
+            address: payment.asset,
+            abi: eip3009Abi,
+            functionName: 'authorizationState',
+            args: [payment.payer, payment.nonce],
+          }),
+          publicClient.readContract({
+            address: payment.asset,
+            abi: eip3009Abi,
+            functionName: 'balanceOf',
+            args: [payment.payer],
+          }),
+        ])
+      } catch {
+        return reject(
+          'settlement_failed',
+          'Base could not be reached to check the payment (RPC error); nothing was charged. Retry shortly with the same payment.',
+        )
+      }
+      if (typeof isUsed !== 'boolean' || typeof balance !== 'bigint')
+        return reject('settlement_failed', 'Base gave an unexpected answer about the USDC authorization; nothing was charged.')
+      if (isUsed)
+        return reject(
+          'payment_already_used',
+          `The authorization with nonce ${payment.nonce} from ${payment.payer} was already used or canceled on chain; sign a new payment from a fresh challenge.`,
+        )
+      if (balance < payment.value)
+        return reject(
+          'insufficient_funds',
+          `${payment.payer} holds ${balance} atomic USDC on Base; the fee is ${payment.value}. Fund the wallet and pay again.`,
+        )
+      return { ok: true }
+    },
+
+    async settle(payment) {
+      let call: TransferWithAuthorizationCall
+      try {
+        call = transferWithAuthorizationCall(payment)
+      } catch {
+        return reject('invalid_signature', 'The signature is not a 65-byte ECDSA signature; pay from an externally owned account.')
+      }
+      try {
+        await publicClient.simulateContract({ ...call, account: walletClient.account.address })
+      } catch (error) {
+        const revert = revertReason(error)
+        if (revert === undefined) return reject('settlement_failed', UNREACHABLE)
+        return reject('settlement_failed', `USDC refused the transfer (${revert}); nothing was charged.`)
+      }
+
+      let hash: Hash
+      try {
+        hash = await walletClient.writeContract(call)
+      } catch (error) {
+        const revert = revertReason(error)
+        // Reverted in gas estimation: nothing was sent (another settlement may have won a race since the simulation).
+        if (revert !== undefined) return reject('settlement_failed', `USDC refused the transfer (${revert}); nothing was charged.`)
+        // Failed while sending: the node may have taken the transaction before the connection broke.
+        return {
+          ok: false,
+          reason: 'settlement_failed',
+          isAmbiguous: true,
+          message: 'Sending the settlement transaction failed and it may have reached the network; its outcome is being reconciled.',
+        }
+      }
+
+      let status: 'success' | 'reverted'
+      try {
+        ;({ status } = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs }))
+      } catch {
+        return {
+          ok: false,
+          reason: 'settlement_failed',
+          isAmbiguous: true,
+          transaction: hash,
+          message: `The settlement transaction ${hash} was broadcast but not confirmed within ${receiptTimeoutMs / 1000} s; its outcome is being reconciled.`,
+        }
+      }
+      if (status !== 'success')
+        return {
+          ok: false,
+          reason: 'settlement_failed',
+          transaction: hash,
+          message: `The settlement transaction ${hash} reverted on chain; nothing was charged.`,
+        }
+      return { ok: true, transaction: hash }
+    },
+  }
+}
+
+function transferWithAuthorizationCall(payment: VerifiedPayment): TransferWithAuthorizationCall {
+  const { r, s, v, yParity } = parseSignature(payment.signature)
+  return {
+    address: payment.asset,
+    abi: eip3009Abi,
+    functionName: 'transferWithAuthorization',
+    args: [
+      payment.payer,
+      payment.payTo,
+      payment.value,
+      payment.validAfter,
+      payment.validBefore,
+      payment.nonce,
+      v === undefined ? 27 + yParity : Number(v),
+      r,
+      s,
+    ],
+  }
+}
+
+/** The contract's revert reason, or undefined when the error is not a revert (an RPC or transport failure). */
+function revertReason(error: unknown): string | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError)
+  if (!(reverted instanceof ContractFunctionRevertedError)) return undefined
+  return reverted.reason ?? reverted.shortMessage
+}
+
+function reject(reason: PaymentRejection['reason'], message: string): PaymentRejection {
+  return { ok: false, reason, message }
+}
