@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { loadCatalogue } from './catalogue/loadCatalogue.ts'
+import { loadSanctionsList } from './compliance/loadSanctionsList.ts'
+import { sanctionsListScreener } from './compliance/sanctionsListScreener.ts'
 import type { Config } from './config.ts'
 import type { AppDeps } from './http/createApp.ts'
 import { createLogger } from './logger.ts'
+import { settlerFromConfig } from './payments/x402/settlerFromConfig.ts'
+import { openStore } from './store/openStore.ts'
 import { routerDeployment } from './tx/routerDeployment.ts'
 
 const PACKAGE_JSON = new URL('../package.json', import.meta.url)
@@ -12,9 +16,14 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version
 }
 
-/** Wires the real dependencies from configuration: catalogue from disk, pino logger, wall clock. */
-export function buildAppDeps(config: Config): AppDeps {
+/**
+ * Wires the real dependencies from configuration: catalogue and sanctions list from disk, the store (PGlite or
+ * PostgreSQL, migrated), the settler, pino logger, wall clock. The caller closes `store.sql` on shutdown.
+ */
+export async function buildAppDeps(config: Config): Promise<AppDeps> {
   const { catalogue, files } = loadCatalogue(config.manifestDir)
+  const sanctions = loadSanctionsList(config.sanctionsFile)
+  const store = await openStore(config.store)
   return {
     catalogue,
     files,
@@ -25,5 +34,9 @@ export function buildAppDeps(config: Config): AppDeps {
     version: packageVersion(),
     publicUrl: config.publicUrl,
     routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
+    store,
+    screener: sanctionsListScreener(sanctions),
+    settler: settlerFromConfig(config.payments.settlement),
+    payTo: config.payments.payTo,
   }
 }

@@ -17,7 +17,16 @@ Configuration is read from the environment; see README.md.`
 /** Starts the HTTP API and resolves once it is listening. */
 async function runServe(): Promise<void> {
   const config = loadConfig()
-  const deps = buildAppDeps(config)
+  const deps = await buildAppDeps(config)
+  deps.log.info(
+    { event: 'payments', settlement: deps.settler.mode, pay_to: deps.payTo, store: deps.store.sql.describe },
+    `x402 payments settle in ${deps.settler.mode} mode; store: ${deps.store.sql.describe}`,
+  )
+  if (config.payments.isPayToDefault)
+    deps.log.warn(
+      { event: 'pay_to_default', pay_to: deps.payTo },
+      'SWAPEAZI_PAY_TO is not set: x402 payments name the inert 0x…dEaD address and are only recorded on the ledger; set your Base wallet',
+    )
   if (!config.hasStableQuoteSecret)
     deps.log.warn({ event: 'quote_secret_ephemeral' }, 'SWAPEAZI_QUOTE_SECRET is not set: quote ids are signed with a per-process key')
   if (config.router.isDefault)
@@ -34,7 +43,9 @@ async function runServe(): Promise<void> {
   })
   const stop = (signal: string): void => {
     deps.log.info({ event: 'shutdown', signal }, 'shutdown')
-    server.close(() => process.exit(0))
+    server.close(() => {
+      void deps.store.sql.close().finally(() => process.exit(0))
+    })
   }
   process.once('SIGINT', () => stop('SIGINT'))
   process.once('SIGTERM', () => stop('SIGTERM'))

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
-import { DEFAULT_ROUTER_ADDRESS } from './contracts/deployRouter.ts'
+import { resolve } from 'node:path'
+import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { ChainCode } from './schemas/catalogue.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -23,6 +24,14 @@ const Env = z.object({
   SWAPEAZI_ROUTER_ADDRESS: HexAddress.optional(),
   SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
   SWAPEAZI_DEPLOYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  SWAPEAZI_PAY_TO: HexAddress.optional(),
+  SWAPEAZI_SETTLEMENT: z.enum(['ledger', 'onchain', 'facilitator']).default('ledger'),
+  SWAPEAZI_BASE_RPC_URL: z.url().optional(),
+  SWAPEAZI_SETTLER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_FACILITATOR_URL: z.url().optional(),
+  SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -40,6 +49,46 @@ export type Config = {
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
   /** Signs `swapeazi router deploy` and `router allow`; never logged. */
   deployerPrivateKey?: `0x${string}`
+  /** PostgreSQL when a URL is set, else PGlite under `dataDir` (DESIGN 9). */
+  store: { driver: 'postgres'; url: string } | { driver: 'pglite'; dataDir: string }
+  /** The OFAC SDN list file screened against (DESIGN 7.18). */
+  sanctionsFile: string
+  payments: {
+    /** Our Base wallet that x402 payments pay; `isDefault` when unset (the inert 0x…dEaD, ledger mode only). */
+    payTo: Address
+    isPayToDefault: boolean
+    settlement:
+      | { mode: 'ledger' }
+      | { mode: 'onchain'; rpcUrl: string; settlerPrivateKey: `0x${string}` }
+      | { mode: 'facilitator'; url: string }
+  }
+}
+
+type Env = z.infer<typeof Env>
+
+/** DESIGN 7.10: each settlement mode and the variables it cannot run without. */
+function settlementConfig(e: Env): Config['payments']['settlement'] {
+  const missing = (names: string[]): never => {
+    throw new Error(`invalid configuration:\n  ${names.map((name) => `${name}: is required when SWAPEAZI_SETTLEMENT=${e.SWAPEAZI_SETTLEMENT}`).join('\n  ')}`)
+  }
+  switch (e.SWAPEAZI_SETTLEMENT) {
+    case 'ledger':
+      return { mode: 'ledger' }
+    case 'onchain': {
+      const absent = [
+        ...(e.SWAPEAZI_BASE_RPC_URL === undefined ? ['SWAPEAZI_BASE_RPC_URL'] : []),
+        ...(e.SWAPEAZI_SETTLER_PRIVATE_KEY === undefined ? ['SWAPEAZI_SETTLER_PRIVATE_KEY'] : []),
+        ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : []),
+      ]
+      if (absent.length > 0 || e.SWAPEAZI_BASE_RPC_URL === undefined || e.SWAPEAZI_SETTLER_PRIVATE_KEY === undefined) return missing(absent)
+      return { mode: 'onchain', rpcUrl: e.SWAPEAZI_BASE_RPC_URL, settlerPrivateKey: e.SWAPEAZI_SETTLER_PRIVATE_KEY as `0x${string}` }
+    }
+    case 'facilitator': {
+      const absent = [...(e.SWAPEAZI_FACILITATOR_URL === undefined ? ['SWAPEAZI_FACILITATOR_URL'] : []), ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : [])]
+      if (absent.length > 0 || e.SWAPEAZI_FACILITATOR_URL === undefined) return missing(absent)
+      return { mode: 'facilitator', url: e.SWAPEAZI_FACILITATOR_URL.replace(/\/$/, '') }
+    }
+  }
 }
 
 const RouterAddresses = z.partialRecord(ChainCode, HexAddress)
@@ -78,6 +127,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hasStableQuoteSecret: e.SWAPEAZI_QUOTE_SECRET !== undefined,
     logLevel: e.SWAPEAZI_LOG_LEVEL,
     ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY as `0x${string}` }),
+    store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
+    sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/sanctioned-addresses.json`,
+    payments: {
+      payTo: (e.SWAPEAZI_PAY_TO as Address | undefined) ?? INERT_OWNER,
+      isPayToDefault: e.SWAPEAZI_PAY_TO === undefined,
+      settlement: settlementConfig(e),
+    },
     router: {
       address: (e.SWAPEAZI_ROUTER_ADDRESS as Address | undefined) ?? DEFAULT_ROUTER_ADDRESS,
       byChain: parseRouterAddresses(e.SWAPEAZI_ROUTER_ADDRESSES),

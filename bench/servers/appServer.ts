@@ -10,9 +10,10 @@ const config = loadConfig({
   SWAPEAZI_HOST: '127.0.0.1',
   SWAPEAZI_PORT: '0',
   SWAPEAZI_LOG_LEVEL: 'silent',
+  SWAPEAZI_DATA_DIR: 'memory://',
   SWAPEAZI_QUOTE_SECRET: 'bench-quote-secret-bench-quote-secret-0123456789',
 })
-const app = createApp(buildAppDeps(config))
+const app = createApp(await buildAppDeps(config))
 const server = serve({ fetch: app.fetch, hostname: config.host, port: 0 }, (info: AddressInfo) => {
   process.send?.({ port: info.port })
 })

@@ -8,6 +8,7 @@ import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
 import { quoteRoutes } from './quoteRoutes.ts'
 import { requestContext } from './requestContext.ts'
+import { swapRoutes } from './swapRoutes.ts'
 
 export type AppDeps = ServiceDeps & {
   /** Absolute base URL the service is reached at (OpenAPI `servers`, x402 `resource`). */
@@ -26,6 +27,9 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/x402/quote': 'POST',
   '/api/mpp/quote': 'POST',
   '/api/v1/quote': 'POST',
+  '/api/x402/swap': 'POST',
+  '/api/mpp/swap': 'POST',
+  '/.well-known/x402.json': 'GET',
   '/openapi.json': 'GET',
 }
 
@@ -52,6 +56,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
 
   app.route('/', discoveryRoutes(deps))
   app.route('/', quoteRoutes(deps))
+  app.route('/', swapRoutes(deps, deps.publicUrl))
   app.get('/openapi.json', (c) => c.json(openapi))
 
   app.notFound((c) => {

@@ -2,6 +2,8 @@ import * as z from 'zod'
 import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '../schemas/discovery.ts'
 import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
+import { SwapResult } from '../schemas/swap.ts'
+import { PaymentReceipt, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
 
 type JsonObject = Record<string, unknown>
 
@@ -33,6 +35,10 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
   const health = component(schemas, 'Health', Health, 'output')
   const chains = component(schemas, 'ChainsResponse', ChainsResponse, 'output')
   const corridors = component(schemas, 'CorridorsResponse', CorridorsResponse, 'output')
+  const swap = component(schemas, 'SwapResult', SwapResult, 'output')
+  const challenge = component(schemas, 'X402Challenge', X402Challenge, 'output')
+  const requirements = component(schemas, 'PaymentRequirements', PaymentRequirements, 'output')
+  component(schemas, 'PaymentReceipt', PaymentReceipt, 'output')
 
   const quoteErrors = {
     '400': problem('invalid_request: body missing, not JSON, or failing the schema; `errors` lists each field'),
@@ -48,6 +54,38 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
       responses: {
         '200': { description: 'Quote, or `supported: false` for a pair no route joins', content: { 'application/json': { schema: { oneOf: [success, unsupported] } } } },
         ...quoteErrors,
+      },
+    },
+  })
+  const swapOperation = (summary: string, operationId: string): JsonObject => ({
+    post: {
+      summary,
+      operationId,
+      description:
+        'Without X-PAYMENT: 402 with the x402 v1 challenge. With it: the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction. Validation (400), screening (403) and routing (422) come before any 402.',
+      parameters: [
+        {
+          name: 'X-PAYMENT',
+          in: 'header',
+          required: false,
+          description: 'base64 (standard or url-safe) of an x402 v1 exact payment for accepts[0]',
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: params } } },
+      responses: {
+        '200': {
+          ...json(swap, 'The built swap'),
+          headers: {
+            'X-PAYMENT-RESPONSE': { description: 'base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)', schema: { type: 'string' } },
+          },
+        },
+        '402': json(challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)'),
+        '400': problem('invalid_request, or conflicting_payment (X-PAYMENT and Authorization: Payment together)'),
+        '403': problem('address_screened: the sender or recipient failed compliance screening'),
+        '413': quoteErrors['413'],
+        '415': quoteErrors['415'],
+        '422': problem('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable'),
       },
     },
   })
@@ -68,6 +106,34 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
       '/api/v1/health': { get: { summary: 'Health, snapshot age and the EUR/ZAR rate', operationId: 'getHealth', responses: { '200': json(health, 'Health') } } },
       '/api/v1/chains': { get: { summary: 'Networks with their tokens, addresses and decimals', operationId: 'listChains', responses: { '200': json(chains, 'Chains') } } },
       '/api/v1/corridors': { get: { summary: 'Corridors with live routing metadata', operationId: 'listCorridors', responses: { '200': json(corridors, 'Corridors') } } },
+      '/api/x402/swap': swapOperation('Paid swap build over x402 (USD 0.02 in USDC on Base)', 'swapX402'),
+      '/api/mpp/swap': swapOperation('The same paid swap handler on the MPP path', 'swapMpp'),
+      '/.well-known/x402.json': {
+        get: {
+          summary: 'x402 payment manifest: each paid endpoint with the requirements its 402 carries',
+          operationId: 'getX402Manifest',
+          responses: {
+            '200': json(
+              {
+                type: 'object',
+                required: ['x402Version', 'resources'],
+                properties: {
+                  x402Version: { const: 1 },
+                  resources: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['resource', 'method', 'accepts'],
+                      properties: { resource: { type: 'string' }, method: { const: 'POST' }, accepts: { type: 'array', items: requirements } },
+                    },
+                  },
+                },
+              },
+              'Payment manifest',
+            ),
+          },
+        },
+      },
       '/openapi.json': { get: { summary: 'This document', operationId: 'getOpenApi', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
     },
     components: { schemas },

@@ -13,6 +13,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   not_agent_callable: 422,
   amount_out_of_range: 422,
   route_not_executable: 422,
+  address_screened: 403,
+  conflicting_payment: 400,
   internal_error: 500,
 }
 
@@ -26,6 +28,8 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   not_agent_callable: 'Not agent-callable',
   amount_out_of_range: 'Amount out of range',
   route_not_executable: 'Route not executable',
+  address_screened: 'Address screened',
+  conflicting_payment: 'Conflicting payment headers',
   internal_error: 'Internal error',
 }
 

@@ -42,6 +42,12 @@ export const Health = z
     rates: z.object({
       EURZAR: z.object({ rate: z.string().describe('Rand per euro'), asOf: z.string(), source: z.string() }),
     }),
+    payments: z.object({
+      settlement: z.enum(['ledger', 'onchain', 'facilitator']).describe('DESIGN 7.10: ledger records authorizations without broadcasting them'),
+      payTo: z.string(),
+      network: z.literal('base'),
+    }),
+    store: z.object({ driver: z.enum(['pglite', 'postgresql']) }),
   })
   .meta({ id: 'Health' })
 export type Health = z.infer<typeof Health>

@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'not_agent_callable',
   'amount_out_of_range',
   'route_not_executable',
+  'address_screened',
+  'conflicting_payment',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

@@ -14,6 +14,8 @@ export type BuildSwapTransactionReturnType = {
   swapEaziRef: string
   quote: QuoteResult
   build: BuildRouteTransactionReturnType
+  /** Who receives the output: the request's toAddress, or its fromAddress. */
+  toAddress: Address
 }
 
 /**
@@ -48,7 +50,7 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
         nowSec: Math.floor(deps.clock() / 1000),
       })
       const quote = formatQuote(deps, request, found.amounts, priced)
-      return { swapEaziRef, quote, build }
+      return { swapEaziRef, quote, build, toAddress: request.toAddress as Address }
     } catch (error) {
       failures.push(`${priced.route.id}: ${error instanceof Error ? error.message : String(error)}`)
     }

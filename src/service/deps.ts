@@ -1,4 +1,8 @@
 import type { Logger } from 'pino'
+import type { Address } from 'viem'
+import type { Screener } from '../compliance/screener.ts'
+import type { Settler } from '../payments/x402/settlement.ts'
+import type { Store } from '../store/createStore.ts'
 import type { CatalogueFiles } from '../engine/index.ts'
 import type { Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
@@ -19,4 +23,12 @@ export type ServiceDeps = {
   version: string
   /** Our router and its executor on a chain. */
   routerOn: (chain: ChainCode) => RouterDeployment
+  /** Payments and swaps (DESIGN 9). */
+  store: Store
+  /** Compliance screening of every swap's addresses (DESIGN 7.18). */
+  screener: Screener
+  /** How accepted x402 payments become money (DESIGN 7.10). */
+  settler: Settler
+  /** Our wallet on Base that x402 payments pay. */
+  payTo: Address
 }

@@ -22,5 +22,7 @@ export function getHealth(deps: ServiceDeps): Health {
         source: `EUR/USD ÷ ZAR/USD from the market snapshot: ${files.market.fx.EUR.source}`,
       },
     },
+    payments: { settlement: deps.settler.mode, payTo: deps.payTo, network: 'base' },
+    store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
   }
 }

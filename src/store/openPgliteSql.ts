@@ -4,14 +4,15 @@ import type { Sql } from './sql.ts'
 
 /**
  * The embedded store (DESIGN 9): PostgreSQL compiled to WASM, in-process. `dataDir` keeps the data across restarts;
- * `undefined` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
+ * `undefined` or `memory://` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
  */
 export async function openPgliteSql(dataDir?: string): Promise<Sql> {
-  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
-  const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir)
+  const isMemory = dataDir === undefined || dataDir.startsWith('memory://')
+  if (!isMemory) mkdirSync(dataDir, { recursive: true })
+  const db = isMemory ? new PGlite() : new PGlite(dataDir)
   await db.waitReady
   return {
-    describe: dataDir === undefined ? 'pglite (in memory)' : `pglite (${dataDir})`,
+    describe: isMemory ? 'pglite (in memory)' : `pglite (${dataDir})`,
     async query<Row>(text: string, params: readonly unknown[] = []) {
       return (await db.query<Row>(text, params as unknown[])).rows
     },

@@ -169,23 +169,27 @@ describe('GET /openapi.json', () => {
     expect(doc.servers).toEqual([{ url: PUBLIC_URL }])
   })
 
-  it('documents all eight endpoints with their methods', async () => {
+  it('documents every endpoint with its methods', async () => {
     const doc = await getJson<Doc>('/openapi.json')
     expect(Object.keys(doc.paths).sort()).toMatchInlineSnapshot(`
       [
+        "/.well-known/x402.json",
         "/api/mpp/quote",
         "/api/mpp/routes",
+        "/api/mpp/swap",
         "/api/v1/chains",
         "/api/v1/corridors",
         "/api/v1/health",
         "/api/v1/quote",
         "/api/x402/quote",
+        "/api/x402/swap",
         "/openapi.json",
       ]
     `)
     const methods = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.keys(item)]))
-    for (const path of ['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote']) expect(methods[path]).toEqual(['post'])
-    for (const path of ['/api/mpp/routes', '/api/v1/health', '/api/v1/chains', '/api/v1/corridors', '/openapi.json']) expect(methods[path]).toEqual(['get'])
+    for (const path of ['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote', '/api/x402/swap', '/api/mpp/swap']) expect(methods[path]).toEqual(['post'])
+    for (const path of ['/api/mpp/routes', '/api/v1/health', '/api/v1/chains', '/api/v1/corridors', '/openapi.json', '/.well-known/x402.json'])
+      expect(methods[path]).toEqual(['get'])
   })
 
   it('resolves every $ref to an entry of components.schemas', async () => {

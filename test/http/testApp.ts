@@ -2,6 +2,13 @@ import { pino } from 'pino'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { type AppDeps, createApp } from '../../src/http/createApp.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
+import { loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { sanctionsListScreener } from '../../src/compliance/sanctionsListScreener.ts'
+import { ledgerSettler } from '../../src/payments/x402/ledgerSettler.ts'
+import { createStore, type Store } from '../../src/store/createStore.ts'
+import { migrate } from '../../src/store/migrations.ts'
+import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
+import type { Sql } from '../../src/store/sql.ts'
 
 /** The repository's catalogue directory. */
 export const MANIFEST_DIR = new URL('../../manifest', import.meta.url).pathname
@@ -18,7 +25,32 @@ export const FROM_ADDRESS = '0x1111111111111111111111111111111111111111'
 /** The router every test chain uses unless a test deploys its own. */
 export const ROUTER_ADDRESS = '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'
 
+/** Our Base wallet in tests: what x402 payments must pay. */
+export const PAY_TO = '0x2222222222222222222222222222222222222222'
+
 const loaded = loadCatalogue(MANIFEST_DIR)
+const sanctions = loadSanctionsList(`${MANIFEST_DIR}/sanctioned-addresses.json`)
+
+/** A migrated in-memory PGlite that opens on first use, so tests that never touch the store never pay for it. */
+export function lazyMemoryStore(): Store {
+  let opening: Promise<Sql> | undefined
+  const open = (): Promise<Sql> =>
+    (opening ??= openPgliteSql().then(async (sql) => {
+      await migrate(sql)
+      return sql
+    }))
+  const sql: Sql = {
+    describe: 'pglite (in memory)',
+    query: async (text, params) => (await open()).query(text, params),
+    transaction: async (work) => (await open()).transaction(work),
+    close: async () => {
+      if (opening) await (await opening).close()
+    },
+  }
+  return createStore(sql)
+}
+
+let sharedStore: Store | undefined
 
 /** Dependencies for the in-process app: the real catalogue, a silent logger and a fixed clock. */
 export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
@@ -32,6 +64,10 @@ export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
     version: VERSION,
     publicUrl: PUBLIC_URL,
     routerOn: () => routerDeployment(ROUTER_ADDRESS),
+    store: (sharedStore ??= lazyMemoryStore()),
+    screener: sanctionsListScreener(sanctions),
+    settler: ledgerSettler(),
+    payTo: PAY_TO,
     ...overrides,
   }
 }

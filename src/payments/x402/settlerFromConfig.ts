@@ -1,0 +1,28 @@
+import { createPublicClient, createWalletClient, defineChain, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { base } from 'viem/chains'
+import type { Config } from '../../config.ts'
+import { facilitatorSettler } from './facilitatorSettler.ts'
+import { ledgerSettler } from './ledgerSettler.ts'
+import { onchainSettler } from './onchainSettler.ts'
+import type { Settler } from './settlement.ts'
+
+/** The settler the configuration names (DESIGN 7.10): ledger, on-chain on a Base RPC, or an x402 facilitator. */
+export function settlerFromConfig(settlement: Config['payments']['settlement']): Settler {
+  switch (settlement.mode) {
+    case 'ledger':
+      return ledgerSettler()
+    case 'facilitator':
+      return facilitatorSettler({ url: settlement.url })
+    case 'onchain': {
+      // Base mainnet's id and contracts, reached through the configured RPC only (never a public default).
+      const chain = defineChain({ ...base, rpcUrls: { default: { http: [settlement.rpcUrl] } } })
+      const transport = http(settlement.rpcUrl)
+      const account = privateKeyToAccount(settlement.settlerPrivateKey)
+      return onchainSettler({
+        publicClient: createPublicClient({ chain, transport }),
+        walletClient: createWalletClient({ chain, transport, account }),
+      })
+    }
+  }
+}

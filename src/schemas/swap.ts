@@ -1,0 +1,61 @@
+import * as z from 'zod'
+import { ChainCode } from './catalogue.ts'
+import { QuoteResult, RouteWire } from './quote.ts'
+
+const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/)
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/)
+
+/** An unsigned EVM transaction, ready for `eth_sendTransaction` (value and gas as hex quantities). */
+export const TransactionRequestWire = z
+  .object({ chainId: z.number().int(), from: Address, to: Address, data: Hex, value: Hex, gas: Hex })
+  .meta({ id: 'TransactionRequest' })
+
+/** The allowance the router needs before `transactionRequest`, and the transactions that grant it. */
+export const ApprovalWire = z
+  .object({
+    token: Address,
+    spender: Address.describe('Our router on the source chain'),
+    amount: z.string().describe('Atomic units of fromToken: exactly fromAmount'),
+    resetFirst: z.boolean().describe('Sign resetTransactionRequest (approve 0) first: the token refuses to change a non-zero allowance'),
+    transactionRequest: TransactionRequestWire,
+    resetTransactionRequest: TransactionRequestWire.optional(),
+  })
+  .meta({ id: 'Approval' })
+
+/** Spec 2.4 `route`: bridge, tool and the fee breakdown, with the steps the transaction executes. */
+export const SwapRouteWire = RouteWire.extend({
+  bridge: z.string(),
+  tool: z.string(),
+  fees: z.object({
+    swapFee: QuoteResult.shape.fee.describe('0.5% all-in, in fromToken; the route\'s real costs are paid out of it'),
+    agentCallFee: z
+      .object({ amount: z.string(), token: z.literal('USDC'), network: z.literal('base'), atomic: z.string() })
+      .nullable()
+      .describe('USD 0.02 per paid swap call; null on keyed swaps'),
+    routeCostUsd: z.string().describe('What the route itself costs (bridge, DEX, destination gas), inside the swap fee'),
+    estimatedGasUSD: z.string().describe('Source-chain gas, paid by the signer\'s wallet'),
+  }),
+}).meta({ id: 'SwapRoute' })
+
+/** Spec 2.4: the answer of a paid (and, later, keyed) swap call. */
+export const SwapResult = z
+  .object({
+    swapEaziRef: z.string().regex(/^swp_[0-9A-Z]{26}$/),
+    status: z.literal('built').describe('Built and recorded; it moves once the user signs and broadcasts it'),
+    transactionRequest: TransactionRequestWire,
+    approval: ApprovalWire,
+    route: SwapRouteWire,
+    fromChain: ChainCode,
+    toChain: ChainCode,
+    fromToken: z.string(),
+    toToken: z.string(),
+    fromAmount: z.string(),
+    toAmount: z.string(),
+    toAmountMin: z.string().describe('Enforced on chain where the output arrives'),
+    toAddress: Address,
+    estimatedGasUSD: z.string(),
+    estimatedDuration: z.number().int(),
+    nextSteps: z.array(z.string()).describe('What the signer does, in order'),
+  })
+  .meta({ id: 'SwapResult' })
+export type SwapResult = z.infer<typeof SwapResult>

@@ -1,0 +1,18 @@
+import type { Address } from 'viem'
+import { buildPaymentRequirements } from '../payments/x402/paymentRequirements.ts'
+import type { PaymentRequirements } from '../schemas/x402.ts'
+import type { ServiceDeps } from './deps.ts'
+
+/** The paid endpoints (spec 4 rows 4 and 5), in the order the x402 manifest lists them. */
+export const PAID_SWAP_PATHS = ['/api/x402/swap', '/api/mpp/swap'] as const
+
+const DESCRIPTION =
+  'SwapEazi swap build: an unsigned router transaction for the quoted route (USD 0.02 per call; the 0.5% swap fee is inside the route).'
+
+/** What a call to a paid endpoint costs, as the 402 challenge and /.well-known/x402.json both offer it. */
+export function paymentRequirementsFor(deps: Pick<ServiceDeps, 'catalogue' | 'payTo'>, resource: string): PaymentRequirements {
+  // Spec 2.6: the asset is the manifest's Base USDC entry.
+  const usdc = deps.catalogue.tokensByLowerKey.get('BAS:usdc')
+  if (!usdc) throw new Error('the catalogue lists no USDC on Base, the asset every x402 payment is made in')
+  return buildPaymentRequirements({ resource, payTo: deps.payTo, asset: usdc.address as Address, description: DESCRIPTION })
+}

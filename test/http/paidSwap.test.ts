@@ -1,0 +1,191 @@
+import { decodeFunctionData, parseAbi } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { wrapFetchWithPayment } from 'x402-fetch'
+import { decodeXPaymentResponse } from 'x402/shared'
+import { SwapResult } from '../../src/schemas/swap.ts'
+import { X402Challenge } from '../../src/schemas/x402.ts'
+import { encodeHeader, signPayment, USDC_BASE } from '../payments/signPayment.ts'
+import { PAY_TO, PUBLIC_URL, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+
+const SWAP = '/api/x402/swap'
+const payer = privateKeyToAccount(generatePrivateKey())
+const nowSec = (): number => Math.floor(Date.now() / 1000)
+const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
+
+// One in-memory store for the file (opening PGlite takes seconds); tests count rows before and after.
+const store = lazyMemoryStore()
+afterAll(() => store.sql.close())
+
+/** The app on the file's store, on the wall clock (x402-fetch signs with the real time). */
+function freshApp(): { app: ReturnType<typeof testApp>; store: ReturnType<typeof lazyMemoryStore> } {
+  return { app: testApp({ clock: Date.now, store }), store }
+}
+
+async function countRows(table: 'x402_payments' | 'swaps'): Promise<number> {
+  const [row] = await store.sql.query<{ n: number }>(`select count(*)::int as n from ${table}`)
+  return row?.n ?? -1
+}
+
+async function challengeOf(response: Response): Promise<X402Challenge> {
+  expect(response.status).toBe(402)
+  return X402Challenge.parse(await readJson(response))
+}
+
+describe('POST /api/x402/swap without payment', () => {
+  it('answers 402 with the x402 v1 challenge real clients need', async () => {
+    const { app } = freshApp()
+    const challenge = await challengeOf(await postJson(app, SWAP, body))
+    expect(challenge.error).toBe('X-PAYMENT header is required')
+    expect(challenge.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: 'base',
+        maxAmountRequired: '20000',
+        resource: `${PUBLIC_URL}${SWAP}`,
+        description: expect.stringContaining('USD 0.02'),
+        mimeType: 'application/json',
+        payTo: '0x2222222222222222222222222222222222222222',
+        maxTimeoutSeconds: 300,
+        asset: USDC_BASE,
+        outputSchema: { input: { type: 'http', method: 'POST', discoverable: true, bodyType: 'json' } },
+        extra: { name: 'USD Coin', version: '2' },
+      },
+    ])
+  })
+
+  it('refuses a request that cannot succeed before asking for payment', async () => {
+    const { app } = freshApp()
+    const invalid = await postJson(app, SWAP, quoteBody({ fromAmount: 12 }))
+    expect(invalid.status).toBe(400)
+    expect((await readJson(invalid))['code']).toBe('invalid_request')
+    const unsupported = await postJson(app, SWAP, quoteBody({ toToken: 'DOGE' }))
+    expect(unsupported.status).toBe(422)
+    expect((await readJson(unsupported))['code']).toBe('unsupported_token')
+    const notExecutable = await postJson(app, SWAP, quoteBody({ fromChain: 'ETH', toChain: 'CEL', toToken: 'cKES' }))
+    expect(notExecutable.status).toBe(422)
+    expect((await readJson(notExecutable))['code']).toBe('route_not_executable')
+  })
+})
+
+describe('paying with x402-fetch 1.2.0', () => {
+  it('pays the challenge and receives the transaction and a receipt decodeXPaymentResponse reads', async () => {
+    const { app } = freshApp()
+    const paidFetch = wrapFetchWithPayment((input, init) => Promise.resolve(app.request(input as string, init)), payer, 20_000n)
+    const response = await paidFetch(`${PUBLIC_URL}${SWAP}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(response.status).toBe(200)
+    const result = SwapResult.parse(await response.json())
+    expect(result.transactionRequest.from.toLowerCase()).toBe(payer.address.toLowerCase())
+    expect(result.route.fees.agentCallFee).toEqual({ amount: '0.02', token: 'USDC', network: 'base', atomic: '20000' })
+    const header = response.headers.get('x-payment-response')
+    expect(header).not.toBeNull()
+    const receipt = decodeXPaymentResponse(header ?? '')
+    expect(receipt).toEqual({ success: true, transaction: `ledger:${result.swapEaziRef}`, network: 'base', payer: payer.address, settlement: 'ledger' })
+
+    const swap = await store.getSwap(result.swapEaziRef)
+    expect(swap?.payment?.payer).toBe(payer.address.toLowerCase())
+    expect(swap?.transactionRequest).toEqual(result.transactionRequest)
+    const payment = await store.getPayment(payer.address, swap?.payment?.nonce ?? '')
+    expect(payment).toMatchObject({ status: 'settled', value: 20_000n, swapRef: result.swapEaziRef, transaction: `ledger:${result.swapEaziRef}` })
+    const routerCall = decodeFunctionData({
+      abi: parseAbi(['function execute((bytes32 ref,address tokenIn,uint256 amountIn,uint256 fee,address tokenOut,uint256 minOut,address recipient,(address target,address token,uint256 amountOffset,uint256 value,bytes data)[] calls) order)']),
+      data: result.transactionRequest.data as `0x${string}`,
+    })
+    expect(routerCall.functionName).toBe('execute')
+  })
+})
+
+describe('bad payments each get their reason and a fresh challenge', () => {
+  const cases: [string, (now: number) => Promise<string>, string][] = [
+    [
+      'tampered signature',
+      async (now) => {
+        const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: now })
+        const inner = payload['payload'] as { signature: string }
+        inner.signature = `${inner.signature.slice(0, 10)}${inner.signature[10] === 'a' ? 'b' : 'a'}${inner.signature.slice(11)}`
+        return encodeHeader(payload)
+      },
+      'invalid_signature',
+    ],
+    ['amount 19999', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, value: 19_999n })).header, 'amount_mismatch'],
+    ['amount 20001', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, value: 20_001n })).header, 'amount_mismatch'],
+    ['wrong payTo', async (now) => (await signPayment(payer, { payTo: '0x3333333333333333333333333333333333333333', nowSec: now })).header, 'recipient_mismatch'],
+    [
+      'wrong asset (signed for another token)',
+      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' })).header,
+      'invalid_signature',
+    ],
+    ['wrong network', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, network: 'base-sepolia', chainId: 84532 })).header, 'network_mismatch'],
+    ['wrong scheme', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, scheme: 'upto' })).header, 'unsupported_scheme'],
+    [
+      'expired',
+      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now - 900), validBefore: BigInt(now - 1) })).header,
+      'authorization_expired',
+    ],
+    [
+      'not yet valid',
+      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now + 120), validBefore: BigInt(now + 400) })).header,
+      'authorization_not_yet_valid',
+    ],
+    ['malformed header', async () => 'not base64 at all!', 'invalid_payment'],
+    ['base64 of something that is not JSON', async () => Buffer.from('hello').toString('base64'), 'invalid_payment'],
+    ['JSON that is not a payment', async () => encodeHeader({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} }), 'invalid_payment'],
+    [
+      'v2-shaped payload',
+      async (now) => {
+        const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: now })
+        return encodeHeader({ x402Version: 2, accepted: { scheme: 'exact', network: 'eip155:8453' }, payload: payload['payload'] })
+      },
+      'invalid_payment',
+    ],
+  ]
+
+  it.each(cases)('%s', async (_name, makeHeader, reason) => {
+    const { app } = freshApp()
+    const before = await countRows('x402_payments')
+    const response = await postJson(app, SWAP, body, { 'x-payment': await makeHeader(nowSec()) })
+    const challenge = await challengeOf(response)
+    expect(challenge.error).toBe(reason)
+    expect(challenge.detail).toMatch(/Nothing was charged\.$/)
+    expect(challenge.accepts).toHaveLength(1)
+    expect(response.headers.get('x-payment-response')).toBeNull()
+    expect(await countRows('x402_payments')).toBe(before)
+  })
+
+  it('accepts base64url as well as standard base64', async () => {
+    const { app } = freshApp()
+    const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    // An extra member (ignored by the parser) whose encoding needs base64's 62nd and 63rd characters.
+    const url = Buffer.from(JSON.stringify({ ...payload, memo: '~~~???>>>' })).toString('base64url')
+    expect(url).toMatch(/[-_]/)
+    expect(url).not.toMatch(/=$/)
+    const response = await postJson(app, SWAP, body, { 'x-payment': url })
+    expect(response.status).toBe(200)
+  })
+})
+
+describe('single use', () => {
+  it('answers a replayed X-PAYMENT with payment_already_used', async () => {
+    const { app } = freshApp()
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    expect((await postJson(app, SWAP, body, { 'x-payment': header })).status).toBe(200)
+    const replay = await challengeOf(await postJson(app, SWAP, body, { 'x-payment': header }))
+    expect(replay.error).toBe('payment_already_used')
+  })
+
+  it('gives exactly one 200 to 50 concurrent submissions of one X-PAYMENT', async () => {
+    const { app } = freshApp()
+    const swapsBefore = await countRows('swaps')
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const responses = await Promise.all(Array.from({ length: 50 }, () => postJson(app, SWAP, body, { 'x-payment': header })))
+    const statuses = responses.map((r) => r.status)
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1)
+    expect(statuses.filter((s) => s === 402)).toHaveLength(49)
+    for (const r of responses.filter((r) => r.status === 402)) expect((await readJson(r))['error']).toBe('payment_already_used')
+    expect(await countRows('swaps')).toBe(swapsBefore + 1)
+  })
+})
