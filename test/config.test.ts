@@ -68,4 +68,45 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{BAS:1}' })).toThrow(/must be a JSON object/)
     expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{"XYZ":"0x2222222222222222222222222222222222222222"}' })).toThrow(/SWAPEAZI_ROUTER_ADDRESSES/)
   })
+
+  it('defaults to the embedded store under ./data, ledger settlement and the inert payTo', () => {
+    const config = loadConfig({})
+    expect(config.store).toEqual({ driver: 'pglite', dataDir: `${process.cwd()}/data` })
+    expect(config.payments).toEqual({ payTo: '0x000000000000000000000000000000000000dEaD', isPayToDefault: true, settlement: { mode: 'ledger' } })
+    expect(config.sanctionsFile.endsWith('/manifest/sanctioned-addresses.json')).toBe(true)
+    expect(loadConfig({ SWAPEAZI_DATA_DIR: 'memory://' }).store).toEqual({ driver: 'pglite', dataDir: 'memory://' })
+  })
+
+  it('uses PostgreSQL when DATABASE_URL is set', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' }).store).toEqual({
+      driver: 'postgres',
+      url: 'postgres://postgres@127.0.0.1:5432/test',
+    })
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/)
+  })
+
+  it('configures each settlement mode and names what a mode cannot run without', () => {
+    const payTo = '0x3333333333333333333333333333333333333333'
+    const key = `0x${'1'.repeat(64)}`
+    expect(loadConfig({ SWAPEAZI_SETTLEMENT: 'onchain', SWAPEAZI_BASE_RPC_URL: 'http://127.0.0.1:8545', SWAPEAZI_SETTLER_PRIVATE_KEY: key, SWAPEAZI_PAY_TO: payTo }).payments).toEqual({
+      payTo,
+      isPayToDefault: false,
+      settlement: { mode: 'onchain', rpcUrl: 'http://127.0.0.1:8545', settlerPrivateKey: key },
+    })
+    expect(loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_FACILITATOR_URL: 'https://facilitator.example/', SWAPEAZI_PAY_TO: payTo }).payments.settlement).toEqual({
+      mode: 'facilitator',
+      url: 'https://facilitator.example',
+    })
+    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'onchain' })).toThrowErrorMatchingInlineSnapshot(`
+      [Error: invalid configuration:
+        SWAPEAZI_BASE_RPC_URL: is required when SWAPEAZI_SETTLEMENT=onchain
+        SWAPEAZI_SETTLER_PRIVATE_KEY: is required when SWAPEAZI_SETTLEMENT=onchain
+        SWAPEAZI_PAY_TO: is required when SWAPEAZI_SETTLEMENT=onchain]
+    `)
+    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_PAY_TO: payTo })).toThrowErrorMatchingInlineSnapshot(`
+      [Error: invalid configuration:
+        SWAPEAZI_FACILITATOR_URL: is required when SWAPEAZI_SETTLEMENT=facilitator]
+    `)
+    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'cash' })).toThrow(/SWAPEAZI_SETTLEMENT/)
+  })
 })

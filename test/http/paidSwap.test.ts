@@ -6,7 +6,8 @@ import { decodeXPaymentResponse } from 'x402/shared'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { X402Challenge } from '../../src/schemas/x402.ts'
 import { encodeHeader, signPayment, USDC_BASE } from '../payments/signPayment.ts'
-import { PAY_TO, PUBLIC_URL, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+import { loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
 
 const SWAP = '/api/x402/swap'
 const payer = privateKeyToAccount(generatePrivateKey())
@@ -187,5 +188,116 @@ describe('single use', () => {
     expect(statuses.filter((s) => s === 402)).toHaveLength(49)
     for (const r of responses.filter((r) => r.status === 402)) expect((await readJson(r))['error']).toBe('payment_already_used')
     expect(await countRows('swaps')).toBe(swapsBefore + 1)
+  })
+})
+
+describe('compliance screening comes before any 402', () => {
+  const listed = loadSanctionsList(`${MANIFEST_DIR}/sanctioned-addresses.json`).addresses[0] ?? ''
+
+  it.each([
+    ['sender, lowercase', { fromAddress: listed }, 'fromAddress'],
+    ['sender, uppercase hex', { fromAddress: `0x${listed.slice(2).toUpperCase()}` }, 'fromAddress'],
+    ['recipient', { toAddress: listed }, 'toAddress'],
+  ])('refuses a listed %s with 403 address_screened, naming no list', async (_name, overrides, field) => {
+    const { app } = freshApp()
+    const response = await postJson(app, SWAP, quoteBody(overrides))
+    expect(response.status).toBe(403)
+    const problem = await readJson(response)
+    expect(problem).toMatchObject({ code: 'address_screened', field, status: 403 })
+    expect(JSON.stringify(problem)).not.toMatch(/ofac|sdn|sanction/i)
+  })
+
+  it('refuses a listed sender even with a valid payment attached, and charges nothing', async () => {
+    const { app } = freshApp()
+    const before = await countRows('x402_payments')
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const response = await postJson(app, SWAP, quoteBody({ fromAddress: listed }), { 'x-payment': header })
+    expect(response.status).toBe(403)
+    expect(await countRows('x402_payments')).toBe(before)
+  })
+})
+
+describe('a swap that cannot be built charges nothing', () => {
+  it('answers 422 to a valid payment on an unbuildable route, and the same authorization pays for a buildable one', async () => {
+    const { app } = freshApp()
+    const before = { payments: await countRows('x402_payments'), swaps: await countRows('swaps') }
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const refused = await postJson(app, SWAP, quoteBody({ fromAddress: payer.address, fromChain: 'ETH', toChain: 'CEL', toToken: 'cKES' }), { 'x-payment': header })
+    expect(refused.status).toBe(422)
+    expect((await readJson(refused))['code']).toBe('route_not_executable')
+    expect(await countRows('x402_payments')).toBe(before.payments)
+    const paid = await postJson(app, SWAP, body, { 'x-payment': header })
+    expect(paid.status).toBe(200)
+    expect(await countRows('swaps')).toBe(before.swaps + 1)
+  })
+
+  it('gives the reservation back when settlement throws after the payment was reserved', async () => {
+    const failing = testApp({
+      clock: Date.now,
+      store,
+      settler: { mode: 'ledger', check: async () => ({ ok: true }), settle: async () => Promise.reject(new Error('settler exploded')) },
+    })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const before = await countRows('x402_payments')
+    const crashed = await postJson(failing, SWAP, body, { 'x-payment': header })
+    expect(crashed.status).toBe(500)
+    expect((await readJson(crashed))['detail']).toMatch(/nothing was charged/)
+    expect(await countRows('x402_payments')).toBe(before)
+    const { app } = freshApp()
+    expect((await postJson(app, SWAP, body, { 'x-payment': header })).status).toBe(200)
+  })
+
+  it('answers a refused settlement with 402 settlement_failed, records no swap, and lets the authorization pay again', async () => {
+    const refusing = testApp({
+      clock: Date.now,
+      store,
+      settler: { mode: 'ledger', check: async () => ({ ok: true }), settle: async () => ({ ok: false, reason: 'settlement_failed', message: 'The chain refused.' }) },
+    })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const before = { payments: await countRows('x402_payments'), swaps: await countRows('swaps') }
+    const challenge = await challengeOf(await postJson(refusing, SWAP, body, { 'x-payment': header }))
+    expect(challenge.error).toBe('settlement_failed')
+    expect(challenge.detail).toBe('The chain refused. Nothing was charged.')
+    expect({ payments: await countRows('x402_payments'), swaps: await countRows('swaps') }).toEqual(before)
+    const { app } = freshApp()
+    expect((await postJson(app, SWAP, body, { 'x-payment': header })).status).toBe(200)
+  })
+})
+
+describe('the MPP path and the payment manifest', () => {
+  it('serves the same handler on /api/mpp/swap', async () => {
+    const { app } = freshApp()
+    const challenge = await challengeOf(await postJson(app, '/api/mpp/swap', body))
+    expect(challenge.accepts[0]?.resource).toBe(`${PUBLIC_URL}/api/mpp/swap`)
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    expect((await postJson(app, '/api/mpp/swap', body, { 'x-payment': header })).status).toBe(200)
+  })
+
+  it('refuses X-PAYMENT together with Authorization: Payment', async () => {
+    const { app } = freshApp()
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const response = await postJson(app, '/api/mpp/swap', body, { 'x-payment': header, authorization: 'Payment abc' })
+    expect(response.status).toBe(400)
+    expect((await readJson(response))['code']).toBe('conflicting_payment')
+  })
+
+  it('lists both paid endpoints in /.well-known/x402.json with the requirements their 402 carries', async () => {
+    const { app } = freshApp()
+    const manifest = await readJson<{ x402Version: number; resources: { resource: string; method: string; accepts: unknown[] }[] }>(
+      await get(app, '/.well-known/x402.json'),
+    )
+    expect(manifest.x402Version).toBe(1)
+    expect(manifest.resources.map((r) => `${r.method} ${r.resource}`)).toEqual([`POST ${PUBLIC_URL}/api/x402/swap`, `POST ${PUBLIC_URL}/api/mpp/swap`])
+    const challenge = await challengeOf(await postJson(app, SWAP, body))
+    expect(manifest.resources[0]?.accepts).toEqual(challenge.accepts)
+    const routes = await readJson<{ agentPayments: { x402: { manifest: string } } }>(await get(app, '/api/mpp/routes'))
+    expect(routes.agentPayments.x402.manifest).toBe('/.well-known/x402.json')
+  })
+
+  it('names the settlement mode and payTo in health', async () => {
+    const { app } = freshApp()
+    const health = await readJson(await get(app, '/api/v1/health'))
+    expect(health['payments']).toEqual({ settlement: 'ledger', payTo: PAY_TO, network: 'base' })
+    expect(health['store']).toEqual({ driver: 'pglite' })
   })
 })
