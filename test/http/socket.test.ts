@@ -1,16 +1,22 @@
 import { serve, type ServerType } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { wrapFetchWithPayment } from 'x402-fetch'
+import { decodeXPaymentResponse } from 'x402/shared'
 import { MAX_BODY_BYTES } from '../../src/http/createApp.ts'
-import { quoteBody, testApp } from './testApp.ts'
+import { lazyMemoryStore, quoteBody, testApp } from './testApp.ts'
 
 // Over a real socket @hono/node-server takes paths `app.request()` never does: headers read from Node's own
 // request object and the Content-Length body limit. These tests pin that both behave like the in-process app.
 let server: ServerType
 let base = ''
 
+const store = lazyMemoryStore()
+
 beforeAll(async () => {
-  const app = testApp()
+  // The wall clock: x402-fetch signs payments with the real time.
+  const app = testApp({ clock: Date.now, store })
   await new Promise<void>((resolve) => {
     server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
       base = `http://127.0.0.1:${info.port}`
@@ -18,7 +24,10 @@ beforeAll(async () => {
     })
   })
 })
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await store.sql.close()
+})
 
 const post = (body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = { 'content-type': 'application/json' }, extra: RequestInit = {}): Promise<Response> =>
   fetch(`${base}/api/x402/quote`, { method: 'POST', headers, body, ...extra })
@@ -59,6 +68,30 @@ describe('HTTP over a socket', () => {
     expect(response.headers.get('access-control-allow-methods')).toContain('POST')
     expect(response.headers.get('access-control-allow-headers')).toBe('content-type, x-payment')
   })
+  it('is paid by x402-fetch over the socket: 402, then 200 with X-PAYMENT-RESPONSE readable through CORS', async () => {
+    const payer = privateKeyToAccount(generatePrivateKey())
+    const seen: number[] = []
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init)
+      seen.push(response.status)
+      return response
+    }
+    const pay = wrapFetchWithPayment(recordingFetch, payer, 20_000n)
+    const response = await pay(`${base}/api/x402/swap`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(quoteBody({ fromAddress: payer.address })),
+    })
+    expect(seen).toEqual([402, 200])
+    expect(response.status).toBe(200)
+    expect(response.headers.get('access-control-expose-headers')).toContain('X-PAYMENT-RESPONSE')
+    const receipt = decodeXPaymentResponse(response.headers.get('x-payment-response') ?? '')
+    expect(receipt).toMatchObject({ success: true, network: 'base', payer: payer.address })
+    const swap = (await response.json()) as { swapEaziRef: string; transactionRequest: { from: string } }
+    expect(swap.transactionRequest.from).toBe(payer.address)
+    expect((await store.getSwap(swap.swapEaziRef))?.status).toBe('built')
+  })
+
   // Last: the server answers before the upload ends and closes that connection, which the client's pool may reuse.
   it('answers 413 to a chunked body with no Content-Length once it passes the limit', async () => {
     const chunk = new TextEncoder().encode('x'.repeat(16 * 1024))
