@@ -91,7 +91,14 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
           ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }),
         })
       else await release()
-      return rejected(deps, challenge, settled)
+      return rejected(
+        deps,
+        challenge,
+        settled,
+        settled.isAmbiguous === true
+          ? ` The authorization stays reserved, so it can never pay twice; if the settlement lands you were charged for ${swapEaziRef} without receiving it: quote that reference to support.`
+          : undefined,
+      )
     }
     transaction = settled.transaction
   } catch (error) {
@@ -115,9 +122,11 @@ function rejected(
   deps: ServiceDeps,
   challenge: (error: string, detail: string) => PayForSwapReturnType,
   rejection: PaymentRejection,
+  /** Replaces "Nothing was charged." when that is not certain (a broadcast whose outcome is unknown). */
+  outcome = ' Nothing was charged.',
 ): PayForSwapReturnType {
   deps.log.info({ event: 'payment_rejected', reason: rejection.reason }, 'payment_rejected')
-  return challenge(rejection.reason, `${rejection.message} Nothing was charged.`)
+  return challenge(rejection.reason, `${rejection.message}${outcome}`)
 }
 
 /**
