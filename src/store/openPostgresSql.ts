@@ -18,7 +18,7 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
   })
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {})
-  if (schema !== undefined) await pool.query(`create schema if not exists ${schema}`)
+  if (schema !== undefined) await createSchema(pool, schema)
   await pool.query('select 1')
   return {
     describe: `postgresql (${redactUrl(url)})`,
@@ -45,6 +45,25 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
       }
     },
     close: () => pool.end(),
+  }
+}
+
+/**
+ * `create schema if not exists` is not safe under concurrency: two sessions can both find it missing and one then
+ * fails on the catalogue's unique index. Replicas opening a new schema together take turns on an advisory lock.
+ */
+async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('begin')
+    await client.query('select pg_advisory_xact_lock(7402401)')
+    await client.query(`create schema if not exists ${schema}`)
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release()
   }
 }
 

@@ -1,0 +1,66 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import type { Store } from '../../src/store/createStore.ts'
+import { MIGRATIONS, migrate } from '../../src/store/migrations.ts'
+import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
+import { openStore } from '../../src/store/openStore.ts'
+import type { Sql } from '../../src/store/sql.ts'
+import { TEST_DATABASE_URL, adminQuery, dropSchema, uniqueSchemaName, urlWithSearchPath } from './storeDrivers.ts'
+
+const TIMEOUT_MS = 60_000
+
+describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating one schema at once', () => {
+  const url = TEST_DATABASE_URL ?? ''
+  const schemas: string[] = []
+  const opened: Sql[] = []
+  const freshSchema = (): string => {
+    const schema = uniqueSchemaName()
+    schemas.push(schema)
+    return schema
+  }
+  afterAll(async () => {
+    await Promise.allSettled(opened.map((sql) => sql.close()))
+    for (const schema of schemas) await dropSchema(url, schema)
+  }, TIMEOUT_MS)
+
+  const migrationRows = (schema: string) =>
+    adminQuery<{ id: number; name: string }>(url, `select id, name from ${schema}.schema_migrations order by id`)
+
+  it(
+    'two stores migrating a fresh schema concurrently both succeed, and it is migrated once',
+    async () => {
+      const schema = freshSchema()
+      await adminQuery(url, `create schema ${schema}`)
+      // Two pools, as two replicas have: the schema is chosen by the URL, as DATABASE_URL would carry it.
+      const a = await openPostgresSql(urlWithSearchPath(url, schema))
+      const b = await openPostgresSql(urlWithSearchPath(url, schema))
+      opened.push(a, b)
+      const results = await Promise.all([migrate(a), migrate(b)])
+      // Exactly one of them applied the migrations; the other, after waiting on the lock, found nothing to do.
+      expect([...results].sort((x, y) => x.length - y.length)).toEqual([[], MIGRATIONS.map((m) => m.id)])
+      expect(await migrationRows(schema)).toEqual(MIGRATIONS.map(({ id, name }) => ({ id, name })))
+      const tables = await adminQuery<{ table_name: string }>(
+        url,
+        `select table_name from information_schema.tables where table_schema = $1 order by table_name`,
+        [schema],
+      )
+      expect(tables.map((row) => row.table_name)).toEqual(['schema_migrations', 'swaps', 'x402_payments'])
+    },
+    TIMEOUT_MS,
+  )
+
+  it(
+    'openStore on one fresh schema from several replicas at once: all open, migrated once (repeated to meet the race)',
+    async () => {
+      for (let round = 0; round < 8; round += 1) {
+        const schema = freshSchema()
+        const outcomes = await Promise.allSettled([0, 1, 2].map(() => openStore({ driver: 'postgres', url, schema })))
+        const stores = outcomes.flatMap((outcome): Store[] => (outcome.status === 'fulfilled' ? [outcome.value] : []))
+        opened.push(...stores.map((store) => store.sql))
+        const errors = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [String(outcome.reason)] : []))
+        expect({ round, errors }).toEqual({ round, errors: [] })
+        expect(await migrationRows(schema)).toEqual(MIGRATIONS.map(({ id, name }) => ({ id, name })))
+      }
+    },
+    TIMEOUT_MS,
+  )
+})

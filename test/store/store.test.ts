@@ -1,0 +1,359 @@
+import { randomBytes } from 'node:crypto'
+import { getAddress } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PaymentReservation, Store, SwapRecord } from '../../src/store/createStore.ts'
+import { MIGRATIONS, migrate } from '../../src/store/migrations.ts'
+import { type OpenedStore, storeDrivers } from './storeDrivers.ts'
+
+const OPEN_TIMEOUT_MS = 120_000
+const USDC_BASE = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const PAY_TO = '0x2222222222222222222222222222222222222222'
+const MAX_UINT256 = 2n ** 256n - 1n
+
+const hex = (bytes: number): string => randomBytes(bytes).toString('hex')
+/** A checksummed (mixed-case) address, so lowercasing by the store is visible. */
+const randomAddress = (): string => getAddress(`0x${hex(20)}`)
+/** A 32-byte nonce in upper case, as some clients send it. */
+const randomNonce = (): string => `0x${hex(32).toUpperCase()}`
+const randomRef = (): string => `swp_${hex(8)}`
+const upperHex = (value: string): string => `0x${value.slice(2).toUpperCase()}`
+
+/** A reservation with every field distinct from its default and a fresh (payer, nonce). */
+function reservation(overrides: Partial<PaymentReservation> = {}): PaymentReservation {
+  return {
+    payer: randomAddress(),
+    nonce: randomNonce(),
+    value: 20_000n,
+    asset: USDC_BASE,
+    payTo: getAddress(PAY_TO),
+    validAfter: 1_795_000_000n,
+    validBefore: 2n ** 64n - 1n,
+    signature: `0x${hex(65)}Ab`,
+    settlementMode: 'ledger',
+    swapRef: randomRef(),
+    reservedAt: new Date('2026-11-20T12:00:00.123Z'),
+    ...overrides,
+  }
+}
+
+function swapRecord(ref: string, overrides: Partial<SwapRecord> = {}): SwapRecord {
+  return {
+    ref,
+    channel: 'x402',
+    status: 'built',
+    fromChain: 'ETH',
+    toChain: 'BAS',
+    fromToken: 'USDC',
+    toToken: 'USDT',
+    fromAmount: '1000',
+    toAmount: '999.123456',
+    toAmountMin: '994.127838',
+    fromAddress: randomAddress(),
+    toAddress: randomAddress(),
+    quote: {
+      id: `q_${hex(4)}`,
+      route: { id: 'r1', steps: [{ kind: 'swap', venue: 'curve', fee: 0.0004 }, { kind: 'bridge', venue: 'cctp', fee: null }] },
+      amounts: ['1000', '999.123456'],
+      isExecutable: true,
+      note: 'naïve ✓ "quoted"',
+      empty: {},
+    },
+    transactionRequest: { from: '0x1111111111111111111111111111111111111111', to: '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e', data: `0x${hex(100)}`, value: '0', chainId: 1 },
+    createdAt: new Date('2026-11-20T12:00:01.456Z'),
+    ...overrides,
+  }
+}
+
+const settlementOf = (r: PaymentReservation, transaction = `ledger:${r.swapRef}`) => ({
+  payer: r.payer,
+  nonce: r.nonce,
+  transaction,
+  settledAt: new Date('2026-11-20T12:00:02.789Z'),
+})
+
+describe.each(storeDrivers())('store on $name', (driver) => {
+  let opened: OpenedStore | undefined
+  beforeAll(async () => {
+    opened = await driver.open()
+  }, OPEN_TIMEOUT_MS)
+  afterAll(async () => {
+    await opened?.cleanup()
+  }, OPEN_TIMEOUT_MS)
+
+  const current = (): OpenedStore => {
+    if (opened === undefined) throw new Error('the store did not open')
+    return opened
+  }
+  const store = (): Store => current().store
+  const countSwapsOf = async (payer: string): Promise<number> => {
+    const [row] = await current().sql.query<{ n: number }>('select count(*)::int as n from swaps where payer = $1', [payer.toLowerCase()])
+    return row?.n ?? -1
+  }
+  const countPaymentsOf = async (payer: string): Promise<number> => {
+    const [row] = await current().sql.query<{ n: number }>('select count(*)::int as n from x402_payments where payer = $1', [payer.toLowerCase()])
+    return row?.n ?? -1
+  }
+
+  describe('migrate', () => {
+    it('applies every migration on a fresh store, then nothing, and lists each once', async () => {
+      const { sql, applied } = current()
+      expect(MIGRATIONS.length).toBeGreaterThan(0)
+      expect(applied).toEqual(MIGRATIONS.map((m) => m.id))
+      expect(await migrate(sql)).toEqual([])
+      expect(await migrate(sql)).toEqual([])
+      const rows = await sql.query<{ id: number; name: string }>('select id, name from schema_migrations order by id')
+      expect(rows).toEqual(MIGRATIONS.map(({ id, name }) => ({ id, name })))
+    })
+  })
+
+  describe('reservePayment', () => {
+    it('claims (payer, nonce) once, whatever the case of either', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      expect(await store().reservePayment(r)).toBe(false)
+      expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(false)
+      expect(await store().reservePayment({ ...r, payer: r.payer.toLowerCase(), swapRef: randomRef() })).toBe(false)
+      expect(await store().reservePayment({ ...r, payer: upperHex(r.payer), swapRef: randomRef() })).toBe(false)
+      expect(await store().reservePayment({ ...r, nonce: r.nonce.toLowerCase(), swapRef: randomRef() })).toBe(false)
+      expect(await store().reservePayment({ ...r, payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase(), swapRef: randomRef() })).toBe(false)
+      expect(await countPaymentsOf(r.payer)).toBe(1)
+      expect(await store().getPayment(r.payer.toLowerCase(), r.nonce.toLowerCase())).toMatchObject({
+        payer: r.payer.toLowerCase(),
+        nonce: r.nonce.toLowerCase(),
+        swapRef: r.swapRef,
+        status: 'reserved',
+      })
+    })
+
+    it('keys on the pair: another nonce of the payer, or the nonce of another payer, is free', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      expect(await store().reservePayment({ ...r, nonce: randomNonce(), swapRef: randomRef() })).toBe(true)
+      const otherPayer = randomAddress()
+      expect(await store().reservePayment({ ...r, payer: otherPayer, swapRef: randomRef() })).toBe(true)
+      expect(await countPaymentsOf(r.payer)).toBe(2)
+      expect(await countPaymentsOf(otherPayer)).toBe(1)
+    })
+
+    it('gives exactly one true to 50 concurrent reservations of one (payer, nonce)', async () => {
+      const r = reservation()
+      const refs = Array.from({ length: 50 }, (_, i) => `${r.swapRef}_${i}`)
+      const outcomes = await Promise.all(
+        refs.map((swapRef, i) =>
+          store().reservePayment({ ...r, swapRef, payer: i % 2 === 0 ? r.payer : r.payer.toLowerCase(), nonce: i % 3 === 0 ? r.nonce : r.nonce.toLowerCase() }),
+        ),
+      )
+      expect(outcomes.filter((isReserved) => isReserved)).toHaveLength(1)
+      const winner = outcomes.indexOf(true)
+      expect((await store().getPayment(r.payer, r.nonce))?.swapRef).toBe(refs[winner])
+      expect(await countPaymentsOf(r.payer)).toBe(1)
+    })
+  })
+
+  describe('releasePayment', () => {
+    it('gives the reservation back to the swap that holds it, case-insensitively, so it can pay again', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().releasePayment(upperHex(r.payer), r.nonce.toLowerCase(), r.swapRef)
+      expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
+      const again = { ...r, swapRef: randomRef() }
+      expect(await store().reservePayment(again)).toBe(true)
+      expect((await store().getPayment(r.payer, r.nonce))?.swapRef).toBe(again.swapRef)
+    })
+
+    it('does not release a reservation held for another swap', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().releasePayment(r.payer, r.nonce, randomRef())
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'reserved', swapRef: r.swapRef })
+      expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(false)
+    })
+
+    it('does not release a settled payment', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().recordPaidSwap(settlementOf(r), swapRecord(r.swapRef))
+      await store().releasePayment(r.payer, r.nonce, r.swapRef)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'settled', swapRef: r.swapRef })
+      expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(false)
+      expect((await store().getSwap(r.swapRef))?.payment).toEqual({ payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase() })
+    })
+  })
+
+  describe('markPaymentUnsettled', () => {
+    it('keeps a reservation as unsettled with the transaction and error to reconcile', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().markPaymentUnsettled(r.payer.toLowerCase(), r.nonce.toLowerCase(), { transaction: '0xabc123', error: 'receipt timed out' })
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        status: 'unsettled',
+        transaction: '0xabc123',
+        error: 'receipt timed out',
+        settledAt: null,
+        swapRef: r.swapRef,
+      })
+      // Still spent: neither a new reservation nor a release takes it, and it cannot be recorded as settled.
+      expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(false)
+      await store().releasePayment(r.payer, r.nonce, r.swapRef)
+      await expect(store().recordPaidSwap(settlementOf(r), swapRecord(r.swapRef))).rejects.toThrow(/is not reserved/)
+      expect(await store().getSwap(r.swapRef)).toBeUndefined()
+      expect((await store().getPayment(r.payer, r.nonce))?.status).toBe('unsettled')
+    })
+
+    it('records a null transaction when none is known', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().markPaymentUnsettled(r.payer, r.nonce, { error: 'facilitator unreachable' })
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'unsettled', transaction: null, error: 'facilitator unreachable' })
+    })
+
+    it('changes neither a settled payment nor an absent one', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().recordPaidSwap(settlementOf(r, '0xsettled'), swapRecord(r.swapRef))
+      await store().markPaymentUnsettled(r.payer, r.nonce, { transaction: '0xother', error: 'late' })
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'settled', transaction: '0xsettled', error: null })
+
+      const absent = reservation()
+      await store().markPaymentUnsettled(absent.payer, absent.nonce, { error: 'nothing here' })
+      expect(await store().getPayment(absent.payer, absent.nonce)).toBeUndefined()
+    })
+  })
+
+  describe('recordPaidSwap', () => {
+    it('settles the payment and inserts the swap, linked to it', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().recordPaidSwap(settlementOf(r, '0xfeed'), swapRecord(r.swapRef))
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        status: 'settled',
+        transaction: '0xfeed',
+        settledAt: '2026-11-20T12:00:02.789Z',
+      })
+      expect((await store().getSwap(r.swapRef))?.payment).toEqual({ payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase() })
+      expect(await countSwapsOf(r.payer)).toBe(1)
+    })
+
+    it('rolls the settlement back when the swap cannot be inserted (duplicate ref): the payment stays reserved', async () => {
+      const first = reservation()
+      expect(await store().reservePayment(first)).toBe(true)
+      const firstSwap = swapRecord(first.swapRef)
+      await store().recordPaidSwap(settlementOf(first), firstSwap)
+
+      // A second payment held for the same ref: its update succeeds inside the transaction, the insert then fails.
+      const second = reservation({ swapRef: first.swapRef })
+      expect(await store().reservePayment(second)).toBe(true)
+      await expect(store().recordPaidSwap(settlementOf(second, '0xnever'), swapRecord(first.swapRef, { toAmount: '1' }))).rejects.toThrow(/swaps_pkey/)
+
+      expect(await store().getPayment(second.payer, second.nonce)).toMatchObject({
+        status: 'reserved',
+        transaction: null,
+        settledAt: null,
+        swapRef: first.swapRef,
+      })
+      expect(await countSwapsOf(second.payer)).toBe(0)
+      const kept = await store().getSwap(first.swapRef)
+      expect(kept?.toAmount).toBe(firstSwap.toAmount)
+      expect(kept?.payment).toEqual({ payer: first.payer.toLowerCase(), nonce: first.nonce.toLowerCase() })
+      // The rolled-back reservation is intact: it can still be released and reserved again.
+      await store().releasePayment(second.payer, second.nonce, second.swapRef)
+      expect(await store().reservePayment({ ...second, swapRef: randomRef() })).toBe(true)
+    })
+
+    it('refuses a payment that was never reserved, and inserts nothing', async () => {
+      const r = reservation()
+      await expect(store().recordPaidSwap(settlementOf(r), swapRecord(r.swapRef))).rejects.toThrow(/is not reserved/)
+      expect(await store().getSwap(r.swapRef)).toBeUndefined()
+      expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
+      expect(await countSwapsOf(r.payer)).toBe(0)
+    })
+
+    it('refuses a payment reserved for another swap, and leaves it reserved', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      const otherRef = randomRef()
+      await expect(store().recordPaidSwap(settlementOf(r), swapRecord(otherRef))).rejects.toThrow(/is not reserved/)
+      expect(await store().getSwap(otherRef)).toBeUndefined()
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'reserved', transaction: null, settledAt: null })
+    })
+
+    it('refuses a payment already settled, even for its own ref', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().recordPaidSwap(settlementOf(r, '0xfirst'), swapRecord(r.swapRef))
+      await expect(store().recordPaidSwap(settlementOf(r, '0xsecond'), swapRecord(r.swapRef))).rejects.toThrow(/is not reserved/)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'settled', transaction: '0xfirst' })
+      expect(await countSwapsOf(r.payer)).toBe(1)
+    })
+  })
+
+  describe('getPayment and getSwap', () => {
+    it('round-trip every field of a payment, with exact bigints and ISO timestamps', async () => {
+      const r = reservation({ value: 20_000n, validAfter: 0n, validBefore: 2n ** 64n - 1n })
+      expect(await store().reservePayment(r)).toBe(true)
+      const reserved = {
+        payer: r.payer.toLowerCase(),
+        nonce: r.nonce.toLowerCase(),
+        value: 20_000n,
+        asset: USDC_BASE.toLowerCase(),
+        payTo: PAY_TO,
+        validAfter: 0n,
+        validBefore: 18_446_744_073_709_551_615n,
+        signature: r.signature,
+        settlementMode: 'ledger',
+        swapRef: r.swapRef,
+        status: 'reserved',
+        transaction: null,
+        error: null,
+        reservedAt: '2026-11-20T12:00:00.123Z',
+        settledAt: null,
+      }
+      expect(await store().getPayment(r.payer, r.nonce)).toEqual(reserved)
+      await store().recordPaidSwap(settlementOf(r, '0x5e771ed'), swapRecord(r.swapRef))
+      expect(await store().getPayment(upperHex(r.payer), upperHex(r.nonce))).toEqual({
+        ...reserved,
+        status: 'settled',
+        transaction: '0x5e771ed',
+        settledAt: '2026-11-20T12:00:02.789Z',
+      })
+    })
+
+    it('keep uint256 amounts exact at the top of the range', async () => {
+      const r = reservation({ value: MAX_UINT256, validAfter: MAX_UINT256 - 1n, validBefore: MAX_UINT256 })
+      expect(await store().reservePayment(r)).toBe(true)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ value: MAX_UINT256, validAfter: MAX_UINT256 - 1n, validBefore: MAX_UINT256 })
+    })
+
+    it('round-trip every field of a swap, with jsonb deep-equal', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      const swap = swapRecord(r.swapRef)
+      await store().recordPaidSwap(settlementOf(r), swap)
+      expect(await store().getSwap(r.swapRef)).toEqual({
+        ref: r.swapRef,
+        channel: 'x402',
+        status: 'built',
+        fromChain: 'ETH',
+        toChain: 'BAS',
+        fromToken: 'USDC',
+        toToken: 'USDT',
+        fromAmount: '1000',
+        toAmount: '999.123456',
+        toAmountMin: '994.127838',
+        fromAddress: swap.fromAddress.toLowerCase(),
+        toAddress: swap.toAddress.toLowerCase(),
+        quote: swap.quote,
+        transactionRequest: swap.transactionRequest,
+        payment: { payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase() },
+        createdAt: '2026-11-20T12:00:01.456Z',
+      })
+      expect(swap.fromAddress).not.toBe(swap.fromAddress.toLowerCase())
+    })
+
+    it('answer undefined for what is not there', async () => {
+      const r = reservation()
+      expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
+      expect(await store().getSwap(randomRef())).toBeUndefined()
+    })
+  })
+})

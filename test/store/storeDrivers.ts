@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { createStore, type Store } from '../../src/store/createStore.ts'
+import { migrate } from '../../src/store/migrations.ts'
+import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
+import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
+import type { Sql } from '../../src/store/sql.ts'
+
+/** PostgreSQL for the store suite (DESIGN 9): CI sets it; without it only PGlite runs. */
+export const TEST_DATABASE_URL: string | undefined = process.env['TEST_DATABASE_URL'] || undefined
+
+export type OpenedStore = {
+  store: Store
+  sql: Sql
+  /** What the first `migrate` of the fresh store applied. */
+  applied: number[]
+  /** Closes the connection and, on PostgreSQL, drops the schema; idempotent. */
+  cleanup(): Promise<void>
+}
+
+export type StoreDriver = {
+  name: string
+  /** A fresh, migrated store: its own in-memory PGlite, or its own schema of the test database. */
+  open(): Promise<OpenedStore>
+}
+
+/** A schema name no other test file or run will pick: `t_` and 16 hex digits. */
+export function uniqueSchemaName(): string {
+  return `t_${randomBytes(8).toString('hex')}`
+}
+
+/** Runs one statement on its own connection (schema setup and teardown outside any store). */
+export async function adminQuery<Row extends Record<string, unknown> = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query<Row>(text, params)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+/** Drops a test schema and everything in it; the name is checked, as it is spliced into the statement. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  if (!/^t_[a-z0-9_]+$/.test(schema)) throw new RangeError(`not a test schema: ${schema}`)
+  await adminQuery(url, `drop schema if exists ${schema} cascade`)
+}
+
+/** The URL with `search_path` set through libpq's `options` parameter, which node-postgres passes on. */
+export function urlWithSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url)
+  parsed.searchParams.set('options', `-c search_path=${schema}`)
+  return parsed.toString()
+}
+
+function once(work: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined
+  return () => (running ??= work())
+}
+
+async function migrated(sql: Sql, cleanup: () => Promise<void>): Promise<OpenedStore> {
+  try {
+    const applied = await migrate(sql)
+    return { store: createStore(sql), sql, applied, cleanup }
+  } catch (error) {
+    await cleanup().catch(() => {})
+    throw error
+  }
+}
+
+const pglite: StoreDriver = {
+  name: 'pglite (in memory)',
+  async open() {
+    const sql = await openPgliteSql()
+    return migrated(sql, once(() => sql.close()))
+  },
+}
+
+function postgres(url: string): StoreDriver {
+  return {
+    name: 'postgresql',
+    async open() {
+      const schema = uniqueSchemaName()
+      const sql = await openPostgresSql(url, { schema })
+      return migrated(
+        sql,
+        once(async () => {
+          await sql.close()
+          await dropSchema(url, schema)
+        }),
+      )
+    },
+  }
+}
+
+/** The drivers the store suite runs on: always in-memory PGlite, and PostgreSQL when TEST_DATABASE_URL is set. */
+export function storeDrivers(): StoreDriver[] {
+  return TEST_DATABASE_URL === undefined ? [pglite] : [pglite, postgres(TEST_DATABASE_URL)]
+}
