@@ -6,12 +6,12 @@ import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
 import {
   AGENT_CALL_FEE_ATOMIC,
   BASE_CHAIN_ID,
-  USDC_BASE_EIP712,
   buildPaymentRequirements,
 } from '../../src/payments/x402/paymentRequirements.ts'
 import type { VerifiedPayment } from '../../src/payments/x402/settlement.ts'
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, verifyPayment } from '../../src/payments/x402/verifyPayment.ts'
+import { verifyPayment } from '../../src/payments/x402/verifyPayment.ts'
 import { PaymentPayload } from '../../src/schemas/x402.ts'
+import { signPayment } from '../payments/signPayment.ts'
 import { type AnvilInstance, startAnvil, writeContractAndWait } from './anvil.ts'
 
 /** USDC on Base mainnet; the test token's runtime code is placed here so payments sign over the real domain. */
@@ -100,31 +100,14 @@ export async function signedPayment(parameters: SignedPaymentParameters): Promis
     asset: BASE_USDC,
     description: 'A swap transaction',
   })
-  const authorization = {
-    from: parameters.payer.address,
-    to: getAddress(parameters.payTo),
-    value: (parameters.value ?? AGENT_CALL_FEE_ATOMIC).toString(),
-    validAfter: String(nowSec - 600),
-    validBefore: String(nowSec + requirements.maxTimeoutSeconds),
+  const signed = await signPayment(parameters.payer, {
+    payTo: getAddress(parameters.payTo),
+    nowSec,
+    value: parameters.value ?? AGENT_CALL_FEE_ATOMIC,
+    validBefore: BigInt(nowSec + requirements.maxTimeoutSeconds),
     nonce: parameters.nonce ?? toHex(randomBytes(32)),
-  }
-  const signature = await parameters.payer.signTypedData({
-    domain: { ...USDC_BASE_EIP712, chainId: BASE_CHAIN_ID, verifyingContract: BASE_USDC },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message: {
-      ...authorization,
-      value: BigInt(authorization.value),
-      validAfter: BigInt(authorization.validAfter),
-      validBefore: BigInt(authorization.validBefore),
-    },
   })
-  const payload = PaymentPayload.parse({
-    x402Version: 1,
-    scheme: 'exact',
-    network: 'base',
-    payload: { signature, authorization },
-  })
+  const payload = PaymentPayload.parse(signed.payload)
   const verified = await verifyPayment({ payload, requirements, nowSec })
   if (!verified.ok) throw new Error(`signedPayment: our own verification refused it: ${verified.message}`)
   return { payload, payment: verified.payment }
