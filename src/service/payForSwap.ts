@@ -5,13 +5,12 @@ import { verifyPayment } from '../payments/x402/verifyPayment.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { PaymentReceipt, X402Challenge } from '../schemas/x402.ts'
-import type { SwapChannel } from '../store/createStore.ts'
+import type { PaymentReservation, SwapChannel, SwapRecord } from '../store/createStore.ts'
 import { type BuildSwapTransactionReturnType, buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
-import { ServiceError } from './serviceError.ts'
 import { newSwapRef } from './swapRef.ts'
 
 export type PayForSwapParameters = {
@@ -31,7 +30,8 @@ export type PayForSwapReturnType =
  * The pay-per-call swap (spec 3, DESIGN 7.9): screen, route and build first, so a request that cannot succeed is
  * refused (403, 422) before any payment is asked or taken; then verify the X-PAYMENT, reserve (payer, nonce) in the
  * store, check and settle, and record the swap with its payment in one transaction before answering. Whatever
- * fails after the reservation gives it back, so nobody pays for a swap they did not get.
+ * fails after the reservation gives it back, so nobody pays for a swap they did not get. On the ledger, where the
+ * record is the settlement, reservation, settlement and record are one statement.
  */
 export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParameters): Promise<PayForSwapReturnType> {
   const { params, paymentHeader, resource, channel } = parameters
@@ -55,7 +55,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   if (!verified.ok) return rejected(deps, challenge, verified)
   const payment = verified.payment
 
-  const isReserved = await deps.store.reservePayment({
+  const reservation: PaymentReservation = {
     payer: payment.payer,
     nonce: payment.nonce,
     value: payment.value,
@@ -67,46 +67,61 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     settlementMode: deps.settler.mode,
     swapRef: swapEaziRef,
     reservedAt: new Date(deps.clock()),
-  })
-  if (!isReserved)
-    return rejected(deps, challenge, {
+  }
+  const alreadyUsed = (): PayForSwapReturnType =>
+    rejected(deps, challenge, {
       ok: false,
       reason: 'payment_already_used',
       message: 'This authorization (payer and nonce) has already paid for a swap. Sign a new payment with a fresh nonce; x402 clients do so on every call.',
     })
 
-  const release = (): Promise<void> => deps.store.releasePayment(payment.payer, payment.nonce, swapEaziRef)
   let transaction: string
-  try {
+  if (deps.settler.mode === 'ledger') {
+    // On the ledger the record is the settlement: reserve, settle and record the swap in one atomic statement.
     const checked = await deps.settler.check(payment)
-    if (!checked.ok) {
-      await release()
-      return rejected(deps, challenge, checked)
-    }
+    if (!checked.ok) return rejected(deps, challenge, checked)
     const settled = await deps.settler.settle(payment, swapEaziRef)
-    if (!settled.ok) {
-      if (settled.isAmbiguous === true)
-        await deps.store.markPaymentUnsettled(payment.payer, payment.nonce, {
-          error: settled.message,
-          ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }),
-        })
-      else await release()
-      return rejected(
-        deps,
-        challenge,
-        settled,
-        settled.isAmbiguous === true
-          ? ` The authorization stays reserved, so it can never pay twice; if the settlement lands you were charged for ${swapEaziRef} without receiving it: quote that reference to support.`
-          : undefined,
-      )
-    }
+    if (!settled.ok) return rejected(deps, challenge, settled)
+    const isRecorded = await deps.store.recordSettledSwap(
+      reservation,
+      { transaction: settled.transaction, settledAt: new Date(deps.clock()) },
+      swapRecord(built, channel, new Date(deps.clock())),
+    )
+    if (!isRecorded) return alreadyUsed()
     transaction = settled.transaction
-  } catch (error) {
-    await release().catch(() => {})
-    throw error
+  } else {
+    if (!(await deps.store.reservePayment(reservation))) return alreadyUsed()
+    const release = (): Promise<void> => deps.store.releasePayment(payment.payer, payment.nonce, swapEaziRef)
+    try {
+      const checked = await deps.settler.check(payment)
+      if (!checked.ok) {
+        await release()
+        return rejected(deps, challenge, checked)
+      }
+      const settled = await deps.settler.settle(payment, swapEaziRef)
+      if (!settled.ok) {
+        if (settled.isAmbiguous === true)
+          await deps.store.markPaymentUnsettled(payment.payer, payment.nonce, {
+            error: settled.message,
+            ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }),
+          })
+        else await release()
+        return rejected(
+          deps,
+          challenge,
+          settled,
+          settled.isAmbiguous === true
+            ? ` The authorization stays reserved, so it can never pay twice; if the settlement lands you were charged for ${swapEaziRef} without receiving it: quote that reference to support.`
+            : undefined,
+        )
+      }
+      transaction = settled.transaction
+    } catch (error) {
+      await release().catch(() => {})
+      throw error
+    }
+    await recordSwap(deps, { built, payment, transaction, channel })
   }
-
-  await recordSwap(deps, { built, payment, transaction, channel })
   deps.log.info(
     { event: 'swap_paid', swap_ref: swapEaziRef, payer: payment.payer, settlement: deps.settler.mode, transaction, route: built.quote.route.id },
     'swap_paid',
@@ -129,10 +144,31 @@ function rejected(
   return challenge(rejection.reason, `${rejection.message}${outcome}`)
 }
 
+/** The swap as the store keeps it. */
+function swapRecord(built: BuildSwapTransactionReturnType, channel: SwapChannel, createdAt: Date): SwapRecord {
+  return {
+    ref: built.swapEaziRef,
+    channel,
+    status: 'built',
+    fromChain: built.quote.fromChain,
+    toChain: built.quote.toChain,
+    fromToken: built.quote.fromToken,
+    toToken: built.quote.toToken,
+    fromAmount: built.quote.fromAmount,
+    toAmount: built.quote.toAmount,
+    toAmountMin: built.quote.toAmountMin,
+    fromAddress: built.build.transactionRequest.from,
+    toAddress: built.toAddress,
+    quote: built.quote,
+    transactionRequest: built.build.transactionRequest,
+    createdAt,
+  }
+}
+
 /**
- * Settles the reservation and records the swap in one transaction. On the ledger that write is the settlement, so
- * if it fails the reservation is released and nothing is charged. When money already moved on chain, the swap is
- * still delivered (the user paid for it) and the failure is logged with the transaction to reconcile.
+ * Settles the reservation and records the swap in one transaction, after money moved on chain or through a
+ * facilitator. If that write fails the swap is still delivered (the user paid for it) and the failure is logged
+ * with the transaction to reconcile.
  */
 async function recordSwap(
   deps: ServiceDeps,
@@ -141,31 +177,8 @@ async function recordSwap(
   const { built, payment, transaction, channel } = args
   const now = new Date(deps.clock())
   try {
-    await deps.store.recordPaidSwap(
-      { payer: payment.payer, nonce: payment.nonce, transaction, settledAt: now },
-      {
-        ref: built.swapEaziRef,
-        channel,
-        status: 'built',
-        fromChain: built.quote.fromChain,
-        toChain: built.quote.toChain,
-        fromToken: built.quote.fromToken,
-        toToken: built.quote.toToken,
-        fromAmount: built.quote.fromAmount,
-        toAmount: built.quote.toAmount,
-        toAmountMin: built.quote.toAmountMin,
-        fromAddress: built.build.transactionRequest.from,
-        toAddress: built.toAddress,
-        quote: built.quote,
-        transactionRequest: built.build.transactionRequest,
-        createdAt: now,
-      },
-    )
+    await deps.store.recordPaidSwap({ payer: payment.payer, nonce: payment.nonce, transaction, settledAt: now }, swapRecord(built, channel, now))
   } catch (error) {
-    if (deps.settler.mode === 'ledger') {
-      await deps.store.releasePayment(payment.payer, payment.nonce, built.swapEaziRef).catch(() => {})
-      throw new ServiceError('internal_error', 'The swap could not be recorded; nothing was charged. Retry with the same X-PAYMENT.', {}, { cause: error })
-    }
     deps.log.error(
       { event: 'swap_record_failed', swap_ref: built.swapEaziRef, payer: payment.payer, nonce: payment.nonce, transaction, err: error },
       'paid swap delivered but not recorded: reconcile from the transaction',

@@ -59,6 +59,11 @@ export type Store = {
   releasePayment(payer: string, nonce: string, swapRef: string): Promise<void>
   /** Keeps a reservation whose settlement outcome is unknown, with what to reconcile. */
   markPaymentUnsettled(payer: string, nonce: string, detail: { transaction?: string; error: string }): Promise<void>
+  /**
+   * Reserves, settles and records in one statement, for payments whose settlement is the record itself (the
+   * ledger): false, with nothing written, when any replica already holds (payer, nonce).
+   */
+  recordSettledSwap(reservation: PaymentReservation, settlement: { transaction: string; settledAt: Date }, swap: SwapRecord): Promise<boolean>
   /** Settles the reserved payment and records its swap in one transaction, committed before the answer leaves. */
   recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
   getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
@@ -74,23 +79,27 @@ export function createStore(sql: Sql): Store {
     sql,
     async reservePayment(r) {
       const rows = await sql.query(
-        `insert into x402_payments (payer, nonce, status, value, asset, pay_to, valid_after, valid_before, signature, settlement_mode, swap_ref, reserved_at)
-         values ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        `insert into x402_payments (${PAYMENT_COLUMNS}, status)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'reserved')
          on conflict (payer, nonce) do nothing
          returning payer`,
-        [
-          r.payer.toLowerCase(),
-          r.nonce.toLowerCase(),
-          r.value.toString(),
-          r.asset.toLowerCase(),
-          r.payTo.toLowerCase(),
-          r.validAfter.toString(),
-          r.validBefore.toString(),
-          r.signature,
-          r.settlementMode,
-          r.swapRef,
-          r.reservedAt.toISOString(),
-        ],
+        reservationValues(r),
+      )
+      return rows.length === 1
+    },
+    async recordSettledSwap(r, settlement, swap) {
+      // One statement: PGlite pays per round trip, and a single statement is atomic without a transaction.
+      const rows = await sql.query(
+        `with payment as (
+           insert into x402_payments (${PAYMENT_COLUMNS}, status, transaction, settled_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'settled', $12, $13)
+           on conflict (payer, nonce) do nothing
+           returning payer, nonce
+         )
+         insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce)
+         select $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, payment.payer, payment.nonce from payment
+         returning ref`,
+        [...reservationValues(r), settlement.transaction, settlement.settledAt.toISOString(), ...swapValues(swap)],
       )
       return rows.length === 1
     },
@@ -171,29 +180,52 @@ export function createStore(sql: Sql): Store {
   }
 }
 
+const PAYMENT_COLUMNS = 'payer, nonce, value, asset, pay_to, valid_after, valid_before, signature, settlement_mode, swap_ref, reserved_at'
+
+function reservationValues(r: PaymentReservation): unknown[] {
+  return [
+    r.payer.toLowerCase(),
+    r.nonce.toLowerCase(),
+    r.value.toString(),
+    r.asset.toLowerCase(),
+    r.payTo.toLowerCase(),
+    r.validAfter.toString(),
+    r.validBefore.toString(),
+    r.signature,
+    r.settlementMode,
+    r.swapRef,
+    r.reservedAt.toISOString(),
+  ]
+}
+
+/** The swap's own columns, in the order of swapValues; the payment's (payer, payment_nonce) come after them. */
+const SWAP_COLUMNS =
+  'ref, channel, status, from_chain, to_chain, from_token, to_token, from_amount, to_amount, to_amount_min, from_address, to_address, quote, transaction_request, created_at'
+
 async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
   await tx.query(
-    `insert into swaps (ref, channel, status, from_chain, to_chain, from_token, to_token, from_amount, to_amount, to_amount_min,
-                        from_address, to_address, quote, transaction_request, payer, payment_nonce, created_at)
+    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-    [
-      swap.ref,
-      swap.channel,
-      swap.status,
-      swap.fromChain,
-      swap.toChain,
-      swap.fromToken,
-      swap.toToken,
-      swap.fromAmount,
-      swap.toAmount,
-      swap.toAmountMin,
-      swap.fromAddress.toLowerCase(),
-      swap.toAddress.toLowerCase(),
-      JSON.stringify(swap.quote),
-      JSON.stringify(swap.transactionRequest),
-      swap.payment?.payer.toLowerCase() ?? null,
-      swap.payment?.nonce.toLowerCase() ?? null,
-      swap.createdAt.toISOString(),
-    ],
+    [...swapValues(swap), swap.payment?.payer.toLowerCase() ?? null, swap.payment?.nonce.toLowerCase() ?? null],
   )
+}
+
+function swapValues(swap: SwapRecord): unknown[] {
+  return [
+    swap.ref,
+    swap.channel,
+    swap.status,
+    swap.fromChain,
+    swap.toChain,
+    swap.fromToken,
+    swap.toToken,
+    swap.fromAmount,
+    swap.toAmount,
+    swap.toAmountMin,
+    swap.fromAddress.toLowerCase(),
+    swap.toAddress.toLowerCase(),
+    JSON.stringify(swap.quote),
+    JSON.stringify(swap.transactionRequest),
+    swap.createdAt.toISOString(),
+  ]
 }

@@ -287,6 +287,56 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     })
   })
 
+  describe('recordSettledSwap (the ledger: reserve, settle and record in one statement)', () => {
+    it('writes the settled payment and its linked swap, then refuses the same (payer, nonce) in any case', async () => {
+      const r = reservation()
+      const settlement = { transaction: `ledger:${r.swapRef}`, settledAt: new Date('2026-11-20T12:00:02.789Z') }
+      expect(await store().recordSettledSwap(r, settlement, swapRecord(r.swapRef))).toBe(true)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        status: 'settled',
+        value: 20_000n,
+        transaction: `ledger:${r.swapRef}`,
+        settledAt: '2026-11-20T12:00:02.789Z',
+        swapRef: r.swapRef,
+      })
+      expect((await store().getSwap(r.swapRef))?.payment).toEqual({ payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase() })
+      const again = { ...r, payer: r.payer.toLowerCase(), nonce: upperHex(r.nonce), swapRef: randomRef() }
+      expect(await store().recordSettledSwap(again, settlement, swapRecord(again.swapRef))).toBe(false)
+      expect(await store().getSwap(again.swapRef)).toBeUndefined()
+      expect(await countSwapsOf(r.payer)).toBe(1)
+    })
+
+    it('refuses a (payer, nonce) held by a reservation, and writes nothing', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      const other = { ...r, swapRef: randomRef() }
+      expect(await store().recordSettledSwap(other, { transaction: 'ledger:x', settledAt: new Date() }, swapRecord(other.swapRef))).toBe(false)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'reserved', swapRef: r.swapRef })
+      expect(await countSwapsOf(r.payer)).toBe(0)
+    })
+
+    it('writes neither row when the swap cannot be inserted (duplicate ref)', async () => {
+      const first = reservation()
+      expect(await store().recordSettledSwap(first, { transaction: 'ledger:a', settledAt: new Date() }, swapRecord(first.swapRef))).toBe(true)
+      const second = reservation({ swapRef: first.swapRef })
+      await expect(store().recordSettledSwap(second, { transaction: 'ledger:b', settledAt: new Date() }, swapRecord(first.swapRef))).rejects.toThrow(/swaps_pkey/)
+      expect(await store().getPayment(second.payer, second.nonce)).toBeUndefined()
+    })
+
+    it('gives exactly one true to 50 concurrent submissions of one (payer, nonce)', async () => {
+      const r = reservation()
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => {
+          const attempt = { ...r, swapRef: randomRef() }
+          return store().recordSettledSwap(attempt, { transaction: `ledger:${attempt.swapRef}`, settledAt: new Date() }, swapRecord(attempt.swapRef))
+        }),
+      )
+      expect(results.filter(Boolean)).toHaveLength(1)
+      expect(await countSwapsOf(r.payer)).toBe(1)
+      expect(await countPaymentsOf(r.payer)).toBe(1)
+    })
+  })
+
   describe('getPayment and getSwap', () => {
     it('round-trip every field of a payment, with exact bigints and ISO timestamps', async () => {
       const r = reservation({ value: 20_000n, validAfter: 0n, validBefore: 2n ** 64n - 1n })
