@@ -42,7 +42,7 @@ export type PaidSwapBreakdown = {
   calls: number
   /** payForSwap end to end, on deps whose store, screener and settler are wrapped in timers. */
   totalUs: number
-  /** Store calls made by payForSwap: the reservation insert, and the settle-and-record transaction. */
+  /** Store calls made by payForSwap: on the ledger one statement (record); otherwise the reservation, then the record. */
   reserveUs: number
   recordUs: number
   screenUs: number
@@ -174,7 +174,12 @@ async function breakDown(deps: AppDeps, resource: string, requirements: PaymentR
   const { store, screener, settler } = deps
   const wrapped: AppDeps = {
     ...deps,
-    store: { ...store, reservePayment: timed(ms, 'reserve', store.reservePayment.bind(store)), recordPaidSwap: timed(ms, 'record', store.recordPaidSwap.bind(store)) },
+    store: {
+      ...store,
+      reservePayment: timed(ms, 'reserve', store.reservePayment.bind(store)),
+      recordPaidSwap: timed(ms, 'record', store.recordPaidSwap.bind(store)),
+      recordSettledSwap: timed(ms, 'record', store.recordSettledSwap.bind(store)),
+    },
     screener: { screen: timed(ms, 'screen', screener.screen.bind(screener)) },
     settler: { mode: settler.mode, check: timed(ms, 'check', settler.check.bind(settler)), settle: timed(ms, 'settle', settler.settle.bind(settler)) },
   }
