@@ -3,7 +3,7 @@
 // one call at a time, the two alternating in short slices within each round so both see the same machine load.
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { type Address, getAddress, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
+import { type Address, getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildAppDeps } from '../src/appDeps.ts'
 import { loadConfig } from '../src/config.ts'
@@ -12,11 +12,12 @@ import { decodePaymentHeader } from '../src/payments/x402/decodePaymentHeader.ts
 import { BASE_CHAIN_ID } from '../src/payments/x402/paymentRequirements.ts'
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, verifyPayment } from '../src/payments/x402/verifyPayment.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
-import type { PaymentRequirements } from '../src/schemas/x402.ts'
+import { PaymentPayload, type PaymentRequirements } from '../src/schemas/x402.ts'
 import { buildSwapTransaction } from '../src/service/buildSwapTransaction.ts'
 import { payForSwap } from '../src/service/payForSwap.ts'
 import { PAID_SWAP_PATHS, paymentRequirementsFor } from '../src/service/paymentRequirementsFor.ts'
 import { newSwapRef } from '../src/service/swapRef.ts'
+import { signPayment } from '../test/payments/signPayment.ts'
 
 /** Distinct payers the authorizations are spread over (nonces are random 32 bytes, so never reused). */
 const PAYERS = 4
@@ -83,42 +84,32 @@ const now = (): number => performance.now()
 /** Calls made, and the wall-clock milliseconds they took. */
 type Phase = { calls: number; ms: number }
 
-/** Signs the way x402-fetch does: EIP-3009 TransferWithAuthorization over the challenge's accepts[0]. */
+/** Signs the way x402-fetch does (test/payments/signPayment.ts), keeping the typed data for the bare-recovery baseline. */
 async function signPayments(accounts: LocalAccount[], requirements: PaymentRequirements, count: number, first: number): Promise<SignedPayment[]> {
   const nowSec = Math.floor(Date.now() / 1000)
   const domain = { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset as Address }
   const signed: SignedPayment[] = []
   for (let i = 0; i < count; i++) {
     const account = accounts[(first + i) % accounts.length]!
-    const message = {
-      from: account.address,
-      to: getAddress(requirements.payTo),
-      value: BigInt(requirements.maxAmountRequired),
-      validAfter: BigInt(nowSec - 600),
+    const { payload, header } = await signPayment(account, {
+      payTo: requirements.payTo,
+      nowSec,
       validBefore: BigInt(nowSec + VALIDITY_SEC),
       nonce: toHex(randomBytes(32)),
-    }
-    const signature = await account.signTypedData({ domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message })
-    const payload = {
-      x402Version: 1,
-      scheme: requirements.scheme,
-      network: requirements.network,
-      payload: {
-        signature,
-        authorization: {
-          from: message.from,
-          to: message.to,
-          value: message.value.toString(),
-          validAfter: message.validAfter.toString(),
-          validBefore: message.validBefore.toString(),
-          nonce: message.nonce,
-        },
-      },
+    })
+    const { signature, authorization } = PaymentPayload.parse(payload).payload
+    const message = {
+      from: getAddress(authorization.from),
+      to: getAddress(authorization.to),
+      value: BigInt(authorization.value),
+      validAfter: BigInt(authorization.validAfter),
+      validBefore: BigInt(authorization.validBefore),
+      nonce: authorization.nonce as Hex,
     }
     signed.push({
       params: QuoteParams.parse({ ...SWAP_BODY, fromAddress: account.address }),
-      header: Buffer.from(JSON.stringify(payload), 'utf8').toString('base64'),
-      recover: { domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message, signature },
+      header,
+      recover: { domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message, signature: signature as Hex },
     })
   }
   return signed
