@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadCatalogue } from './catalogue/loadCatalogue.ts'
 import { loadSanctionsList } from './compliance/loadSanctionsList.ts'
@@ -24,6 +25,7 @@ export async function buildAppDeps(config: Config): Promise<AppDeps> {
   const { catalogue, files } = loadCatalogue(config.manifestDir)
   const sanctions = loadSanctionsList(config.sanctionsFile)
   const store = await openStore(config.store)
+  const keySecret = config.keySecret ?? new TextEncoder().encode(await store.keys.keySecret(() => randomBytes(32).toString('base64url')))
   return {
     catalogue,
     files,
@@ -38,5 +40,7 @@ export async function buildAppDeps(config: Config): Promise<AppDeps> {
     screener: sanctionsListScreener(sanctions),
     settler: settlerFromConfig(config.payments.settlement),
     payTo: config.payments.payTo,
+    keySecret,
+    trustProxy: config.trustProxy,
   }
 }

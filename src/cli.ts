@@ -3,6 +3,7 @@ import { buildAppDeps } from './appDeps.ts'
 import { loadConfig } from './config.ts'
 import { CatalogueError } from './engine/index.ts'
 import { createApp } from './http/createApp.ts'
+import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
 import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 
 const USAGE = `Usage: swapeazi <command>
@@ -10,6 +11,7 @@ const USAGE = `Usage: swapeazi <command>
 Commands:
   serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402)
   router    Deploy the router contract or set its allow-list (swapeazi router --help)
+  keys      Issue or revoke API keys (swapeazi keys --help)
   help      Show this text
 
 Configuration is read from the environment; see README.md.`
@@ -62,6 +64,12 @@ async function main(argv: readonly string[]): Promise<void> {
         return
       }
       return runRouterCommand(loadConfig(), argv.slice(1))
+    case 'keys':
+      if (argv[1] === undefined || argv[1] === '--help') {
+        process.stderr.write(`${KEYS_USAGE}\n`)
+        return
+      }
+      return runKeyCommand(loadConfig(), argv.slice(1))
     case 'help':
     case '--help':
     case '-h':

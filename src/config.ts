@@ -32,6 +32,8 @@ const Env = z.object({
   SWAPEAZI_SETTLER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
   SWAPEAZI_FACILITATOR_URL: z.url().optional(),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
+  SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_TRUST_PROXY: z.enum(['true', 'false', '1', '0']).default('false'),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -53,6 +55,10 @@ export type Config = {
   store: { driver: 'postgres'; url: string } | { driver: 'pglite'; dataDir: string }
   /** The OFAC SDN list file screened against (DESIGN 7.18). */
   sanctionsFile: string
+  /** Signs API keys; unset, one is generated at first start and kept in the store (shared by replicas). */
+  keySecret?: Uint8Array
+  /** Take the client IP from X-Forwarded-For (behind a proxy we run), not from the socket. */
+  trustProxy: boolean
   payments: {
     /** Our Base wallet that x402 payments pay; `isDefault` when unset (the inert 0x…dEaD, ledger mode only). */
     payTo: Address
@@ -128,6 +134,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.SWAPEAZI_LOG_LEVEL,
     ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY as `0x${string}` }),
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
+    ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
+    trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
     sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/sanctioned-addresses.json`,
     payments: {
       payTo: (e.SWAPEAZI_PAY_TO as Address | undefined) ?? INERT_OWNER,

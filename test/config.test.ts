@@ -109,4 +109,14 @@ describe('loadConfig', () => {
     `)
     expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'cash' })).toThrow(/SWAPEAZI_SETTLEMENT/)
   })
+
+  it('reads the API key secret and the proxy setting', () => {
+    expect(loadConfig({}).keySecret).toBeUndefined()
+    expect(loadConfig({}).trustProxy).toBe(false)
+    const config = loadConfig({ SWAPEAZI_KEY_SECRET: 'k'.repeat(32), SWAPEAZI_TRUST_PROXY: 'true' })
+    expect(Buffer.from(config.keySecret ?? new Uint8Array()).toString()).toBe('k'.repeat(32))
+    expect(config.trustProxy).toBe(true)
+    expect(() => loadConfig({ SWAPEAZI_KEY_SECRET: 'short' })).toThrow(/SWAPEAZI_KEY_SECRET: must be at least 32 characters/)
+    expect(() => loadConfig({ SWAPEAZI_TRUST_PROXY: 'yes' })).toThrow(/SWAPEAZI_TRUST_PROXY/)
+  })
 })

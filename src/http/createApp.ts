@@ -8,11 +8,14 @@ import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
 import { quoteRoutes } from './quoteRoutes.ts'
 import { requestContext } from './requestContext.ts'
+import { keyRoutes } from './keyRoutes.ts'
 import { swapRoutes } from './swapRoutes.ts'
 
 export type AppDeps = ServiceDeps & {
   /** Absolute base URL the service is reached at (OpenAPI `servers`, x402 `resource`). */
   publicUrl: string
+  /** Read the client IP from X-Forwarded-For (behind our own proxy). */
+  trustProxy?: boolean
 }
 
 /** DESIGN 6: body limit for every request. */
@@ -30,6 +33,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/x402/swap': 'POST',
   '/api/mpp/swap': 'POST',
   '/.well-known/x402.json': 'GET',
+  '/api/v1/keys': 'POST',
   '/openapi.json': 'GET',
 }
 
@@ -57,6 +61,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
   app.route('/', discoveryRoutes(deps))
   app.route('/', quoteRoutes(deps))
   app.route('/', swapRoutes(deps, deps.publicUrl))
+  app.route('/', keyRoutes(deps, deps.trustProxy ?? false))
   app.get('/openapi.json', (c) => c.json(openapi))
 
   app.notFound((c) => {
@@ -74,8 +79,14 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
 
   app.onError((error, c) => {
     const requestId = c.get('requestId')
-    if (error instanceof ServiceError)
-      return problemResponse(c, problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path))
+    if (error instanceof ServiceError) {
+      const retryAfter = error.detail['retryAfterSec']
+      return problemResponse(
+        c,
+        problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path),
+        typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
+      )
+    }
     deps.log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
     return problemResponse(
       c,

@@ -134,6 +134,29 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           },
         },
       },
+      '/api/v1/keys': {
+        post: {
+          summary: 'Self-serve free API key: at most 3 per IP per rolling 24 hours; the key is shown once',
+          operationId: 'issueKey',
+          responses: {
+            '201': json(
+              {
+                type: 'object',
+                required: ['key', 'id', 'tier', 'issuedAt', 'notice'],
+                properties: {
+                  key: { type: 'string', description: 'se_<payload>.<HMAC>; shown once, never stored' },
+                  id: { type: 'string' },
+                  tier: { const: 'free' },
+                  issuedAt: { type: 'string' },
+                  notice: { type: 'string' },
+                },
+              },
+              'The new key',
+            ),
+            '429': problem('rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed'),
+          },
+        },
+      },
       '/openapi.json': { get: { summary: 'This document', operationId: 'getOpenApi', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
     },
     components: { schemas },

@@ -15,6 +15,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   route_not_executable: 422,
   address_screened: 403,
   conflicting_payment: 400,
+  rate_limited: 429,
+  invalid_key: 401,
   internal_error: 500,
 }
 
@@ -30,6 +32,8 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   route_not_executable: 'Route not executable',
   address_screened: 'Address screened',
   conflicting_payment: 'Conflicting payment headers',
+  rate_limited: 'Too many requests',
+  invalid_key: 'Invalid API key',
   internal_error: 'Internal error',
 }
 

@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   'route_not_executable',
   'address_screened',
   'conflicting_payment',
+  'rate_limited',
+  'invalid_key',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

@@ -31,4 +31,6 @@ export type ServiceDeps = {
   settler: Settler
   /** Our wallet on Base that x402 payments pay. */
   payTo: Address
+  /** HMAC key that signs and verifies API keys (DESIGN 7.14): configured, or generated once and kept in the store. */
+  keySecret: Uint8Array
 }

@@ -1,3 +1,4 @@
+import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import type { Sql } from './sql.ts'
 
 /** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
@@ -68,6 +69,8 @@ export type Store = {
   recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
   getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
   getSwap(ref: string): Promise<StoredSwap | undefined>
+  /** API key issuance and revocation (DESIGN 7.14). */
+  keys: KeyStore
   sql: Sql
 }
 
@@ -77,6 +80,7 @@ const iso = (value: unknown): string => (value instanceof Date ? value : new Dat
 export function createStore(sql: Sql): Store {
   return {
     sql,
+    keys: createKeyStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(
         `insert into x402_payments (${PAYMENT_COLUMNS}, status)

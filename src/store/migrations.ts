@@ -51,6 +51,28 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 2,
+    name: 'api keys: issuance, revocation, the signing secret',
+    sql: `
+      create table settings (
+        name text primary key,
+        value text not null
+      );
+      create table api_keys (
+        id text primary key,
+        tier text not null check (tier in ('free', 'pro')),
+        issued_at timestamptz not null,
+        issued_by text not null check (issued_by in ('self_serve', 'operator')),
+        ip_hash text
+      );
+      create index api_keys_ip_hash_issued_at on api_keys (ip_hash, issued_at);
+      create table revoked_keys (
+        id text primary key,
+        revoked_at timestamptz not null
+      );
+    `,
+  },
 ]
 
 /** Brings the schema up to date; replicas starting together take turns on an advisory lock. */

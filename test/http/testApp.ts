@@ -25,6 +25,9 @@ export const FROM_ADDRESS = '0x1111111111111111111111111111111111111111'
 /** The router every test chain uses unless a test deploys its own. */
 export const ROUTER_ADDRESS = '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'
 
+/** Signs API keys in tests. */
+export const KEY_SECRET = new TextEncoder().encode('test-key-secret-test-key-secret!!')
+
 /** Our Base wallet in tests: what x402 payments must pay. */
 export const PAY_TO = '0x2222222222222222222222222222222222222222'
 
@@ -68,6 +71,7 @@ export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
     screener: sanctionsListScreener(sanctions),
     settler: ledgerSettler(),
     payTo: PAY_TO,
+    keySecret: KEY_SECRET,
     ...overrides,
   }
 }

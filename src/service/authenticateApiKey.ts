@@ -1,0 +1,25 @@
+import { type ApiKeyClaims, verifyApiKey } from '../auth/apiKey.ts'
+import type { ServiceDeps } from './deps.ts'
+import { ServiceError } from './serviceError.ts'
+
+const GET_ONE = 'Get a free key at POST /api/v1/keys (or the portal form at /).'
+
+/**
+ * DESIGN 7.14-7.15: a key is checked statelessly (shape, then the MAC, timing-safe), then against the revocation
+ * denylist. Missing, malformed, forged, altered and revoked keys are all 401 `invalid_key`, each with its own message.
+ */
+export async function authenticateApiKey(deps: Pick<ServiceDeps, 'keySecret' | 'store'>, key: string | undefined): Promise<ApiKeyClaims> {
+  if (key === undefined || key.trim() === '') throw new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header. ${GET_ONE}`, { reason: 'missing' })
+  const verified = verifyApiKey(deps.keySecret, key.trim())
+  if (!verified.ok)
+    throw new ServiceError(
+      'invalid_key',
+      verified.reason === 'malformed'
+        ? `The API key is not a SwapEazi key (se_<payload>.<signature>); check it was copied whole. ${GET_ONE}`
+        : `The API key's signature does not match: it was altered or not issued by this service. ${GET_ONE}`,
+      { reason: verified.reason },
+    )
+  if (await deps.store.keys.isRevoked(verified.claims.id))
+    throw new ServiceError('invalid_key', `The API key ${verified.claims.id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })
+  return verified.claims
+}

@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { verifyApiKey } from '../../src/auth/apiKey.ts'
+import { KEY_SECRET, lazyMemoryStore, readJson, testApp } from './testApp.ts'
+
+const store = lazyMemoryStore()
+afterAll(() => store.sql.close())
+
+let nowMs = Date.parse('2026-11-20T12:00:00Z')
+const clock = (): number => nowMs
+const issue = (app: ReturnType<typeof testApp>, ip: string): Promise<Response> =>
+  Promise.resolve(app.request('/api/v1/keys', { method: 'POST', headers: { 'x-forwarded-for': ip } }))
+
+describe('POST /api/v1/keys', () => {
+  it('issues a free key that verifies, shown once and never stored', async () => {
+    const app = testApp({ store, clock })
+    const response = await issue(app, '203.0.113.1')
+    expect(response.status).toBe(201)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    const body = await readJson<{ key: string; id: string; tier: string; issuedAt: string; notice: string }>(response)
+    expect(body).toMatchObject({ tier: 'free', issuedAt: '2026-11-20T12:00:00.000Z' })
+    expect(body.notice).toMatch(/shown once/)
+    expect(verifyApiKey(KEY_SECRET, body.key)).toEqual({ ok: true, claims: { v: 1, id: body.id, tier: 'free', iat: nowMs / 1000 } })
+    const dump = JSON.stringify(await store.sql.query('select * from api_keys')) + JSON.stringify(await store.sql.query('select * from settings'))
+    expect(dump).toContain(body.id)
+    expect(dump).not.toContain(body.key.slice(3, 40))
+    expect(dump).not.toContain('203.0.113.1')
+  })
+
+  it('allows 3 per IP per rolling 24 hours, across replicas on one store, then 429 with Retry-After', async () => {
+    const replicaA = testApp({ store, clock })
+    const replicaB = testApp({ store, clock })
+    const ip = '198.51.100.7'
+    expect((await issue(replicaA, ip)).status).toBe(201)
+    nowMs += 60_000
+    expect((await issue(replicaB, ip)).status).toBe(201)
+    expect((await issue(replicaA, ip)).status).toBe(201)
+    const refused = await issue(replicaB, ip)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe(String(24 * 3600 - 60))
+    expect(await readJson(refused)).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSec: 24 * 3600 - 60 })
+    expect((await issue(replicaA, '198.51.100.8')).status).toBe(201)
+    // The first key leaves the window 24 h after it was issued: one more is allowed, then none.
+    nowMs += 24 * 3600 * 1000 - 60_000 + 1
+    expect((await issue(replicaA, ip)).status).toBe(201)
+    expect((await issue(replicaA, ip)).status).toBe(429)
+  })
+
+  it('keeps the limit under concurrent requests: 10 at once from one IP give exactly 3 keys', async () => {
+    const app = testApp({ store, clock })
+    const statuses = (await Promise.all(Array.from({ length: 10 }, () => issue(app, '192.0.2.99')))).map((r) => r.status)
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7)
+  })
+
+  it('answers other methods with 405', async () => {
+    const response = await testApp({ store, clock }).request('/api/v1/keys')
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('POST')
+  })
+})
