@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
 import { resolve } from 'node:path'
+import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { ChainCode } from './schemas/catalogue.ts'
 
@@ -136,7 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
-    sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/sanctioned-addresses.json`,
+    sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`,
     payments: {
       payTo: (e.SWAPEAZI_PAY_TO as Address | undefined) ?? INERT_OWNER,
       isPayToDefault: e.SWAPEAZI_PAY_TO === undefined,

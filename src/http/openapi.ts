@@ -3,7 +3,8 @@ import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '.
 import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
-import { PaymentReceipt, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
+import { IssuedApiKey } from '../schemas/keys.ts'
+import { PaymentReceipt, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 
 type JsonObject = Record<string, unknown>
 
@@ -37,7 +38,8 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
   const corridors = component(schemas, 'CorridorsResponse', CorridorsResponse, 'output')
   const swap = component(schemas, 'SwapResult', SwapResult, 'output')
   const challenge = component(schemas, 'X402Challenge', X402Challenge, 'output')
-  const requirements = component(schemas, 'PaymentRequirements', PaymentRequirements, 'output')
+  const x402Manifest = component(schemas, 'X402Manifest', X402Manifest, 'output')
+  const issuedKey = component(schemas, 'IssuedApiKey', IssuedApiKey, 'output')
   component(schemas, 'PaymentReceipt', PaymentReceipt, 'output')
 
   const quoteErrors = {
@@ -112,26 +114,7 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
         get: {
           summary: 'x402 payment manifest: each paid endpoint with the requirements its 402 carries',
           operationId: 'getX402Manifest',
-          responses: {
-            '200': json(
-              {
-                type: 'object',
-                required: ['x402Version', 'resources'],
-                properties: {
-                  x402Version: { const: 1 },
-                  resources: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['resource', 'method', 'accepts'],
-                      properties: { resource: { type: 'string' }, method: { const: 'POST' }, accepts: { type: 'array', items: requirements } },
-                    },
-                  },
-                },
-              },
-              'Payment manifest',
-            ),
-          },
+          responses: { '200': json(x402Manifest, 'Payment manifest') },
         },
       },
       '/api/v1/keys': {
@@ -139,20 +122,7 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           summary: 'Self-serve free API key: at most 3 per IP per rolling 24 hours; the key is shown once',
           operationId: 'issueKey',
           responses: {
-            '201': json(
-              {
-                type: 'object',
-                required: ['key', 'id', 'tier', 'issuedAt', 'notice'],
-                properties: {
-                  key: { type: 'string', description: 'se_<payload>.<HMAC>; shown once, never stored' },
-                  id: { type: 'string' },
-                  tier: { const: 'free' },
-                  issuedAt: { type: 'string' },
-                  notice: { type: 'string' },
-                },
-              },
-              'The new key',
-            ),
+            '201': json(issuedKey, 'The new key'),
             '429': problem('rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed'),
           },
         },

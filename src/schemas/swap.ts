@@ -1,5 +1,4 @@
 import * as z from 'zod'
-import { ChainCode } from './catalogue.ts'
 import { QuoteResult, RouteWire } from './quote.ts'
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/)
@@ -37,24 +36,25 @@ export const SwapRouteWire = RouteWire.extend({
   }),
 }).meta({ id: 'SwapRoute' })
 
-/** Spec 2.4: the answer of a paid (and, later, keyed) swap call. */
-export const SwapResult = z
-  .object({
+/** Spec 2.4: the answer of a paid (and, later, keyed) swap call: the quote's amounts, and what to sign. */
+export const SwapResult = QuoteResult.pick({
+  fromChain: true,
+  toChain: true,
+  fromToken: true,
+  toToken: true,
+  fromAmount: true,
+  toAmount: true,
+  toAmountMin: true,
+  estimatedGasUSD: true,
+  estimatedDuration: true,
+})
+  .extend({
     swapEaziRef: z.string().regex(/^swp_[0-9A-Z]{26}$/),
     status: z.literal('built').describe('Built and recorded; it moves once the user signs and broadcasts it'),
     transactionRequest: TransactionRequestWire,
     approval: ApprovalWire,
     route: SwapRouteWire,
-    fromChain: ChainCode,
-    toChain: ChainCode,
-    fromToken: z.string(),
-    toToken: z.string(),
-    fromAmount: z.string(),
-    toAmount: z.string(),
-    toAmountMin: z.string().describe('Enforced on chain where the output arrives'),
     toAddress: Address,
-    estimatedGasUSD: z.string(),
-    estimatedDuration: z.number().int(),
     nextSteps: z.array(z.string()).describe('What the signer does, in order'),
   })
   .meta({ id: 'SwapResult' })

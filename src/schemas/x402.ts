@@ -53,6 +53,15 @@ export const X402Challenge = z
   .meta({ id: 'X402Challenge' })
 export type X402Challenge = z.infer<typeof X402Challenge>
 
+/** DESIGN 7.19: `/.well-known/x402.json`, each paid endpoint with the requirements its 402 carries. */
+export const X402Manifest = z
+  .object({
+    x402Version: z.literal(1),
+    resources: z.array(z.object({ resource: z.url(), method: z.literal('POST'), accepts: z.array(PaymentRequirements) })),
+  })
+  .meta({ id: 'X402Manifest' })
+export type X402Manifest = z.infer<typeof X402Manifest>
+
 /** An EIP-3009 TransferWithAuthorization as x402 v1 "exact" carries it. */
 export const ExactEvmAuthorization = z.object({
   from: EvmAddress,

@@ -1,20 +1,12 @@
 import { createHmac } from 'node:crypto'
 import { type KeyTier, newKeyId, signApiKey } from '../auth/apiKey.ts'
+import type { IssuedApiKey } from '../schemas/keys.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
 
 /** DESIGN 7.14 and spec 8: self-serve keys per IP per rolling 24 hours. */
 export const SELF_SERVE_KEYS_PER_IP = 3
 export const SELF_SERVE_WINDOW_MS = 24 * 60 * 60 * 1000
-
-export type IssuedApiKey = {
-  /** The key itself: shown once, never stored. */
-  key: string
-  id: string
-  tier: KeyTier
-  issuedAt: string
-  notice: string
-}
 
 const NOTICE =
   'Store this key now: it is shown once and SwapEazi keeps no copy. Send it as x-swapeazi-key on /api/v1/* (Authorization: Bearer for pro intelligence).'

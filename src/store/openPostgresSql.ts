@@ -68,7 +68,7 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
 }
 
 /** The URL without its password, for logs. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const parsed = new URL(url)
     if (parsed.password) parsed.password = '***'

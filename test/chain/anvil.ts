@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import {
@@ -21,6 +21,7 @@ import {
   toHex,
 } from 'viem'
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
+import { trackChildProcess } from '../support/trackChildProcess.ts'
 
 /** The mnemonic anvil derives its funded dev accounts from unless told otherwise. */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk'
@@ -50,18 +51,6 @@ export type AnvilInstance = {
 export type StartAnvilOptions = {
   /** Default 31337. */
   chainId?: number
-}
-
-/** Live nodes of this process, killed on exit so that a crashed or forgotten test leaks none. */
-const running = new Set<ChildProcess>()
-let exitHookInstalled = false
-
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const child of running) child.kill('SIGKILL')
-  })
 }
 
 /**
@@ -102,42 +91,17 @@ export function anvilAccounts(): PrivateKeyAccount[] {
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<AnvilInstance> {
   const chainId = options.chainId ?? 31337
   const binary = anvilBinaryPath()
-  installExitHook()
   const child = spawn(
     binary,
     ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', String(ACCOUNT_COUNT)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
-  running.add(child)
+  const { stop } = trackChildProcess(child, STOP_TIMEOUT_MS)
 
   let output = ''
   const remember = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-4000)
   }
-  const exited = new Promise<void>((resolve) => {
-    const gone = (): void => {
-      running.delete(child)
-      resolve()
-    }
-    child.once('exit', gone)
-    // A binary that could not be spawned at all emits 'error' and never 'exit'.
-    child.once('error', () => {
-      if (child.pid === undefined) gone()
-    })
-  })
-  let stopping: Promise<void> | undefined
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM')
-        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
-        await exited
-        clearTimeout(timer)
-      }
-    })()
-    return stopping
-  }
-
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let stdout = ''

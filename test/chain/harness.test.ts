@@ -1,3 +1,4 @@
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../src/payments/x402/verifyPayment.ts'
 import {
   type AbiFunction,
   type Address,
@@ -176,14 +177,8 @@ describe('test tokens', () => {
     const usdc = await deployUsdc(chainA)
     await write(chainA, from, usdc, 'TestToken', 'mint', [from.address, 300_000_000n])
     const domain = { name: 'USD Coin', version: '2', chainId: chainA.chainId, verifyingContract: usdc } as const
-    const authorizationFields = [
-      { name: 'from', type: 'address' },
-      { name: 'to', type: 'address' },
-      { name: 'value', type: 'uint256' },
-      { name: 'validAfter', type: 'uint256' },
-      { name: 'validBefore', type: 'uint256' },
-      { name: 'nonce', type: 'bytes32' },
-    ] as const
+    // EIP-3009's transfer and receive authorizations sign the same fields.
+    const authorizationFields = TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization
     const validBefore = (await latestTimestamp(chainA)) + 3600n
     const authorization = {
       from: from.address,

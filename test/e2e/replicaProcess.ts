@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { trackChildProcess } from '../support/trackChildProcess.ts'
 
 /** The repository root: the server runs from there, as `npm start` does. */
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -24,18 +25,6 @@ export type StartReplicaOptions = {
   timeoutMs?: number
 }
 
-/** Live servers of this process, killed on exit so that a crashed test leaks none. */
-const running = new Set<ChildProcess>()
-let exitHookInstalled = false
-
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const child of running) child.kill('SIGKILL')
-  })
-}
-
 /**
  * Starts `swapeazi serve` as its own process (`node --import tsx src/cli.ts serve`, no npx in between, so the pid is
  * the server's) and resolves with its URL once it logs `event: 'listening'`. Pass SWAPEAZI_PORT=0 for an OS-chosen
@@ -43,38 +32,14 @@ function installExitHook(): void {
  */
 export async function startReplica(options: StartReplicaOptions): Promise<Replica> {
   const timeoutMs = options.timeoutMs ?? START_TIMEOUT_MS
-  installExitHook()
   const env: Record<string, string> = { SWAPEAZI_LOG_LEVEL: 'info', ...options.env }
   for (const name of ['PATH', 'HOME', 'TMPDIR']) {
     const value = process.env[name]
     if (value !== undefined && env[name] === undefined) env[name] = value
   }
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  running.add(child)
-
+  const { stop } = trackChildProcess(child, STOP_TIMEOUT_MS)
   let log = ''
-  const exited = new Promise<void>((resolve) => {
-    const gone = (): void => {
-      running.delete(child)
-      resolve()
-    }
-    child.once('exit', gone)
-    child.once('error', () => {
-      if (child.pid === undefined) gone()
-    })
-  })
-  let stopping: Promise<void> | undefined
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM')
-        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
-        await exited
-        clearTimeout(timer)
-      }
-    })()
-    return stopping
-  }
 
   // stdout is drained too: a full pipe would block the server.
   child.stdout?.resume()

@@ -6,7 +6,7 @@ import { decodeXPaymentResponse } from 'x402/shared'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { X402Challenge } from '../../src/schemas/x402.ts'
 import { encodeHeader, signPayment, USDC_BASE } from '../payments/signPayment.ts'
-import { loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
 import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
 
 const SWAP = '/api/x402/swap'
@@ -192,7 +192,7 @@ describe('single use', () => {
 })
 
 describe('compliance screening comes before any 402', () => {
-  const listed = loadSanctionsList(`${MANIFEST_DIR}/sanctioned-addresses.json`).addresses[0] ?? ''
+  const listed = loadSanctionsList(`${MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`).addresses[0] ?? ''
 
   it.each([
     ['sender, lowercase', { fromAddress: listed }, 'fromAddress'],

@@ -2,7 +2,7 @@ import { pino } from 'pino'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { type AppDeps, createApp } from '../../src/http/createApp.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
-import { loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
 import { sanctionsListScreener } from '../../src/compliance/sanctionsListScreener.ts'
 import { ledgerSettler } from '../../src/payments/x402/ledgerSettler.ts'
 import { createStore, type Store } from '../../src/store/createStore.ts'
@@ -32,7 +32,7 @@ export const KEY_SECRET = new TextEncoder().encode('test-key-secret-test-key-sec
 export const PAY_TO = '0x2222222222222222222222222222222222222222'
 
 const loaded = loadCatalogue(MANIFEST_DIR)
-const sanctions = loadSanctionsList(`${MANIFEST_DIR}/sanctioned-addresses.json`)
+const sanctions = loadSanctionsList(`${MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`)
 
 /** A migrated in-memory PGlite that opens on first use, so tests that never touch the store never pay for it. */
 export function lazyMemoryStore(): Store {

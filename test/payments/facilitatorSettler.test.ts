@@ -1,5 +1,3 @@
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { type Address, type Hash, toHex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -7,6 +5,7 @@ import { type FacilitatorFetch, facilitatorSettler } from '../../src/payments/x4
 import type { Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { ANVIL_MNEMONIC } from '../chain/anvil.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
+import { closedPort } from '../support/closedPort.ts'
 import { type LocalFacilitator, startLocalFacilitator } from './localFacilitator.ts'
 
 const FACILITATOR_ACCOUNT_INDEX = 3
@@ -36,14 +35,6 @@ afterAll(async () => {
 beforeEach(() => {
   facilitator.calls.length = 0
 })
-
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 /** Forwards to the local facilitator, then replaces its answer to one endpoint (after it has acted on it). */
 function answering(endpoint: 'verify' | 'settle', replace: () => Response): FacilitatorFetch {

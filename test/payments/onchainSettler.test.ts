@@ -1,5 +1,3 @@
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { type Address, type Hash, type Hex, createPublicClient, createWalletClient, http, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
@@ -10,6 +8,7 @@ import {
 } from '../../src/payments/x402/onchainSettler.ts'
 import type { Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
+import { closedPort } from '../support/closedPort.ts'
 
 let chain: BaseUsdcChain
 let settler: Settler
@@ -30,15 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await chain?.stop()
 })
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 describe('onchainSettler', () => {
   it('checks a funded payer, then moves exactly 20000 from payer to payTo in one successful transaction', async () => {

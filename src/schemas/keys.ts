@@ -1,0 +1,14 @@
+import * as z from 'zod'
+import { KEY_TIERS } from '../auth/apiKey.ts'
+
+/** POST /api/v1/keys (and `swapeazi keys issue`): a new key, shown once. */
+export const IssuedApiKey = z
+  .object({
+    key: z.string().describe('se_<payload>.<HMAC>; shown once, never stored'),
+    id: z.string().describe('The key id, for revocation and support'),
+    tier: z.enum(KEY_TIERS),
+    issuedAt: z.string(),
+    notice: z.string(),
+  })
+  .meta({ id: 'IssuedApiKey' })
+export type IssuedApiKey = z.infer<typeof IssuedApiKey>
