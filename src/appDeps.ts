@@ -42,5 +42,6 @@ export async function buildAppDeps(config: Config): Promise<AppDeps> {
     payTo: config.payments.payTo,
     keySecret,
     trustProxy: config.trustProxy,
+    rateLimits: config.rateLimits,
   }
 }

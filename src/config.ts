@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
 import { resolve } from 'node:path'
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './auth/rateLimits.ts'
 import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { ChainCode } from './schemas/catalogue.ts'
@@ -35,6 +36,9 @@ const Env = z.object({
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_TRUST_PROXY: z.enum(['true', 'false', '1', '0']).default('false'),
+  SWAPEAZI_RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.anonymous),
+  SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
+  SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -60,6 +64,8 @@ export type Config = {
   keySecret?: Uint8Array
   /** Take the client IP from X-Forwarded-For (behind a proxy we run), not from the socket. */
   trustProxy: boolean
+  /** Requests per minute on /api/v1/* (DESIGN 7.16). */
+  rateLimits: RateLimits
   payments: {
     /** Our Base wallet that x402 payments pay; `isDefault` when unset (the inert 0x…dEaD, ledger mode only). */
     payTo: Address
@@ -137,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
+    rateLimits: { anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS, free: e.SWAPEAZI_RATE_LIMIT_FREE, pro: e.SWAPEAZI_RATE_LIMIT_PRO },
     sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`,
     payments: {
       payTo: (e.SWAPEAZI_PAY_TO as Address | undefined) ?? INERT_OWNER,

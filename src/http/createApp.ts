@@ -1,12 +1,15 @@
 import { Hono } from 'hono'
+import { createAdmitApiRequest } from '../service/admitApiRequest.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import type { ServiceDeps } from '../service/deps.ts'
+import type { AppEnv } from './appEnv.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
 import { limitBody } from './limitBody.ts'
 import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
 import { quoteRoutes } from './quoteRoutes.ts'
+import { rateLimit } from './rateLimit.ts'
 import { requestContext } from './requestContext.ts'
 import { keyRoutes } from './keyRoutes.ts'
 import { swapRoutes } from './swapRoutes.ts'
@@ -38,8 +41,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
 }
 
 /** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
-export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string } }> {
-  const app = new Hono<{ Variables: { requestId: string } }>()
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
   const openapi = buildOpenApi(deps.version, deps.publicUrl)
 
   app.use(requestContext({ log: deps.log, clock: deps.clock }))
@@ -57,6 +60,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: { requestId: string 
       ),
     ),
   )
+
+  app.use('/api/v1/*', rateLimit(createAdmitApiRequest(deps), deps.trustProxy ?? false))
 
   app.route('/', discoveryRoutes(deps))
   app.route('/', quoteRoutes(deps))

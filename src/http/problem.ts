@@ -17,6 +17,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   conflicting_payment: 400,
   rate_limited: 429,
   invalid_key: 401,
+  invalid_quote: 400,
+  quote_expired: 422,
   internal_error: 500,
 }
 
@@ -34,6 +36,8 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   conflicting_payment: 'Conflicting payment headers',
   rate_limited: 'Too many requests',
   invalid_key: 'Invalid API key',
+  invalid_quote: 'Invalid quote',
+  quote_expired: 'Quote expired',
   internal_error: 'Internal error',
 }
 

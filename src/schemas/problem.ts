@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   'conflicting_payment',
   'rate_limited',
   'invalid_key',
+  'invalid_quote',
+  'quote_expired',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

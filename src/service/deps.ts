@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { Address } from 'viem'
+import type { RateLimits } from '../auth/rateLimits.ts'
 import type { Screener } from '../compliance/screener.ts'
 import type { Settler } from '../payments/x402/settlement.ts'
 import type { Store } from '../store/createStore.ts'
@@ -33,4 +34,6 @@ export type ServiceDeps = {
   payTo: Address
   /** HMAC key that signs and verifies API keys (DESIGN 7.14): configured, or generated once and kept in the store. */
   keySecret: Uint8Array
+  /** Requests per minute on /api/v1/* for anonymous callers (per IP), free keys and pro keys (DESIGN 7.16). */
+  rateLimits: RateLimits
 }

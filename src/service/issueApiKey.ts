@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto'
 import { type KeyTier, newKeyId, signApiKey } from '../auth/apiKey.ts'
+import { hashClientIp } from '../auth/clientIpHash.ts'
 import type { IssuedApiKey } from '../schemas/keys.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
@@ -11,11 +11,6 @@ export const SELF_SERVE_WINDOW_MS = 24 * 60 * 60 * 1000
 const NOTICE =
   'Store this key now: it is shown once and SwapEazi keeps no copy. Send it as x-swapeazi-key on /api/v1/* (Authorization: Bearer for pro intelligence).'
 
-/** A keyed hash of the client's IP, so the per-IP limit needs no stored address. */
-function ipHash(secret: Uint8Array, ip: string): string {
-  return createHmac('sha256', secret).update(`ip:${ip}`).digest('hex')
-}
-
 function issued(deps: Pick<ServiceDeps, 'keySecret'>, id: string, tier: KeyTier, issuedAt: Date): IssuedApiKey {
   const key = signApiKey(deps.keySecret, { v: 1, id, tier, iat: Math.floor(issuedAt.getTime() / 1000) })
   return { key, id, tier, issuedAt: issuedAt.toISOString(), notice: NOTICE }
@@ -26,7 +21,7 @@ export async function issueSelfServeKey(deps: Pick<ServiceDeps, 'keySecret' | 's
   const id = newKeyId()
   const issuedAt = new Date(deps.clock())
   const outcome = await deps.store.keys.issueSelfServe(
-    { id, tier: 'free', issuedAt, issuedBy: 'self_serve', ipHash: ipHash(deps.keySecret, ip) },
+    { id, tier: 'free', issuedAt, issuedBy: 'self_serve', ipHash: hashClientIp(deps.keySecret, ip) },
     SELF_SERVE_KEYS_PER_IP,
     SELF_SERVE_WINDOW_MS,
   )

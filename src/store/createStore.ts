@@ -1,4 +1,5 @@
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
+import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import type { Sql } from './sql.ts'
 
 /** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
@@ -47,10 +48,16 @@ export type SwapRecord = {
   quote: unknown
   transactionRequest: unknown
   payment?: { payer: string; nonce: string }
+  /** The API key a keyed swap was built under (`api_key` channel). */
+  keyId?: string
   createdAt: Date
 }
 
-export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment'> & { payment: { payer: string; nonce: string } | null; createdAt: string }
+export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment' | 'keyId'> & {
+  payment: { payer: string; nonce: string } | null
+  keyId: string | null
+  createdAt: string
+}
 
 /** What the use cases need from the database; both drivers run the same statements. */
 export type Store = {
@@ -67,10 +74,14 @@ export type Store = {
   recordSettledSwap(reservation: PaymentReservation, settlement: { transaction: string; settledAt: Date }, swap: SwapRecord): Promise<boolean>
   /** Settles the reserved payment and records its swap in one transaction, committed before the answer leaves. */
   recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
+  /** Records a swap built under an API key (no payment), committed before the answer leaves. */
+  recordKeyedSwap(swap: SwapRecord & { keyId: string }): Promise<void>
   getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
   getSwap(ref: string): Promise<StoredSwap | undefined>
   /** API key issuance and revocation (DESIGN 7.14). */
   keys: KeyStore
+  /** Per-minute request counters (DESIGN 7.16). */
+  rateLimits: RateLimitStore
   sql: Sql
 }
 
@@ -81,6 +92,7 @@ export function createStore(sql: Sql): Store {
   return {
     sql,
     keys: createKeyStore(sql),
+    rateLimits: createRateLimitStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(
         `insert into x402_payments (${PAYMENT_COLUMNS}, status)
@@ -133,6 +145,9 @@ export function createStore(sql: Sql): Store {
         await insertSwap(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })
       })
     },
+    async recordKeyedSwap(swap) {
+      await insertSwap(sql, swap)
+    },
     async getPayment(payer, nonce) {
       const [row] = await sql.query<Record<string, unknown>>(
         `select payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after, valid_before::text as valid_before,
@@ -178,6 +193,7 @@ export function createStore(sql: Sql): Store {
         quote: row['quote'],
         transactionRequest: row['transaction_request'],
         payment: row['payer'] === null ? null : { payer: String(row['payer']), nonce: String(row['payment_nonce']) },
+        keyId: row['key_id'] === null || row['key_id'] === undefined ? null : String(row['key_id']),
         createdAt: iso(row['created_at']),
       }
     },
@@ -208,9 +224,9 @@ const SWAP_COLUMNS =
 
 async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
   await tx.query(
-    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-    [...swapValues(swap), swap.payment?.payer.toLowerCase() ?? null, swap.payment?.nonce.toLowerCase() ?? null],
+    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce, key_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+    [...swapValues(swap), swap.payment?.payer.toLowerCase() ?? null, swap.payment?.nonce.toLowerCase() ?? null, swap.keyId ?? null],
   )
 }
 

@@ -73,6 +73,19 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 3,
+    name: 'rate limit counters; keyed swaps name their key',
+    sql: `
+      create table rate_counters (
+        subject text not null,
+        window_start bigint not null,
+        calls integer not null,
+        primary key (subject, window_start)
+      );
+      alter table swaps add column key_id text;
+    `,
+  },
 ]
 
 /** Brings the schema up to date; replicas starting together take turns on an advisory lock. */

@@ -1,0 +1,19 @@
+import type { Context } from 'hono'
+import type { ApiKeyClaims } from '../auth/apiKey.ts'
+import { ServiceError } from '../service/serviceError.ts'
+
+/** What the middleware puts on every request's context. */
+export type AppEnv = { Variables: { requestId: string; apiKey?: ApiKeyClaims } }
+
+/**
+ * The request's verified API key (the rate-limit middleware checked it), or 401 `invalid_key` when none was sent:
+ * for routes that need a key (spec endpoints 10 and 11).
+ */
+export function requireApiKey(c: Context<AppEnv>): ApiKeyClaims {
+  const claims = c.get('apiKey')
+  if (claims === undefined)
+    throw new ServiceError('invalid_key', 'This endpoint needs an API key in the x-swapeazi-key header. Get a free key at POST /api/v1/keys (or the portal form at /).', {
+      reason: 'missing',
+    })
+  return claims
+}

@@ -1,0 +1,28 @@
+import type { MiddlewareHandler } from 'hono'
+import { rateLimitHeaders } from '../auth/rateLimits.ts'
+import { type AdmitApiRequest, rateLimitedError } from '../service/admitApiRequest.ts'
+import type { AppEnv } from './appEnv.ts'
+import { clientIp } from './clientIp.ts'
+import { requestHeader } from './requestHeader.ts'
+
+/** The API key a request carries: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
+export function requestApiKey(header: (name: string) => string | undefined): string | undefined {
+  const key = header('x-swapeazi-key')
+  if (key !== undefined) return key
+  const bearer = /^bearer\s+(.*)$/i.exec(header('authorization') ?? '')
+  return bearer ? (bearer[1] ?? '') : undefined
+}
+
+/**
+ * /api/v1/*: checks the key a request carries, counts the request against its limit (DESIGN 7.16), and answers the
+ * IETF RateLimit headers on every response, the 429 included. The verified key is left on the context.
+ */
+export function rateLimit(admit: AdmitApiRequest, trustProxy: boolean): MiddlewareHandler<AppEnv> {
+  return async function rateLimitMiddleware(c, next) {
+    const admitted = await admit({ ip: clientIp(c, trustProxy), key: requestApiKey((name) => requestHeader(c, name)) })
+    for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) c.header(name, value)
+    if (!admitted.decision.isAllowed) throw rateLimitedError(admitted.decision)
+    if (admitted.claims !== undefined) c.set('apiKey', admitted.claims)
+    await next()
+  }
+}

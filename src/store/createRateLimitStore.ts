@@ -1,0 +1,33 @@
+import type { Sql } from './sql.ts'
+
+/** How long counters of finished windows are kept before a prune removes them. */
+const KEEP_FINISHED_WINDOWS_SEC = 60 * 60
+
+/** Request counters for the per-minute limits of DESIGN 7.16, shared by every replica on the store. */
+export type RateLimitStore = {
+  /**
+   * Counts one request of `subject` in the fixed window starting at `windowStartSec` and returns the count so far,
+   * this request included. One atomic statement, so concurrent replicas never lose a count.
+   */
+  hit(subject: string, windowStartSec: number): Promise<number>
+  /** Deletes the counters of windows that started more than an hour before `nowSec`. */
+  prune(nowSec: number): Promise<void>
+}
+
+export function createRateLimitStore(sql: Sql): RateLimitStore {
+  return {
+    async hit(subject, windowStartSec) {
+      const [row] = await sql.query<{ calls: number }>(
+        `insert into rate_counters (subject, window_start, calls) values ($1, $2, 1)
+         on conflict (subject, window_start) do update set calls = rate_counters.calls + 1
+         returning calls`,
+        [subject, windowStartSec],
+      )
+      if (row === undefined) throw new Error('the rate counter was not returned')
+      return Number(row.calls)
+    },
+    async prune(nowSec) {
+      await sql.query('delete from rate_counters where window_start < $1', [nowSec - KEEP_FINISHED_WINDOWS_SEC])
+    },
+  }
+}
