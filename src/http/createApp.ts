@@ -12,6 +12,7 @@ import { quoteRoutes } from './quoteRoutes.ts'
 import { rateLimit } from './rateLimit.ts'
 import { requestContext } from './requestContext.ts'
 import { keyRoutes } from './keyRoutes.ts'
+import { keyedSwapRoutes } from './keyedSwapRoutes.ts'
 import { swapRoutes } from './swapRoutes.ts'
 
 export type AppDeps = ServiceDeps & {
@@ -37,6 +38,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/mpp/swap': 'POST',
   '/.well-known/x402.json': 'GET',
   '/api/v1/keys': 'POST',
+  '/api/v1/swap': 'POST',
   '/openapi.json': 'GET',
 }
 
@@ -67,6 +69,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', quoteRoutes(deps))
   app.route('/', swapRoutes(deps, deps.publicUrl))
   app.route('/', keyRoutes(deps, deps.trustProxy ?? false))
+  app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))
 
   app.notFound((c) => {

@@ -2,7 +2,7 @@ import * as z from 'zod'
 import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '../schemas/discovery.ts'
 import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
-import { SwapResult } from '../schemas/swap.ts'
+import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { PaymentReceipt, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 
@@ -41,6 +41,12 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
   const x402Manifest = component(schemas, 'X402Manifest', X402Manifest, 'output')
   const issuedKey = component(schemas, 'IssuedApiKey', IssuedApiKey, 'output')
   component(schemas, 'PaymentReceipt', PaymentReceipt, 'output')
+  const keyedSwapRequest = component(schemas, 'KeyedSwapRequest', KeyedSwapRequest, 'input')
+  const swapRecord = component(schemas, 'SwapRecord', SwapRecordWire, 'output')
+  const keyErrors = {
+    '401': problem('invalid_key: the key is missing, malformed, forged, altered or revoked (`reason` says which)'),
+    '429': problem('rate_limited: over the key\'s per-minute limit; `Retry-After` says when to retry'),
+  }
 
   const quoteErrors = {
     '400': problem('invalid_request: body missing, not JSON, or failing the schema; `errors` lists each field'),
@@ -127,8 +133,38 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           },
         },
       },
+      '/api/v1/swap': {
+        post: {
+          summary: 'Keyed swap: a signed quote (quoteId) becomes an unsigned transaction; no per-call fee',
+          operationId: 'swapWithKey',
+          security: [{ apiKey: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: keyedSwapRequest } } },
+          responses: {
+            '200': json(swap, 'The built swap, recorded under the key (agentCallFee null)'),
+            '400': problem('invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)'),
+            '403': problem('address_screened: the sender or recipient failed compliance screening'),
+            '422': problem('quote_expired (expired, route no longer viable, or prices moved: quote again) or route_not_executable'),
+            ...keyErrors,
+          },
+        },
+      },
+      '/api/v1/swap/{ref}': {
+        get: {
+          summary: 'A swap\'s record and status (keyed swaps: only to the key that built them)',
+          operationId: 'getSwap',
+          security: [{ apiKey: [] }],
+          parameters: [{ name: 'ref', in: 'path', required: true, schema: { type: 'string', pattern: '^swp_[0-9A-Z]{26}$' } }],
+          responses: { '200': json(swapRecord, 'The swap'), '404': problem('not_found: no such swap visible to this key'), ...keyErrors },
+        },
+      },
       '/openapi.json': { get: { summary: 'This document', operationId: 'getOpenApi', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
     },
-    components: { schemas },
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-swapeazi-key', description: 'A SwapEazi key (se_...); free from POST /api/v1/keys' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'A pro key (se_...) for the pro tier of corridor intelligence' },
+      },
+    },
   }
 }

@@ -59,3 +59,33 @@ export const SwapResult = QuoteResult.pick({
   })
   .meta({ id: 'SwapResult' })
 export type SwapResult = z.infer<typeof SwapResult>
+
+/** Spec endpoint 10: a quote the service signed, and the recipient when the quote named none. */
+export const KeyedSwapRequest = z
+  .strictObject({
+    quoteId: z.string().min(1).max(4096).describe('The quoteId of a quote from POST /api/v1/quote or /api/x402/quote, unexpired (60 s)'),
+    toAddress: Address.optional().describe('Recipient, only when the quote was to its sender; defaults to the sender'),
+  })
+  .meta({ id: 'KeyedSwapRequest' })
+export type KeyedSwapRequest = z.infer<typeof KeyedSwapRequest>
+
+/** A swap as the store keeps it (GET /api/v1/swap/{ref}). */
+export const SwapRecordWire = z
+  .object({
+    swapEaziRef: z.string(),
+    status: z.string().describe('built: the transaction was built and recorded (SwapEazi never broadcasts it); later states come from the tracker'),
+    channel: z.enum(['x402', 'mpp', 'api_key']).describe('How the swap was paid for or authorised'),
+    createdAt: z.string().describe('ISO 8601'),
+    fromChain: z.string(),
+    toChain: z.string(),
+    fromToken: z.string(),
+    toToken: z.string(),
+    fromAmount: z.string(),
+    toAmount: z.string(),
+    toAmountMin: z.string(),
+    fromAddress: Address,
+    toAddress: Address,
+    transactionRequest: TransactionRequestWire,
+  })
+  .meta({ id: 'SwapRecord' })
+export type SwapRecordWire = z.infer<typeof SwapRecordWire>

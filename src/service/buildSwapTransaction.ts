@@ -1,10 +1,11 @@
 import type { Address } from 'viem'
-import { formatUnits, type PricedRoute } from '../engine/index.ts'
+import { formatUnits, type PricedRoute, type QuoteAmounts } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
 import { routeQuoteRequest } from './getQuote.ts'
+import type { ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
 import { ServiceError } from './serviceError.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
 
@@ -34,6 +35,23 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
     )
   const { request, found } = routed
   const ordered: PricedRoute[] = [found.ranked.BALANCED, ...found.viable.filter((route) => route !== found.ranked.BALANCED)]
+  return buildFirstEncodable(deps, { request, amounts: found.amounts, ordered, swapEaziRef })
+}
+
+export type BuildFirstEncodableParameters = {
+  request: ResolvedQuoteRequest
+  amounts: QuoteAmounts
+  /** Viable routes, best first. */
+  ordered: readonly PricedRoute[]
+  swapEaziRef: string
+}
+
+/**
+ * Builds the first of `ordered` whose calls the catalogue can encode; 422 `route_not_executable` when none can.
+ * Paid and keyed swaps both end here, so they build identical transactions for identical requests.
+ */
+export function buildFirstEncodable(deps: ServiceDeps, parameters: BuildFirstEncodableParameters): BuildSwapTransactionReturnType {
+  const { request, amounts, ordered, swapEaziRef } = parameters
   const failures: string[] = []
   for (const priced of ordered) {
     try {
@@ -42,14 +60,14 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
         routerOn: deps.routerOn,
         route: priced.route,
         amountIn: request.amountIn,
-        amounts: found.amounts,
+        amounts,
         slippageE18: request.slippageE18,
         sender: request.fromAddress as Address,
         recipient: request.toAddress as Address,
         ref: swapRefToBytes32(swapEaziRef),
         nowSec: Math.floor(deps.clock() / 1000),
       })
-      const quote = formatQuote(deps, request, found.amounts, priced)
+      const quote = formatQuote(deps, request, amounts, priced)
       return { swapEaziRef, quote, build, toAddress: request.toAddress as Address }
     } catch (error) {
       failures.push(`${priced.route.id}: ${error instanceof Error ? error.message : String(error)}`)

@@ -39,7 +39,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
     toToken: to.symbol,
     fromAmount: request.amountIn.toString(),
     fromAddress: request.fromAddress.toLowerCase(),
-    toAddress: request.toAddress.toLowerCase(),
+    toAddress: request.toAddress.toLowerCase() === request.fromAddress.toLowerCase() ? null : request.toAddress.toLowerCase(),
     slippageE18: request.slippageE18.toString(),
     routeId: priced.route.id,
     toAmount: amounts.toAmount.toString(),

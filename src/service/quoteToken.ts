@@ -11,8 +11,11 @@ export const QuoteClaims = z.object({
   toToken: z.string(),
   fromAmount: z.string(),
   fromAddress: z.string(),
-  /** The recipient on the destination chain, lowercase; the sender when the request named none. */
-  toAddress: z.string(),
+  /**
+   * The recipient on the destination chain, lowercase; null when it is the sender (none was named), and a keyed
+   * swap may then name one.
+   */
+  toAddress: z.string().nullable(),
   slippageE18: z.string(),
   routeId: z.string(),
   toAmount: z.string(),

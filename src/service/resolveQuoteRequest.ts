@@ -54,7 +54,7 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
 }
 
 /** All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match. */
-function checkChecksum(field: string, address: string): void {
+export function checkChecksum(field: string, address: string): void {
   const hex = address.slice(2)
   const isMixedCase = hex !== hex.toLowerCase() && hex !== hex.toUpperCase()
   if (isMixedCase && !isAddress(address, { strict: true }))

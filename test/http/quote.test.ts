@@ -77,7 +77,7 @@ describe('quoteId (DESIGN 7.12)', () => {
         toToken: 'USDT',
         fromAmount: '1000000000',
         fromAddress: FROM_ADDRESS,
-        toAddress: FROM_ADDRESS,
+        toAddress: null,
         slippageE18: '5000000000000000',
         routeId: body.route.id,
         toAmount: '995000000',

@@ -1,0 +1,36 @@
+import { getAddress } from 'viem'
+import type { SwapRecordWire } from '../schemas/swap.ts'
+import type { TransactionRequest } from '../tx/buildRouteTransaction.ts'
+import type { ServiceDeps } from './deps.ts'
+import { ServiceError } from './serviceError.ts'
+
+/**
+ * GET /api/v1/swap/{ref}: a swap's record and status. A swap built under a key is visible to that key only; a paid
+ * swap to any valid key that holds its reference (the reference is only ever given to the payer). Anything else is
+ * 404, so a reference that belongs to someone else is indistinguishable from one that does not exist.
+ */
+export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters: { ref: string; keyId: string }): Promise<SwapRecordWire> {
+  const { ref, keyId } = parameters
+  const notFound = new ServiceError('not_found', `No swap ${ref} is visible to this key. Swap references look like swp_ and 26 characters, as POST /api/v1/swap answered them.`, {
+    ref,
+  })
+  if (!/^swp_[0-9A-Z]{26}$/.test(ref)) throw notFound
+  const swap = await deps.store.getSwap(ref)
+  if (swap === undefined || (swap.keyId !== null && swap.keyId !== keyId)) throw notFound
+  return {
+    swapEaziRef: swap.ref,
+    status: swap.status,
+    channel: swap.channel,
+    createdAt: swap.createdAt,
+    fromChain: swap.fromChain,
+    toChain: swap.toChain,
+    fromToken: swap.fromToken,
+    toToken: swap.toToken,
+    fromAmount: swap.fromAmount,
+    toAmount: swap.toAmount,
+    toAmountMin: swap.toAmountMin,
+    fromAddress: getAddress(swap.fromAddress),
+    toAddress: getAddress(swap.toAddress),
+    transactionRequest: swap.transactionRequest as TransactionRequest,
+  }
+}

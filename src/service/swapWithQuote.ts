@@ -1,0 +1,110 @@
+import { findRoutes, formatUnits, type Token } from '../engine/index.ts'
+import type { SwapResult } from '../schemas/swap.ts'
+import type { ServiceDeps } from './deps.ts'
+import { buildFirstEncodable } from './buildSwapTransaction.ts'
+import { formatSwapResult } from './formatSwapResult.ts'
+import { type QuoteClaims, verifyQuoteId } from './quoteToken.ts'
+import { checkChecksum, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
+import { screenSwapAddresses } from './screenSwapAddresses.ts'
+import { ServiceError } from './serviceError.ts'
+import { newSwapRef } from './swapRef.ts'
+
+export type SwapWithQuoteParameters = {
+  quoteId: string
+  /** The recipient, when the quote named none (it was quoted to its sender). */
+  toAddress?: string | undefined
+  /** The API key the swap is built under. */
+  keyId: string
+}
+
+const QUOTE_AGAIN = 'Quote again (POST /api/v1/quote or /api/x402/quote) and send the new quoteId.'
+
+/**
+ * The keyed swap (spec endpoint 10, DESIGN 7.12): a quote the service signed earlier becomes a transaction, with no
+ * per-call fee. The quote must verify (400 `invalid_quote`) and be unexpired (422 `quote_expired`); its route must
+ * still be viable and still promise at least the quoted `toAmountMin`, else 422 `quote_expired` asks for a new quote.
+ * Screening and the build are the paid swap's own; the swap is recorded under the key before it is answered.
+ */
+export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuoteParameters): Promise<SwapResult> {
+  const claims = verifiedClaims(deps, parameters.quoteId)
+  if (parameters.toAddress !== undefined) checkChecksum('toAddress', parameters.toAddress)
+  const toAddress = recipientOf(claims, parameters.toAddress)
+  await screenSwapAddresses(deps, { fromAddress: claims.fromAddress, toAddress })
+
+  const request = requestOf(deps, claims, toAddress)
+  const found = findRoutes(deps.catalogue, request)
+  const quoted = found.kind === 'routes' ? found.viable.find((priced) => priced.route.id === claims.routeId) : undefined
+  if (found.kind !== 'routes' || quoted === undefined)
+    throw new ServiceError('quote_expired', `The quoted route ${claims.routeId} is no longer viable at today's prices. ${QUOTE_AGAIN}`, {
+      reason: 'route_not_viable',
+    })
+  const promisedMin = BigInt(claims.toAmountMin)
+  if (found.amounts.toAmountMin < promisedMin)
+    throw new ServiceError(
+      'quote_expired',
+      `Prices moved since the quote: it promised at least ${formatUnits(promisedMin, request.to.decimals)} ${request.to.symbol}, the route now gives ${formatUnits(found.amounts.toAmountMin, request.to.decimals)}. ${QUOTE_AGAIN}`,
+      { reason: 'price_moved' },
+    )
+
+  const swapEaziRef = newSwapRef(deps.clock())
+  const built = buildFirstEncodable(deps, { request, amounts: found.amounts, ordered: [quoted], swapEaziRef })
+  await deps.store.recordKeyedSwap({
+    ref: swapEaziRef,
+    channel: 'api_key',
+    status: 'built',
+    fromChain: built.quote.fromChain,
+    toChain: built.quote.toChain,
+    fromToken: built.quote.fromToken,
+    toToken: built.quote.toToken,
+    fromAmount: built.quote.fromAmount,
+    toAmount: built.quote.toAmount,
+    toAmountMin: built.quote.toAmountMin,
+    fromAddress: built.build.transactionRequest.from,
+    toAddress: built.toAddress,
+    quote: built.quote,
+    transactionRequest: built.build.transactionRequest,
+    keyId: parameters.keyId,
+    createdAt: new Date(deps.clock()),
+  })
+  deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
+  return formatSwapResult(built, null)
+}
+
+function verifiedClaims(deps: ServiceDeps, quoteId: string): QuoteClaims {
+  const verified = verifyQuoteId(deps.quoteSecret, quoteId, deps.clock())
+  if (verified.ok) return verified.claims
+  if (verified.reason === 'expired')
+    throw new ServiceError('quote_expired', `The quote expired: quotes live ${deps.catalogue.pricing.quoteTtlSec} s. ${QUOTE_AGAIN}`, { reason: 'expired' })
+  throw new ServiceError(
+    'invalid_quote',
+    verified.reason === 'malformed'
+      ? `quoteId is not a SwapEazi quote id; send the quoteId of a quote exactly as it was answered. ${QUOTE_AGAIN}`
+      : `quoteId does not verify: it was altered, or signed by another deployment. ${QUOTE_AGAIN}`,
+    { reason: verified.reason },
+  )
+}
+
+/** The quote's recipient; a request may name one only when the quote was to its own sender. */
+function recipientOf(claims: QuoteClaims, requested: string | undefined): string {
+  if (requested === undefined) return claims.toAddress ?? claims.fromAddress
+  if (claims.toAddress === null || claims.toAddress === requested.toLowerCase()) return requested
+  throw new ServiceError('invalid_request', `The quote is bound to the recipient ${claims.toAddress}; omit toAddress, or quote again for another recipient.`, {
+    errors: [{ field: 'toAddress', message: 'differs from the recipient the quote is bound to' }],
+  })
+}
+
+function requestOf(deps: ServiceDeps, claims: QuoteClaims, toAddress: string): ResolvedQuoteRequest {
+  const token = (chain: string, symbol: string): Token => {
+    const found = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
+    if (found === undefined) throw new ServiceError('quote_expired', `${symbol} on ${chain} is no longer served. ${QUOTE_AGAIN}`, { reason: 'token_withdrawn' })
+    return found
+  }
+  return {
+    from: token(claims.fromChain, claims.fromToken),
+    to: token(claims.toChain, claims.toToken),
+    amountIn: BigInt(claims.fromAmount),
+    slippageE18: BigInt(claims.slippageE18),
+    fromAddress: claims.fromAddress,
+    toAddress,
+  }
+}

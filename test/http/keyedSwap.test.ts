@@ -1,0 +1,208 @@
+import { decodeFunctionData, getAddress, type Hex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signApiKey } from '../../src/auth/apiKey.ts'
+import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
+import { SwapRecordWire, SwapResult } from '../../src/schemas/swap.ts'
+import { type QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
+import {
+  FROM_ADDRESS,
+  get,
+  KEY_SECRET,
+  lazyMemoryStore,
+  MANIFEST_DIR,
+  NOW_MS,
+  postJson,
+  QUOTE_SECRET,
+  quoteBody,
+  readJson,
+  ROUTER_ADDRESS,
+  testApp,
+} from './testApp.ts'
+
+const store = lazyMemoryStore()
+afterAll(() => store.sql.close())
+
+let nowMs = NOW_MS
+const app = testApp({ store, clock: () => nowMs })
+
+const claimsOf = (id: string, tier: 'free' | 'pro' = 'free') => ({ v: 1 as const, id, tier, iat: NOW_MS / 1000 })
+const KEY = signApiKey(KEY_SECRET, claimsOf('key_0123456789abcdef01234567'))
+const OTHER_KEY = signApiKey(KEY_SECRET, claimsOf('key_76543210fedcba9876543210'))
+const RECIPIENT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+const listed = loadSanctionsList(`${MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`).addresses[0] ?? ''
+
+async function quoteId(overrides: Record<string, unknown> = {}): Promise<string> {
+  const response = await postJson(app, '/api/x402/quote', quoteBody(overrides))
+  expect(response.status).toBe(200)
+  return (await readJson<{ quoteId: string }>(response)).quoteId
+}
+
+const swap = (body: unknown, key: string | undefined = KEY): Promise<Response> => postJson(app, '/api/v1/swap', body, key === undefined ? {} : { 'x-swapeazi-key': key })
+
+beforeAll(() => {
+  nowMs = NOW_MS
+})
+
+describe('POST /api/v1/swap: keys (spec endpoint 10, DESIGN 7.15)', () => {
+  const free = claimsOf('key_00000000000000000000aaaa')
+  const freeKey = signApiKey(KEY_SECRET, free)
+  const revokedId = 'key_00000000000000000000bbbb'
+  const cases: [string, () => Record<string, string>, string][] = [
+    ['missing', () => ({}), 'missing'],
+    ['malformed', () => ({ 'x-swapeazi-key': 'sk_live_not_ours' }), 'malformed'],
+    ['forged (valid shape, wrong MAC)', () => ({ 'x-swapeazi-key': signApiKey(new TextEncoder().encode('another-deployment-secret-32-chars!'), free) }), 'bad_signature'],
+    [
+      'altered tier (free claims rewritten to pro, MAC kept)',
+      () => ({ 'x-swapeazi-key': `se_${Buffer.from(JSON.stringify({ ...free, tier: 'pro' })).toString('base64url')}.${freeKey.split('.')[1]}` }),
+      'bad_signature',
+    ],
+    ['revoked', () => ({ 'x-swapeazi-key': signApiKey(KEY_SECRET, claimsOf(revokedId)) }), 'revoked'],
+  ]
+
+  it.each(cases)('refuses a %s key with 401 invalid_key, before reading the body', async (_name, headers, reason) => {
+    await store.keys.revoke(revokedId, new Date(NOW_MS))
+    const response = await postJson(app, '/api/v1/swap', { quoteId: await quoteId() }, headers())
+    expect(response.status).toBe(401)
+    const problem = await readJson(response)
+    expect(problem).toMatchObject({ code: 'invalid_key', status: 401, reason })
+    expect(String(problem['detail'])).toMatch(/POST \/api\/v1\/keys/)
+    const empty = await postJson(app, '/api/v1/swap', {}, headers())
+    expect(empty.status).toBe(401)
+  })
+
+  it('GET /api/v1/swap/{ref} needs a key too', async () => {
+    const response = await get(app, '/api/v1/swap/swp_01KAAAAAAAAAAAAAAAAAAAAAAA')
+    expect(response.status).toBe(401)
+    expect(await readJson(response)).toMatchObject({ code: 'invalid_key', reason: 'missing' })
+  })
+})
+
+describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
+  it('builds the quoted route with no agent fee, records it under the key, and reads it back', async () => {
+    const id = await quoteId({ fromChain: 'BAS', toChain: 'POL', fromAmount: '500' })
+    const response = await swap({ quoteId: id })
+    expect(response.status).toBe(200)
+    const result = SwapResult.parse(await readJson(response))
+    const claims = verifyQuoteId(QUOTE_SECRET, id, nowMs)
+    if (!claims.ok) throw new Error('the quote did not verify')
+    expect(result).toMatchObject({ status: 'built', fromChain: 'BAS', toChain: 'POL', fromAmount: '500', toAddress: getAddress(FROM_ADDRESS) })
+    expect(result.route.id).toBe(claims.claims.routeId)
+    expect(result.route.fees.agentCallFee).toBeNull()
+    expect(result.toAmountMin).toBe((Number(claims.claims.toAmountMin) / 1e6).toString())
+
+    expect(result.transactionRequest.to.toLowerCase()).toBe(ROUTER_ADDRESS)
+    const call = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
+    expect(call.functionName).toBe('execute')
+    const [order] = call.args as unknown as [{ amountIn: bigint; recipient: string; ref: Hex }]
+    expect(order.amountIn).toBe(500_000_000n)
+    expect(order.recipient.toLowerCase()).toBe(FROM_ADDRESS)
+    expect(Buffer.from(order.ref.slice(2), 'hex').toString('utf8').replace(/\0+$/, '')).toBe(result.swapEaziRef)
+
+    const stored = await store.getSwap(result.swapEaziRef)
+    expect(stored).toMatchObject({ channel: 'api_key', keyId: 'key_0123456789abcdef01234567', payment: null, status: 'built' })
+
+    const read = await get(app, `/api/v1/swap/${result.swapEaziRef}`, { 'x-swapeazi-key': KEY })
+    expect(read.status).toBe(200)
+    const record = SwapRecordWire.parse(await readJson(read))
+    expect(record).toMatchObject({ swapEaziRef: result.swapEaziRef, status: 'built', channel: 'api_key', fromAmount: '500', toAmountMin: result.toAmountMin })
+    expect(record.transactionRequest).toEqual(result.transactionRequest)
+
+    // Another key cannot see it, nor can anyone see a reference that does not exist.
+    for (const [ref, key] of [
+      [result.swapEaziRef, OTHER_KEY],
+      ['swp_01KAAAAAAAAAAAAAAAAAAAAAAA', KEY],
+      ['not-a-ref', KEY],
+    ] as const) {
+      const hidden = await get(app, `/api/v1/swap/${ref}`, { 'x-swapeazi-key': key })
+      expect(hidden.status).toBe(404)
+      expect(await readJson(hidden)).toMatchObject({ code: 'not_found' })
+    }
+  })
+
+  it('lets a quote to its sender name a recipient, and holds a quote that named one to it', async () => {
+    const open = await swap({ quoteId: await quoteId(), toAddress: RECIPIENT })
+    expect(open.status).toBe(200)
+    expect(SwapResult.parse(await readJson(open)).toAddress).toBe(RECIPIENT)
+
+    const bound = await quoteId({ toAddress: RECIPIENT })
+    expect((await swap({ quoteId: bound, toAddress: RECIPIENT.toLowerCase() })).status).toBe(200)
+    const redirected = await swap({ quoteId: bound, toAddress: '0x3333333333333333333333333333333333333333' })
+    expect(redirected.status).toBe(400)
+    expect(await readJson(redirected)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'toAddress' }] })
+    const badChecksum = await swap({ quoteId: await quoteId(), toAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' })
+    expect(badChecksum.status).toBe(400)
+  })
+
+  it('refuses an expired quote with 422 quote_expired', async () => {
+    const id = await quoteId()
+    nowMs = NOW_MS + 60_000
+    try {
+      const response = await swap({ quoteId: id })
+      expect(response.status).toBe(422)
+      expect(await readJson(response)).toMatchObject({ code: 'quote_expired', reason: 'expired' })
+    } finally {
+      nowMs = NOW_MS
+    }
+  })
+
+  it.each([
+    ['altered (amount raised, MAC kept)', (id: string) => {
+      const [, payload = '', mac = ''] = id.split('.')
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
+      return `q1.${Buffer.from(JSON.stringify({ ...claims, toAmountMin: '999999999999' })).toString('base64url')}.${mac}`
+    }, 'bad_signature'],
+    ['signed by another deployment', (id: string) => {
+      const [, payload = ''] = id.split('.')
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
+      return signQuoteId(new TextEncoder().encode('someone-elses-quote-secret-32chars'), claims)
+    }, 'bad_signature'],
+    ['not a quote id', () => 'hello', 'malformed'],
+  ])('refuses a quote id that is %s with 400 invalid_quote', async (_name, alter, reason) => {
+    const response = await swap({ quoteId: alter(await quoteId()) })
+    expect(response.status).toBe(400)
+    expect(await readJson(response)).toMatchObject({ code: 'invalid_quote', reason })
+  })
+
+  it('re-checks the quote: a route no longer viable, or a promise the route cannot keep, is 422 quote_expired', async () => {
+    const id = await quoteId()
+    const verified = verifyQuoteId(QUOTE_SECRET, id, nowMs)
+    if (!verified.ok) throw new Error('the quote did not verify')
+    const resign = (changes: Partial<QuoteClaims>): string => signQuoteId(QUOTE_SECRET, { ...verified.claims, ...changes })
+
+    const gone = await swap({ quoteId: resign({ routeId: 'ETH:USDC>no-such-venue>ETH:USDT' }) })
+    expect(gone.status).toBe(422)
+    expect(await readJson(gone)).toMatchObject({ code: 'quote_expired', reason: 'route_not_viable' })
+
+    const moved = await swap({ quoteId: resign({ toAmountMin: (BigInt(verified.claims.toAmountMin) + 1n).toString() }) })
+    expect(moved.status).toBe(422)
+    const problem = await readJson(moved)
+    expect(problem).toMatchObject({ code: 'quote_expired', reason: 'price_moved' })
+    expect(String(problem['detail'])).toMatch(/Quote again/)
+
+    expect((await swap({ quoteId: resign({}) })).status).toBe(200)
+  })
+
+  it.each([
+    ['sender', { fromAddress: listed }, {}, 'fromAddress'],
+    ['recipient named at the quote', { toAddress: listed }, {}, 'toAddress'],
+    ['recipient named at the swap', {}, { toAddress: listed }, 'toAddress'],
+  ])('screens the %s: 403 address_screened, nothing recorded', async (_name, quoteOverrides, swapExtra, field) => {
+    const before = await store.sql.query('select count(*)::int as n from swaps')
+    const response = await swap({ quoteId: await quoteId(quoteOverrides), ...swapExtra })
+    expect(response.status).toBe(403)
+    expect(await readJson(response)).toMatchObject({ code: 'address_screened', field })
+    expect(await store.sql.query('select count(*)::int as n from swaps')).toEqual(before)
+  })
+
+  it.each([
+    ['no quoteId', {}],
+    ['a number for quoteId', { quoteId: 42 }],
+    ['an unknown member', { quoteId: 'q1.a.b', fromAmount: '1' }],
+    ['a bad toAddress', { quoteId: 'q1.a.b', toAddress: '0x12' }],
+  ])('answers a body with %s with 400 invalid_request', async (_name, body) => {
+    const response = await swap(body)
+    expect(response.status).toBe(400)
+    expect(await readJson(response)).toMatchObject({ code: 'invalid_request' })
+  })
+})
