@@ -30,13 +30,16 @@ export type ThroughputResult = {
   ratio: number
 }
 
-type Server = { name: string; child: ChildProcess; url: string }
+export type Server = { name: string; child: ChildProcess; origin: string }
+
+/** A request the load generator repeats: path, headers and body on one server. */
+export type LoadTarget = { name: string; server: Server; path: string; headers: Record<string, string>; body: string }
 
 /** Starts one server file in its own Node process (tsx loader) and waits for it to report its port over IPC. */
-async function startServer(name: string, file: string): Promise<Server> {
+export async function startServer(name: string, file: string, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', file], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent' },
+    env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent', ...env },
   })
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} server did not start within 20 s`)), 20_000)
@@ -51,10 +54,10 @@ async function startServer(name: string, file: string): Promise<Server> {
       reject(new Error(`${name} server exited before listening (code ${code}, signal ${signal})`))
     })
   })
-  return { name, child, url: `http://127.0.0.1:${port}${QUOTE_PATH}` }
+  return { name, child, origin: `http://127.0.0.1:${port}` }
 }
 
-async function stopServer(server: Server): Promise<void> {
+export async function stopServer(server: Server): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return
   const exited = new Promise<void>((resolve) => server.child.once('exit', () => resolve()))
   server.child.kill('SIGTERM')
@@ -63,24 +66,23 @@ async function stopServer(server: Server): Promise<void> {
   clearTimeout(timer)
 }
 
-/** One request before loading: the app must answer 200 with a real quote, or the benchmark measures errors. */
-async function preflight(server: Server, expectQuote: boolean): Promise<void> {
-  const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: QUOTE_BODY })
+export const BASELINE_SERVER = fileURLToPath(new URL('./servers/baselineServer.ts', import.meta.url))
+export const APP_SERVER = fileURLToPath(new URL('./servers/appServer.ts', import.meta.url))
+
+/** One request before loading: it must answer 200 (and pass `check`), or the benchmark measures errors. */
+export async function preflight(target: LoadTarget, check: (body: unknown) => boolean = () => true): Promise<void> {
+  const response = await fetch(`${target.server.origin}${target.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: target.body })
   const text = await response.text()
-  if (response.status !== 200) throw new Error(`${server.name} answered ${response.status} to the quote body: ${text.slice(0, 300)}`)
-  if (expectQuote) {
-    const body = JSON.parse(text) as { toAmount?: unknown; quoteId?: unknown }
-    if (typeof body.toAmount !== 'string' || typeof body.quoteId !== 'string')
-      throw new Error(`${server.name} answered 200 but not with a quote: ${text.slice(0, 300)}`)
-  }
+  if (response.status !== 200) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 300)}`)
+  if (!check(JSON.parse(text))) throw new Error(`${target.name} answered 200 but not what it should: ${text.slice(0, 300)}`)
 }
 
-function load(url: string, connections: number, durationSec: number): Promise<Result> {
+function load(target: LoadTarget, connections: number, durationSec: number): Promise<Result> {
   return autocannon({
-    url,
+    url: `${target.server.origin}${target.path}`,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: QUOTE_BODY,
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body,
     connections,
     pipelining: 1,
     duration: durationSec,
@@ -100,37 +102,53 @@ function figures(result: Result): RunFigures {
   }
 }
 
+/**
+ * Loads each target in turn, `rounds` times, a warm-up before each measured run; any non-2xx, error or timeout
+ * under load aborts the benchmark. Returns every measured run per target name, in round order.
+ */
+export async function measureRounds(targets: readonly LoadTarget[], options: Required<ThroughputOptions>): Promise<Record<string, RunFigures[]>> {
+  const runs: Record<string, RunFigures[]> = {}
+  for (let round = 0; round < options.rounds; round++) {
+    for (const target of targets) {
+      await load(target, options.connections, options.warmupSec)
+      const measured = figures(await load(target, options.connections, options.durationSec))
+      if (measured.non2xx > 0 || measured.errors > 0 || measured.timeouts > 0)
+        throw new Error(
+          `${target.name} returned ${measured.non2xx} non-2xx responses, ${measured.errors} errors and ${measured.timeouts} timeouts under load: a benchmark of error responses is worthless`,
+        )
+      if (measured.total2xx === 0) throw new Error(`${target.name} answered no requests under load`)
+      ;(runs[target.name] ??= []).push(measured)
+    }
+  }
+  return runs
+}
+
+/** The highest requests per second among runs. */
+export const bestOf = (list: readonly RunFigures[] | undefined): number => Math.max(...(list ?? []).map((run) => run.requestsPerSec))
+
+export const withDefaults = (options: ThroughputOptions): Required<ThroughputOptions> => ({
+  connections: options.connections ?? 10,
+  durationSec: options.durationSec ?? 5,
+  warmupSec: options.warmupSec ?? 1,
+  rounds: options.rounds ?? 2,
+})
+
 export async function runEndpointThroughput(options: ThroughputOptions = {}): Promise<ThroughputResult> {
-  const connections = options.connections ?? 10
-  const durationSec = options.durationSec ?? 5
-  const warmupSec = options.warmupSec ?? 1
-  const rounds = options.rounds ?? 2
+  const settings = withDefaults(options)
   const servers: Server[] = []
   try {
-    const baseline = await startServer('baseline', fileURLToPath(new URL('./servers/baselineServer.ts', import.meta.url)))
-    servers.push(baseline)
-    const app = await startServer('app', fileURLToPath(new URL('./servers/appServer.ts', import.meta.url)))
-    servers.push(app)
-    await preflight(baseline, false)
-    await preflight(app, true)
-
-    const runs: Record<'baseline' | 'app', RunFigures[]> = { baseline: [], app: [] }
-    for (let round = 0; round < rounds; round++) {
-      for (const [key, server] of [['baseline', baseline], ['app', app]] as const) {
-        await load(server.url, connections, warmupSec)
-        const measured = figures(await load(server.url, connections, durationSec))
-        if (measured.non2xx > 0 || measured.errors > 0 || measured.timeouts > 0)
-          throw new Error(
-            `${server.name} returned ${measured.non2xx} non-2xx responses, ${measured.errors} errors and ${measured.timeouts} timeouts under load: a benchmark of error responses is worthless`,
-          )
-        if (measured.total2xx === 0) throw new Error(`${server.name} answered no requests under load`)
-        runs[key].push(measured)
-      }
-    }
-    const best = (list: RunFigures[]): number => Math.max(...list.map((run) => run.requestsPerSec))
-    const baselineBest = best(runs.baseline)
-    const appBest = best(runs.app)
-    return { connections, durationSec, warmupSec, baseline: runs.baseline, app: runs.app, baselineBest, appBest, ratio: appBest / baselineBest }
+    const baselineServer = await startServer('baseline', BASELINE_SERVER)
+    servers.push(baselineServer)
+    const appServer = await startServer('app', APP_SERVER)
+    servers.push(appServer)
+    const baseline: LoadTarget = { name: 'baseline', server: baselineServer, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
+    const app: LoadTarget = { name: 'app', server: appServer, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
+    await preflight(baseline)
+    await preflight(app, (body) => typeof (body as { toAmount?: unknown }).toAmount === 'string' && typeof (body as { quoteId?: unknown }).quoteId === 'string')
+    const runs = await measureRounds([baseline, app], settings)
+    const baselineBest = bestOf(runs['baseline'])
+    const appBest = bestOf(runs['app'])
+    return { ...settings, baseline: runs['baseline'] ?? [], app: runs['app'] ?? [], baselineBest, appBest, ratio: appBest / baselineBest }
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
   }

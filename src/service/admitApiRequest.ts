@@ -1,7 +1,7 @@
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { hashClientIp } from '../auth/clientIpHash.ts'
 import { decide, type RateDecision, type RateSubject, subjectKey, windowStartSec } from '../auth/rateLimits.ts'
-import { authenticateApiKey } from './authenticateApiKey.ts'
+import { revokedKeyError, verifyKeySignature } from './authenticateApiKey.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
 
@@ -25,11 +25,18 @@ export type AdmitApiRequest = (parameters: AdmitApiRequestParameters) => Promise
 export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'rateLimits' | 'log'>): AdmitApiRequest {
   let prunedWindow = 0
   return async ({ ip, key }) => {
-    const claims = key === undefined ? undefined : await authenticateApiKey(deps, key)
+    const claims = key === undefined ? undefined : verifyKeySignature(deps, key)
     const subject: RateSubject = claims === undefined ? { policy: 'anonymous', ipHash: hashClientIp(deps.keySecret, ip) } : { policy: claims.tier, keyId: claims.id }
     const nowMs = deps.clock()
     const window = windowStartSec(nowMs)
-    const calls = await deps.store.rateLimits.hit(subjectKey(subject), window)
+    let calls: number
+    if (claims === undefined) calls = await deps.store.rateLimits.hit(subjectKey(subject), window)
+    else {
+      // The denylist is read in the counter's statement: a keyed request costs one round trip.
+      const hit = await deps.store.rateLimits.hitKey(claims.id, subjectKey(subject), window)
+      if (hit.isRevoked) throw revokedKeyError(claims.id)
+      calls = hit.calls
+    }
     if (window !== prunedWindow) {
       prunedWindow = window
       deps.store.rateLimits.prune(Math.floor(nowMs / 1000)).catch((error: unknown) => deps.log.warn({ event: 'rate_prune_failed', err: error }, 'rate_prune_failed'))

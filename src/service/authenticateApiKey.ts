@@ -9,6 +9,13 @@ const GET_ONE = 'Get a free key at POST /api/v1/keys (or the portal form at /).'
  * denylist. Missing, malformed, forged, altered and revoked keys are all 401 `invalid_key`, each with its own message.
  */
 export async function authenticateApiKey(deps: Pick<ServiceDeps, 'keySecret' | 'store'>, key: string | undefined): Promise<ApiKeyClaims> {
+  const claims = verifyKeySignature(deps, key)
+  if (await deps.store.keys.isRevoked(claims.id)) throw revokedKeyError(claims.id)
+  return claims
+}
+
+/** The stateless half of `authenticateApiKey`: shape and MAC. The caller still checks the denylist. */
+export function verifyKeySignature(deps: Pick<ServiceDeps, 'keySecret'>, key: string | undefined): ApiKeyClaims {
   if (key === undefined || key.trim() === '') throw new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header. ${GET_ONE}`, { reason: 'missing' })
   const verified = verifyApiKey(deps.keySecret, key.trim())
   if (!verified.ok)
@@ -19,7 +26,8 @@ export async function authenticateApiKey(deps: Pick<ServiceDeps, 'keySecret' | '
         : `The API key's signature does not match: it was altered or not issued by this service. ${GET_ONE}`,
       { reason: verified.reason },
     )
-  if (await deps.store.keys.isRevoked(verified.claims.id))
-    throw new ServiceError('invalid_key', `The API key ${verified.claims.id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })
   return verified.claims
 }
+
+export const revokedKeyError = (id: string): ServiceError =>
+  new ServiceError('invalid_key', `The API key ${id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })

@@ -10,6 +10,11 @@ export type RateLimitStore = {
    * this request included. One atomic statement, so concurrent replicas never lose a count.
    */
   hit(subject: string, windowStartSec: number): Promise<number>
+  /**
+   * `hit` for a key's counter, and in the same statement whether the key is on the revocation denylist: one round
+   * trip for a keyed request. A revoked key's request is counted against that key, which no one can use any more.
+   */
+  hitKey(keyId: string, subject: string, windowStartSec: number): Promise<{ calls: number; isRevoked: boolean }>
   /** Deletes the counters of windows that started more than an hour before `nowSec`. */
   prune(nowSec: number): Promise<void>
 }
@@ -25,6 +30,19 @@ export function createRateLimitStore(sql: Sql): RateLimitStore {
       )
       if (row === undefined) throw new Error('the rate counter was not returned')
       return Number(row.calls)
+    },
+    async hitKey(keyId, subject, windowStartSec) {
+      const [row] = await sql.query<{ calls: number; revoked: boolean }>(
+        `with hit as (
+           insert into rate_counters (subject, window_start, calls) values ($1, $2, 1)
+           on conflict (subject, window_start) do update set calls = rate_counters.calls + 1
+           returning calls
+         )
+         select hit.calls, exists (select 1 from revoked_keys where id = $3) as revoked from hit`,
+        [subject, windowStartSec, keyId],
+      )
+      if (row === undefined) throw new Error('the rate counter was not returned')
+      return { calls: Number(row.calls), isRevoked: row.revoked === true }
     },
     async prune(nowSec) {
       await sql.query('delete from rate_counters where window_start < $1', [nowSec - KEEP_FINISHED_WINDOWS_SEC])
