@@ -25,13 +25,16 @@ export async function buildAppDeps(config: Config): Promise<AppDeps> {
   const { catalogue, files } = loadCatalogue(config.manifestDir)
   const sanctions = loadSanctionsList(config.sanctionsFile)
   const store = await openStore(config.store)
-  const keySecret = config.keySecret ?? new TextEncoder().encode(await store.keys.keySecret(() => randomBytes(32).toString('base64url')))
+  const generated = (name: string): Promise<Uint8Array> =>
+    store.keys.sharedSecret(name, () => randomBytes(32).toString('base64url')).then((secret) => new TextEncoder().encode(secret))
+  const keySecret = config.keySecret ?? (await generated('api_key_secret'))
+  const quoteSecret = config.quoteSecret ?? (await generated('quote_secret'))
   return {
     catalogue,
     files,
     clock: Date.now,
     log: createLogger(config.logLevel),
-    quoteSecret: config.quoteSecret,
+    quoteSecret,
     appUrl: config.appUrl,
     version: packageVersion(),
     publicUrl: config.publicUrl,

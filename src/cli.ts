@@ -29,8 +29,6 @@ async function runServe(): Promise<void> {
       { event: 'pay_to_default', pay_to: deps.payTo },
       'SWAPEAZI_PAY_TO is not set: x402 payments name the inert 0x…dEaD address and are only recorded on the ledger; set your Base wallet',
     )
-  if (!config.hasStableQuoteSecret)
-    deps.log.warn({ event: 'quote_secret_ephemeral' }, 'SWAPEAZI_QUOTE_SECRET is not set: quote ids are signed with a per-process key')
   if (config.router.isDefault)
     deps.log.warn(
       { event: 'router_default_inert', router: config.router.address },

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
@@ -48,9 +47,8 @@ export type Config = {
   publicUrl: string
   appUrl: string
   manifestDir: string
-  quoteSecret: Uint8Array
-  /** False when no SWAPEAZI_QUOTE_SECRET was set and a random per-process key is used. */
-  hasStableQuoteSecret: boolean
+  /** Signs quote ids; unset, one is generated at first start and kept in the store (shared by replicas). */
+  quoteSecret?: Uint8Array
   logLevel: z.infer<typeof Env>['SWAPEAZI_LOG_LEVEL']
   /** The router on every chain, and per-chain exceptions (the CREATE2 address is the same everywhere by design). */
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
@@ -136,8 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, ''),
     appUrl: e.SWAPEAZI_APP_URL,
     manifestDir: e.SWAPEAZI_MANIFEST_DIR,
-    quoteSecret: e.SWAPEAZI_QUOTE_SECRET ? new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) : randomBytes(32),
-    hasStableQuoteSecret: e.SWAPEAZI_QUOTE_SECRET !== undefined,
+    ...(e.SWAPEAZI_QUOTE_SECRET === undefined ? {} : { quoteSecret: new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) }),
     logLevel: e.SWAPEAZI_LOG_LEVEL,
     ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY as `0x${string}` }),
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },

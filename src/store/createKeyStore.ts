@@ -14,8 +14,11 @@ export type IssueOutcome = { ok: true } | { ok: false; retryAfterSec: number }
 
 /** What key issuance and revocation need from the database. The keys themselves are never stored. */
 export type KeyStore = {
-  /** The HMAC secret keys are signed with: the one already stored, or `generate()`'s, stored once for all replicas. */
-  keySecret(generate: () => string): Promise<string>
+  /**
+   * A signing secret by name (`api_key_secret`, `quote_secret`): the one already stored, or `generate()`'s, stored
+   * once for all replicas and restarts.
+   */
+  sharedSecret(name: string, generate: () => string): Promise<string>
   /**
    * Records a self-serve issuance unless the IP already had `limit` keys in the window ending at `issuedAt`; then
    * says when the oldest of them leaves the window. Replicas take turns per IP, so the limit holds across them.
@@ -39,10 +42,10 @@ export function createKeyStore(sql: Sql): KeyStore {
       k.ipHash,
     ])
   return {
-    async keySecret(generate) {
-      await sql.query(`insert into settings (name, value) values ('api_key_secret', $1) on conflict (name) do nothing`, [generate()])
-      const [row] = await sql.query<{ value: string }>(`select value from settings where name = 'api_key_secret'`)
-      if (row === undefined) throw new Error('the API key secret could not be stored')
+    async sharedSecret(name, generate) {
+      await sql.query(`insert into settings (name, value) values ($1, $2) on conflict (name) do nothing`, [name, generate()])
+      const [row] = await sql.query<{ value: string }>(`select value from settings where name = $1`, [name])
+      if (row === undefined) throw new Error(`the secret ${name} could not be stored`)
       return row.value
     },
     issueSelfServe(issuance, limit, windowMs) {

@@ -395,6 +395,7 @@ describe.each(storeDrivers())('store on $name', (driver) => {
         quote: swap.quote,
         transactionRequest: swap.transactionRequest,
         payment: { payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase() },
+        keyId: null,
         createdAt: '2026-11-20T12:00:01.456Z',
       })
       expect(swap.fromAddress).not.toBe(swap.fromAddress.toLowerCase())
@@ -404,6 +405,51 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const r = reservation()
       expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
       expect(await store().getSwap(randomRef())).toBeUndefined()
+    })
+  })
+
+  describe('recordKeyedSwap', () => {
+    it('records a swap under its key, with no payment', async () => {
+      const swap = { ...swapRecord('swp_01KAKEYEDSWAP0000000000000'), channel: 'api_key' as const, keyId: 'key_0123456789abcdef01234567' }
+      await store().recordKeyedSwap(swap)
+      expect(await store().getSwap(swap.ref)).toMatchObject({ ref: swap.ref, channel: 'api_key', keyId: swap.keyId, payment: null })
+      await expect(store().recordKeyedSwap(swap)).rejects.toThrow()
+    })
+  })
+
+  describe('keys.sharedSecret', () => {
+    it('keeps the first value stored under a name, for every later caller', async () => {
+      expect(await store().keys.sharedSecret('quote_secret', () => 'first')).toBe('first')
+      expect(await store().keys.sharedSecret('quote_secret', () => 'second')).toBe('first')
+      expect(await store().keys.sharedSecret('api_key_secret', () => 'other')).toBe('other')
+    })
+
+    it('gives one value to concurrent first callers', async () => {
+      const values = await Promise.all(Array.from({ length: 10 }, (_, k) => store().keys.sharedSecret('race_secret', () => `value-${k}`)))
+      expect(new Set(values).size).toBe(1)
+    })
+  })
+
+  describe('rateLimits', () => {
+    it('counts per subject and window, atomically under concurrency', async () => {
+      const counts = await Promise.all(Array.from({ length: 25 }, () => store().rateLimits.hit('ip:abc', 1_795_000_020)))
+      expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, k) => k + 1))
+      expect(await store().rateLimits.hit('ip:abc', 1_795_000_080)).toBe(1)
+      expect(await store().rateLimits.hit('ip:other', 1_795_000_020)).toBe(1)
+    })
+
+    it('reads the denylist in the counting statement of a keyed request', async () => {
+      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({ calls: 1, isRevoked: false })
+      await store().keys.revoke('key_aaaaaaaaaaaaaaaaaaaaaaaa', new Date())
+      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({ calls: 2, isRevoked: true })
+    })
+
+    it('prunes windows that ended more than an hour ago, and keeps the rest', async () => {
+      await store().rateLimits.hit('ip:prune', 1_795_000_000 - 7200)
+      await store().rateLimits.hit('ip:prune', 1_795_000_000 - 60)
+      await store().rateLimits.prune(1_795_000_000)
+      const rows = await current().sql.query<{ w: string }>(`select window_start::text as w from rate_counters where subject = 'ip:prune'`)
+      expect(rows).toEqual([{ w: String(1_795_000_000 - 60) }])
     })
   })
 })
