@@ -13,6 +13,7 @@ import { rateLimit } from './rateLimit.ts'
 import { requestContext } from './requestContext.ts'
 import { keyRoutes } from './keyRoutes.ts'
 import { keyedSwapRoutes } from './keyedSwapRoutes.ts'
+import { portalRoutes } from './portalRoutes.ts'
 import { swapRoutes } from './swapRoutes.ts'
 
 export type AppDeps = ServiceDeps & {
@@ -40,6 +41,10 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/v1/keys': 'POST',
   '/api/v1/swap': 'POST',
   '/openapi.json': 'GET',
+  '/': 'GET',
+  '/tron': 'GET',
+  '/portal.js': 'GET',
+  '/portal.css': 'GET',
 }
 
 /** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
@@ -71,6 +76,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', keyRoutes(deps, deps.trustProxy ?? false))
   app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))
+  app.route('/', portalRoutes(deps))
 
   app.notFound((c) => {
     const allow = ALLOWED[c.req.path]
