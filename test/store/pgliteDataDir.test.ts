@@ -89,6 +89,7 @@ describe('PGlite on a data directory', () => {
         expect(await reopened.getSwap('swp_restart')).toEqual({
           ...swap,
           payment: { payer: reservation.payer.toLowerCase(), nonce: reservation.nonce.toLowerCase() },
+          keyId: null,
           createdAt: '2026-11-20T12:00:01.000Z',
         })
         // Still single use after the restart.
