@@ -59,7 +59,26 @@ contract SwapEaziRouter {
     /// @notice Executes a route with the input the signer approved to this router.
     /// @return amountOut what the recipient received on this chain (0 when the route ends in a bridge deposit)
     function execute(Order calldata order) external payable nonReentrant returns (uint256 amountOut) {
-        return _execute(order);
+        return _execute(order, msg.value);
+    }
+
+    /// @notice Executes several orders from one signer in one transaction (a disbursement: one source token, many
+    /// recipients). Each order runs alone through the same path as `execute`: it pulls exactly its own `amountIn`,
+    /// pays its own fee, and the executor holds only that order's tokens while its calls run, so an order's bridge
+    /// deposit or transfer carries exactly its own amount. Each order gets the native value its calls send, and
+    /// `msg.value` must be exactly their sum.
+    /// @return amountsOut what each order's recipient received on this chain (0 for a bridge deposit)
+    function executeBatch(Order[] calldata orders) external payable nonReentrant returns (uint256[] memory amountsOut) {
+        require(orders.length > 0, "SwapEazi: batch has no orders");
+        amountsOut = new uint256[](orders.length);
+        uint256 valueLeft = msg.value;
+        for (uint256 k = 0; k < orders.length; k++) {
+            uint256 value = _callsValue(orders[k]);
+            require(value <= valueLeft, "SwapEazi: value is below the orders' native fees");
+            valueLeft -= value;
+            amountsOut[k] = _execute(orders[k], value);
+        }
+        require(valueLeft == 0, "SwapEazi: value is above the orders' native fees");
     }
 
     /// @notice Executes a route, first granting the router the input with an EIP-2612 permit. A permit that fails
@@ -73,13 +92,15 @@ contract SwapEaziRouter {
         try IERC20Permit(order.tokenIn).permit(
             msg.sender, address(this), permit.value, permit.deadline, permit.v, permit.r, permit.s
         ) {} catch {}
-        return _execute(order);
+        return _execute(order, msg.value);
     }
 
-    function _execute(Order calldata order) private returns (uint256 amountOut) {
+    /// @dev An order without calls is a plain transfer of the input, less the fee, to the recipient: it must name the
+    /// input as its output, so the executor's output check (`minOut`) still applies.
+    function _execute(Order calldata order, uint256 value) private returns (uint256 amountOut) {
         require(order.recipient != address(0), "SwapEazi: order has no recipient");
         require(order.fee < order.amountIn, "SwapEazi: fee must be less than the input");
-        require(order.calls.length > 0, "SwapEazi: order has no calls");
+        require(order.calls.length > 0 || order.tokenOut == order.tokenIn, "SwapEazi: order has no calls");
         require(
             IERC20(order.tokenIn).allowance(msg.sender, address(this)) >= order.amountIn,
             "SwapEazi: approve the router for the input amount first"
@@ -89,12 +110,16 @@ contract SwapEaziRouter {
         );
         if (order.fee > 0) order.tokenIn.safeTransferFrom(msg.sender, treasury, order.fee);
         order.tokenIn.safeTransferFrom(msg.sender, address(executor), order.amountIn - order.fee);
-        amountOut = executor.run{value: msg.value}(
+        amountOut = executor.run{value: value}(
             order.calls, order.tokenIn, order.tokenOut, order.minOut, order.recipient, msg.sender
         );
         emit Swapped(
             order.ref, msg.sender, order.recipient, order.tokenIn, order.amountIn, order.fee, order.tokenOut, amountOut
         );
+    }
+
+    function _callsValue(Order calldata order) private pure returns (uint256 value) {
+        for (uint256 k = 0; k < order.calls.length; k++) value += order.calls[k].value;
     }
 
     /// @notice Allow or remove a venue, bridge or bridge endpoint the executor may call or accept deliveries from.

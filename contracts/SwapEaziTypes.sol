@@ -25,6 +25,7 @@ struct Call {
 /// @param fee       SwapEazi's margin: the 0.5% all-in fee less the route's real costs (DESIGN 3)
 /// @param tokenOut  the token delivered on this chain, or address(0) when the route ends in a bridge deposit
 /// @param minOut    the least `tokenOut` the recipient accepts (toAmountMin); ignored when tokenOut is address(0)
+/// @param calls     the route's calls; none for a plain transfer, whose `tokenOut` must then be `tokenIn`
 struct Order {
     bytes32 ref;
     address tokenIn;

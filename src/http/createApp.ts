@@ -5,6 +5,7 @@ import type { ServiceDeps } from '../service/deps.ts'
 import type { AppEnv } from './appEnv.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
+import { disburseRoutes } from './disburseRoutes.ts'
 import { limitBody } from './limitBody.ts'
 import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
@@ -39,6 +40,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/mpp/swap': 'POST',
   '/.well-known/x402.json': 'GET',
   '/api/v1/keys': 'POST',
+  '/api/v1/batch/disburse': 'POST',
   '/api/v1/swap': 'POST',
   '/openapi.json': 'GET',
   '/': 'GET',
@@ -74,6 +76,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', quoteRoutes(deps))
   app.route('/', swapRoutes(deps, deps.publicUrl))
   app.route('/', keyRoutes(deps, deps.trustProxy ?? false))
+  app.route('/', disburseRoutes(deps))
   app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))
   app.route('/', portalRoutes(deps))

@@ -3,6 +3,7 @@ import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '.
 import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts'
+import { DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { PaymentReceipt, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 
@@ -41,6 +42,8 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
   const x402Manifest = component(schemas, 'X402Manifest', X402Manifest, 'output')
   const issuedKey = component(schemas, 'IssuedApiKey', IssuedApiKey, 'output')
   component(schemas, 'PaymentReceipt', PaymentReceipt, 'output')
+  const disburseRequest = component(schemas, 'DisburseRequest', DisburseRequest, 'input')
+  const disbursement = component(schemas, 'DisbursementResult', DisbursementResult, 'output')
   const keyedSwapRequest = component(schemas, 'KeyedSwapRequest', KeyedSwapRequest, 'input')
   const swapRecord = component(schemas, 'SwapRecord', SwapRecordWire, 'output')
   const keyErrors = {
@@ -133,28 +136,23 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           },
         },
       },
-      '/api/v1/swap': {
+      '/api/v1/batch/disburse': {
         post: {
-          summary: 'Keyed swap: a signed quote (quoteId) becomes an unsigned transaction; no per-call fee',
-          operationId: 'swapWithKey',
+          summary: 'Batch disbursement: one source token pays 1 to 50 recipients (transfers, swaps, bridges) in one router transaction',
+          operationId: 'disburse',
+          description:
+            'Each recipient\'s `amount` is in the source token, fee included, and is priced as a quote of that amount (0.5% all-in); a recipient of the source token on the source chain gets a plain transfer of the amount less the 0.5% fee (the fee rounded up). Errors about one recipient carry its `index`.',
           security: [{ apiKey: [] }],
-          requestBody: { required: true, content: { 'application/json': { schema: keyedSwapRequest } } },
+          requestBody: { required: true, content: { 'application/json': { schema: disburseRequest } } },
           responses: {
-            '200': json(swap, 'The built swap, recorded under the key (agentCallFee null)'),
-            '400': problem('invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)'),
-            '403': problem('address_screened: the sender or recipient failed compliance screening'),
-            '422': problem('quote_expired (expired, route no longer viable, or prices moved: quote again) or route_not_executable'),
+            '200': json(disbursement, 'The built disbursement, recorded under the key: approve totals.amount, then sign transactionRequest (executeBatch)'),
+            '400': problem('invalid_request: body failing the schema (0 or more than 50 recipients, bad amount or address); `errors` lists each field'),
+            '403': problem('address_screened: the sender or a recipient (`index`) failed compliance screening'),
+            '413': problem('payload_too_large: body over 64 KiB'),
+            '415': problem('unsupported_media_type: Content-Type is not application/json'),
+            '422': problem('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable, with the recipient\'s `index`'),
             ...keyErrors,
           },
-        },
-      },
-      '/api/v1/swap/{ref}': {
-        get: {
-          summary: 'A swap\'s record and status (keyed swaps: only to the key that built them)',
-          operationId: 'getSwap',
-          security: [{ apiKey: [] }],
-          parameters: [{ name: 'ref', in: 'path', required: true, schema: { type: 'string', pattern: '^swp_[0-9A-Z]{26}$' } }],
-          responses: { '200': json(swapRecord, 'The swap'), '404': problem('not_found: no such swap visible to this key'), ...keyErrors },
         },
       },
       '/openapi.json': { get: { summary: 'This document', operationId: 'getOpenApi', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },

@@ -14,7 +14,8 @@ export type ResolvedQuoteRequest = {
   toAddress: string
 }
 
-function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
+/** The catalogue token a symbol names on a chain (case-insensitive); 422 `unsupported_token` listing the chain's tokens. */
+export function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
   const token = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
   if (token) return token
   const listed = deps.catalogue.chains.get(chain)?.tokens ?? []
@@ -31,14 +32,7 @@ function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol
  * amount in atomic units (excess precision rejected, never rounded) and the slippage in 18-decimal fixed point.
  */
 export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): ResolvedQuoteRequest {
-  for (const [field, chain] of [['fromChain', params.fromChain], ['toChain', params.toChain]] as const) {
-    if (deps.catalogue.chains.get(chain)?.isAgentCallable !== true)
-      throw new ServiceError(
-        'not_agent_callable',
-        `${chain} is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to ${deps.appUrl}.`,
-        { field, chain, appUrl: deps.appUrl },
-      )
-  }
+  for (const [field, chain] of [['fromChain', params.fromChain], ['toChain', params.toChain]] as const) requireAgentCallable(deps, chain, field)
   checkChecksum('fromAddress', params.fromAddress)
   if (params.toAddress !== undefined) checkChecksum('toAddress', params.toAddress)
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
@@ -53,12 +47,26 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   return { from, to, amountIn: amount.value, slippageE18, fromAddress: params.fromAddress, toAddress: params.toAddress ?? params.fromAddress }
 }
 
+/** DESIGN 7.1: SOL and TRX are listed for discovery only; 422 `not_agent_callable` points to the app. */
+export function requireAgentCallable(deps: ServiceDeps, chain: QuoteParams['fromChain'], field: string): void {
+  if (deps.catalogue.chains.get(chain)?.isAgentCallable !== true)
+    throw new ServiceError(
+      'not_agent_callable',
+      `${chain} is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to ${deps.appUrl}.`,
+      { field, chain, appUrl: deps.appUrl },
+    )
+}
+
+export const BAD_CHECKSUM = 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed'
+
 /** All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match. */
-export function checkChecksum(field: string, address: string): void {
+export function hasValidChecksum(address: string): boolean {
   const hex = address.slice(2)
-  const isMixedCase = hex !== hex.toLowerCase() && hex !== hex.toUpperCase()
-  if (isMixedCase && !isAddress(address, { strict: true }))
-    throw invalid(field, 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed')
+  return hex === hex.toLowerCase() || hex === hex.toUpperCase() || isAddress(address, { strict: true })
+}
+
+export function checkChecksum(field: string, address: string): void {
+  if (!hasValidChecksum(address)) throw invalid(field, BAD_CHECKSUM)
 }
 
 function invalid(field: string, message: string): ServiceError {

@@ -21,8 +21,11 @@ export function newSwapRef(nowMs: number, random: (size: number) => Uint8Array =
   return `swp_${time}${rest}`
 }
 
-/** The reference as the router's bytes32 `ref`: its ASCII, right-padded with zeros (readable in the event). */
+/**
+ * The reference as the router's bytes32 `ref`: its ASCII, right-padded with zeros (readable in the event). A
+ * disbursement's `dsb_` reference (same id scheme) is carried the same way by each of its orders.
+ */
 export function swapRefToBytes32(ref: string): Hex {
-  if (!/^swp_[0-9A-Z]{26}$/.test(ref)) throw new RangeError(`not a swap reference: ${ref}`)
+  if (!/^(swp|dsb)_[0-9A-Z]{26}$/.test(ref)) throw new RangeError(`not a swap reference: ${ref}`)
   return stringToHex(ref, { size: 32 })
 }

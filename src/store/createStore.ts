@@ -1,3 +1,4 @@
+import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import type { Sql } from './sql.ts'
@@ -80,6 +81,8 @@ export type Store = {
   getSwap(ref: string): Promise<StoredSwap | undefined>
   /** API key issuance and revocation (DESIGN 7.14). */
   keys: KeyStore
+  /** Batch disbursements (POST /api/v1/batch/disburse). */
+  disbursements: DisbursementStore
   /** Per-minute request counters (DESIGN 7.16). */
   rateLimits: RateLimitStore
   sql: Sql
@@ -92,6 +95,7 @@ export function createStore(sql: Sql): Store {
   return {
     sql,
     keys: createKeyStore(sql),
+    disbursements: createDisbursementStore(sql),
     rateLimits: createRateLimitStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(

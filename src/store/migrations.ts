@@ -86,6 +86,23 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       alter table swaps add column key_id text;
     `,
   },
+  {
+    id: 5,
+    name: 'batch disbursements',
+    sql: `
+      create table disbursements (
+        ref text primary key,
+        from_chain text not null,
+        from_token text not null,
+        from_address text not null,
+        items jsonb not null,
+        totals jsonb not null,
+        transaction_request jsonb not null,
+        key_id text not null,
+        created_at timestamptz not null
+      );
+    `,
+  },
 ]
 
 /** Brings the schema up to date; replicas starting together take turns on an advisory lock. */

@@ -16,7 +16,7 @@ describe('the committed router artifact', () => {
     const artifact = compileRouter()
     const names = (abi: readonly { type: string; name?: string }[]) => abi.filter((item) => item.type === 'function').map((item) => item.name).sort()
     expect(names(artifact.router.abi as never)).toEqual(
-      ['execute', 'executeWithPermit', 'executor', 'isAllowedTarget', 'owner', 'setTarget', 'setTreasury', 'transferOwnership', 'treasury'].sort(),
+      ['execute', 'executeBatch', 'executeWithPermit', 'executor', 'isAllowedTarget', 'owner', 'setTarget', 'setTreasury', 'transferOwnership', 'treasury'].sort(),
     )
     expect(names(artifact.executor.abi as never)).toEqual(
       ['handleV3AcrossMessage', 'isAllowedTarget', 'lzCompose', 'relayCctp', 'router', 'run', 'runDestination', 'setTarget'].sort(),

@@ -1,0 +1,253 @@
+import { type Address, getAddress } from 'viem'
+import { formatUnits, numberToFixed, parseUnits, quoteAmounts, type Token } from '../engine/index.ts'
+import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
+import type { FieldError } from '../schemas/problem.ts'
+import type { QuoteParams } from '../schemas/quote.ts'
+import { buildDisbursementTransaction, type DisbursementLeg } from '../tx/buildDisbursementTransaction.ts'
+import { buildSwapTransaction } from './buildSwapTransaction.ts'
+import type { ServiceDeps } from './deps.ts'
+import { newDisbursementRef } from './disbursementRef.ts'
+import { BAD_CHECKSUM, hasValidChecksum, requireAgentCallable, resolveQuoteRequest, resolveToken } from './resolveQuoteRequest.ts'
+import { ServiceError } from './serviceError.ts'
+import { swapRefToBytes32 } from './swapRef.ts'
+
+export type DisburseParameters = {
+  params: DisburseRequest
+  /** The API key the request was authenticated with (kept with the record). */
+  keyId: string
+}
+
+/** A recipient once resolved: a transfer of the source token, or a route priced and built as a swap would be. */
+type PlannedLeg = { index: number; address: Address; amountIn: bigint } & (
+  | { kind: 'transfer' }
+  | { kind: 'route'; params: QuoteParams; to: Token }
+)
+
+/**
+ * POST /api/v1/batch/disburse: resolves every recipient (400 and 422 name the recipient's index), screens the sender
+ * and every recipient (403), prices and builds each leg as a quote and swap would (a same-token leg is a plain
+ * transfer of the amount less the 0.5% fee), then joins the legs into one `executeBatch` transaction and records the
+ * disbursement before answering.
+ */
+export async function disburse(deps: ServiceDeps, parameters: DisburseParameters): Promise<DisbursementResult> {
+  const { params, keyId } = parameters
+  const from = resolveSource(deps, params)
+  const slippageE18 = numberToFixed(params.slippage)
+  if (slippageE18 === undefined) throw invalid([{ field: 'slippage', message: 'must be a plain fraction with at most 18 decimal places' }])
+  const planned = planLegs(deps, params, from)
+  await screen(deps, params.fromAddress, planned)
+
+  const ref = newDisbursementRef(deps.clock())
+  const refBytes32 = swapRefToBytes32(ref)
+  const legs: DisbursementLeg[] = []
+  const items: DisbursementItem[] = []
+  let totalFee = 0n
+  for (const leg of planned) {
+    const recipient = params.recipients[leg.index]
+    if (!recipient) throw new Error(`no recipient ${leg.index}`)
+    if (leg.kind === 'transfer') {
+      // Priced as a quote of the token to itself: the fee is 0.5% rounded up, the recipient gets exactly the rest.
+      const { feeAmount, toAmount } = quoteAmounts(deps.catalogue, from, from, leg.amountIn, 0n)
+      legs.push({ kind: 'transfer', amount: leg.amountIn, fee: feeAmount, recipient: leg.address })
+      totalFee += feeAmount
+      items.push({
+        ...itemBase(leg, from, from),
+        fee: formatUnits(feeAmount, from.decimals),
+        toAmount: formatUnits(toAmount, from.decimals),
+        toAmountMin: formatUnits(toAmount, from.decimals),
+        kind: 'transfer',
+        bridge: 'none',
+        estimatedDuration: deps.catalogue.chains.get(from.chain)?.blockTimeSec ?? 0,
+      })
+      continue
+    }
+    const built = atIndex(leg.index, recipient, () => buildSwapTransaction(deps, { params: leg.params, swapEaziRef: ref }))
+    legs.push({ kind: 'route', build: built.build })
+    totalFee += quoteAmounts(deps.catalogue, from, leg.to, leg.amountIn, slippageE18).feeAmount
+    items.push({
+      ...itemBase(leg, from, leg.to),
+      fee: built.quote.fee.amount,
+      toAmount: built.quote.toAmount,
+      toAmountMin: built.quote.toAmountMin,
+      kind: leg.to.chain === from.chain ? 'swap' : 'bridge',
+      bridge: built.quote.bridge,
+      estimatedDuration: built.quote.estimatedDuration,
+    })
+  }
+
+  const sender = getAddress(params.fromAddress)
+  const batch = buildDisbursementTransaction({ catalogue: deps.catalogue, routerOn: deps.routerOn, token: from, sender, ref: refBytes32, legs })
+  const totals = { amount: formatUnits(batch.amountIn, from.decimals), fee: formatUnits(totalFee, from.decimals), recipients: items.length }
+  await deps.store.disbursements.recordDisbursement({
+    ref,
+    fromChain: from.chain,
+    fromToken: from.symbol,
+    fromAddress: sender,
+    items,
+    totals,
+    transactionRequest: batch.transactionRequest,
+    keyId,
+    createdAt: new Date(deps.clock()),
+  })
+  deps.log.info(
+    { event: 'disbursement_built', disbursement_ref: ref, key_id: keyId, from_chain: from.chain, from_token: from.symbol, recipients: items.length, amount: batch.amountIn.toString() },
+    'disbursement_built',
+  )
+
+  const { chainId } = batch.transactionRequest
+  const resetTx = batch.approvalResetTransactionRequest
+  const isBridged = items.some((item) => item.kind === 'bridge')
+  return {
+    disbursementRef: ref,
+    status: 'built',
+    fromChain: from.chain,
+    fromToken: from.symbol,
+    fromAddress: sender,
+    items,
+    totals,
+    approval: {
+      token: batch.approval.token,
+      spender: batch.approval.spender,
+      amount: batch.approval.amount.toString(),
+      resetFirst: batch.approval.resetFirst,
+      transactionRequest: batch.approvalTransactionRequest,
+      ...(resetTx ? { resetTransactionRequest: resetTx } : {}),
+    },
+    transactionRequest: batch.transactionRequest,
+    nextSteps: [
+      ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
+      `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
+      `Sign and send transactionRequest on chain ${chainId} before prices move: one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
+      ...(isBridged ? ['Recipients on other chains are paid when their bridge delivers: see each item\'s estimatedDuration.'] : []),
+    ],
+  }
+}
+
+/** The recipient as resolved: checksummed address, canonical symbol, the amount in its canonical decimal form. */
+function itemBase(leg: PlannedLeg, from: Token, to: Token): Pick<DisbursementItem, 'index' | 'address' | 'toChain' | 'toToken' | 'amount'> {
+  return { index: leg.index, address: leg.address, toChain: to.chain, toToken: to.symbol, amount: formatUnits(leg.amountIn, from.decimals) }
+}
+
+/**
+ * The source side, checked once for the whole batch as a quote checks it: an agent-callable chain, a listed token
+ * and a sender whose mixed-case checksum (if any) matches.
+ */
+function resolveSource(deps: ServiceDeps, params: DisburseRequest): Token {
+  requireAgentCallable(deps, params.fromChain, 'fromChain')
+  if (!hasValidChecksum(params.fromAddress)) throw invalid([{ field: 'fromAddress', message: BAD_CHECKSUM }])
+  return resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
+}
+
+/**
+ * Every recipient's amount (in the source token: excess precision rejected, never rounded) and destination. All bad
+ * fields of all recipients come back in one 400; otherwise the first recipient that cannot be served is a 422.
+ */
+function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): PlannedLeg[] {
+  const errors: FieldError[] = []
+  let unservable: ServiceError | undefined
+  const planned: PlannedLeg[] = []
+  params.recipients.forEach((recipient, index) => {
+    const at = `recipients.${index}`
+    const amount = parseUnits(recipient.amount, from.decimals, { strict: false })
+    if (!amount.ok) errors.push({ field: `${at}.amount`, message: `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits` })
+    else if (amount.value === 0n) errors.push({ field: `${at}.amount`, message: 'must be greater than 0' })
+    if (!hasValidChecksum(recipient.address))
+      errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
+    if (!amount.ok || amount.value === 0n || !hasValidChecksum(recipient.address)) return
+    const base = { index, address: getAddress(recipient.address), amountIn: amount.value }
+    const isTransfer = recipient.toChain === from.chain && recipient.toToken.toLowerCase() === from.symbol.toLowerCase()
+    if (isTransfer) {
+      if (quoteAmounts(deps.catalogue, from, from, amount.value, 0n).toAmount <= 0n) {
+        unservable ??= atIndexError(index, recipient, transferTooSmall(deps, from, amount.value))
+        return
+      }
+      planned.push({ ...base, kind: 'transfer' })
+      return
+    }
+    const legParams: QuoteParams = {
+      fromChain: from.chain,
+      toChain: recipient.toChain,
+      fromToken: from.symbol,
+      toToken: recipient.toToken,
+      fromAmount: recipient.amount,
+      fromAddress: params.fromAddress,
+      toAddress: recipient.address,
+      slippage: params.slippage,
+    }
+    try {
+      planned.push({ ...base, kind: 'route', params: legParams, to: resolveQuoteRequest(deps, legParams).to })
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error
+      const wrapped = atIndexError(index, recipient, error)
+      if (wrapped.code === 'invalid_request') errors.push(...((wrapped.detail['errors'] as FieldError[] | undefined) ?? []))
+      else unservable ??= wrapped
+    }
+  })
+  if (errors.length > 0) throw invalid(errors)
+  if (unservable) throw unservable
+  return planned
+}
+
+/** The smallest amount whose transfer leaves the recipient something after the fee (rounded up) is taken. */
+function transferTooSmall(deps: ServiceDeps, token: Token, amount: bigint): ServiceError {
+  let min = amount + 1n
+  while (quoteAmounts(deps.catalogue, token, token, min, 0n).toAmount <= 0n) min += 1n
+  const minText = formatUnits(min, token.decimals)
+  return new ServiceError(
+    'amount_out_of_range',
+    `${formatUnits(amount, token.decimals)} ${token.symbol} leaves nothing after the ${Number(deps.catalogue.pricing.feeBps) / 100}% fee. Send at least ${minText} ${token.symbol}.`,
+    { viableRange: { min: minText, token: token.symbol } },
+  )
+}
+
+/** DESIGN 7.18: the sender, then every recipient, before anything is built. A hit names the recipient, never the list. */
+async function screen(deps: ServiceDeps, fromAddress: string, planned: readonly PlannedLeg[]): Promise<void> {
+  const subjects: { index: number | 'sender'; field: string; address: string }[] = [
+    { index: 'sender', field: 'fromAddress', address: fromAddress },
+    ...planned.map((leg) => ({ index: leg.index, field: `recipients.${leg.index}.address`, address: leg.address })),
+  ]
+  const results = await Promise.all(subjects.map((subject) => deps.screener.screen(subject.address)))
+  const hit = results.findIndex((result) => result.isListed)
+  const subject = subjects[hit]
+  const result = results[hit]
+  if (!subject || !result?.isListed) return
+  deps.log.warn({ event: 'address_screened', field: subject.field, address: subject.address.toLowerCase(), list: result.list }, 'address_screened')
+  const who = subject.index === 'sender' ? 'The sender (fromAddress)' : `Recipient ${subject.index}`
+  throw new ServiceError('address_screened', `${who} cannot be served: it failed compliance screening. No disbursement was built and nothing was charged.`, {
+    field: subject.field,
+    index: subject.index,
+  })
+}
+
+/** Runs one recipient's build; a ServiceError comes back naming that recipient. */
+function atIndex<T>(index: number, recipient: DisburseRequest['recipients'][number], build: () => T): T {
+  try {
+    return build()
+  } catch (error) {
+    if (error instanceof ServiceError) throw atIndexError(index, recipient, error)
+    throw error
+  }
+}
+
+/** The per-swap field names of a leg's error, as the disbursement body names them. */
+const LEG_FIELDS: Readonly<Record<string, string>> = { toChain: 'toChain', toToken: 'toToken', toAddress: 'address', fromAmount: 'amount' }
+
+/** A leg's ServiceError with the recipient's `index`, its fields renamed to `recipients.<index>.<field>`. */
+function atIndexError(index: number, recipient: DisburseRequest['recipients'][number], error: ServiceError): ServiceError {
+  const rename = (field: unknown): unknown => {
+    const leg = typeof field === 'string' ? LEG_FIELDS[field] : undefined
+    return leg === undefined ? field : `recipients.${index}.${leg}`
+  }
+  const errors = error.detail['errors'] as FieldError[] | undefined
+  const detail = {
+    ...error.detail,
+    ...(error.detail['field'] === undefined ? {} : { field: rename(error.detail['field']) }),
+    ...(errors === undefined ? {} : { errors: errors.map((e) => ({ field: String(rename(e.field)), message: e.message })) }),
+    index,
+  }
+  return new ServiceError(error.code, `Recipient ${index} (${recipient.amount} to ${recipient.toToken} on ${recipient.toChain}): ${error.message}`, detail, { cause: error })
+}
+
+function invalid(errors: FieldError[]): ServiceError {
+  return new ServiceError('invalid_request', `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors })
+}
