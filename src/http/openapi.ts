@@ -136,6 +136,30 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           },
         },
       },
+      '/api/v1/swap': {
+        post: {
+          summary: 'Keyed swap: a signed quote (quoteId) becomes an unsigned transaction; no per-call fee',
+          operationId: 'swapWithKey',
+          security: [{ apiKey: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: keyedSwapRequest } } },
+          responses: {
+            '200': json(swap, 'The built swap, recorded under the key (agentCallFee null)'),
+            '400': problem('invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)'),
+            '403': problem('address_screened: the sender or recipient failed compliance screening'),
+            '422': problem('quote_expired (expired, route no longer viable, or prices moved: quote again) or route_not_executable'),
+            ...keyErrors,
+          },
+        },
+      },
+      '/api/v1/swap/{ref}': {
+        get: {
+          summary: 'A swap\'s record and status (keyed swaps: only to the key that built them)',
+          operationId: 'getSwap',
+          security: [{ apiKey: [] }],
+          parameters: [{ name: 'ref', in: 'path', required: true, schema: { type: 'string', pattern: '^swp_[0-9A-Z]{26}$' } }],
+          responses: { '200': json(swapRecord, 'The swap'), '404': problem('not_found: no such swap visible to this key'), ...keyErrors },
+        },
+      },
       '/api/v1/batch/disburse': {
         post: {
           summary: 'Batch disbursement: one source token pays 1 to 50 recipients (transfers, swaps, bridges) in one router transaction',
