@@ -3,6 +3,7 @@ import { buildAppDeps } from './appDeps.ts'
 import { loadConfig } from './config.ts'
 import { CatalogueError } from './engine/index.ts'
 import { createApp } from './http/createApp.ts'
+import { INTEL_USAGE, runIntelCommand } from './intelCommands.ts'
 import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
 import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 
@@ -11,7 +12,8 @@ const USAGE = `Usage: swapeazi <command>
 Commands:
   serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402)
   router    Deploy the router contract or set its allow-list (swapeazi router --help)
-  keys      Issue or revoke API keys (swapeazi keys --help)
+  keys      Issue or revoke API keys, or print their metered usage (swapeazi keys --help)
+  intel     Import observed transfers for corridor intelligence (swapeazi intel --help)
   help      Show this text
 
 Configuration is read from the environment; see README.md.`
@@ -68,6 +70,12 @@ async function main(argv: readonly string[]): Promise<void> {
         return
       }
       return runKeyCommand(loadConfig(), argv.slice(1))
+    case 'intel':
+      if (argv[1] === undefined || argv[1] === '--help') {
+        process.stderr.write(`${INTEL_USAGE}\n`)
+        return
+      }
+      return runIntelCommand(loadConfig(), argv.slice(1))
     case 'help':
     case '--help':
     case '-h':

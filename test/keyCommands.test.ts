@@ -5,6 +5,9 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { verifyApiKey } from '../src/auth/apiKey.ts'
+import { usagePeriod } from '../src/intel/usagePeriod.ts'
+import { intelKeySubject } from '../src/intel/usageSubjects.ts'
+import { openStore } from '../src/store/openStore.ts'
 
 const run = promisify(execFile)
 const ROOT = new URL('..', import.meta.url).pathname
@@ -33,4 +36,29 @@ describe('swapeazi keys', () => {
     const foreign = JSON.parse((await cli(['issue'], 'another-secret-another-secret-another')).stdout) as { key: string }
     await expect(cli(['revoke', foreign.key])).rejects.toMatchObject({ stderr: expect.stringContaining('revoke it by its key_ id') })
   }, 120_000)
+
+  it('prints a month\'s metered intelligence calls per key, for every key or one key', async () => {
+    const a = JSON.parse((await cli(['issue', '--tier', 'pro'])).stdout) as { key: string; id: string }
+    const b = JSON.parse((await cli(['issue', '--tier', 'pro'])).stdout) as { key: string; id: string }
+    const month = usagePeriod(Date.now()).period
+    // Calls are metered by the intelligence endpoint; here they are counted straight into the same store.
+    const store = await openStore({ driver: 'pglite', dataDir })
+    try {
+      for (let i = 0; i < 3; i++) await store.intel.countCall(intelKeySubject(a.id), month)
+      await store.intel.countCall(intelKeySubject(b.id), month)
+      await store.intel.countCall(intelKeySubject(b.id), '2020-01')
+      await store.intel.countCall('intel:ip:0123', month)
+    } finally {
+      await store.sql.close()
+    }
+    const all = JSON.parse((await cli(['usage'])).stdout) as { month: string; keys: { id: string; intelligenceCalls: number }[] }
+    expect(all.month).toBe(month)
+    expect(all.keys).toEqual(expect.arrayContaining([{ id: a.id, intelligenceCalls: 3 }, { id: b.id, intelligenceCalls: 1 }]))
+    expect(all.keys.every((key) => key.id.startsWith('key_'))).toBe(true)
+    expect(JSON.parse((await cli(['usage', a.key])).stdout)).toEqual({ month, keys: [{ id: a.id, intelligenceCalls: 3 }] })
+    expect(JSON.parse((await cli(['usage', b.id, '--month', '2020-01'])).stdout)).toEqual({ month: '2020-01', keys: [{ id: b.id, intelligenceCalls: 1 }] })
+    expect(JSON.parse((await cli(['usage', '--month', '2020-02'])).stdout)).toEqual({ month: '2020-02', keys: [] })
+    await expect(cli(['usage', '--month', '2020-13'])).rejects.toMatchObject({ stderr: expect.stringContaining('--month takes a calendar month as YYYY-MM') })
+    await expect(cli(['usage', 'key_nothex'])).rejects.toMatchObject({ stderr: expect.stringContaining('a key id looks like key_') })
+  }, 180_000)
 })

@@ -12,6 +12,7 @@ import { problemBody, problemResponse } from './problem.ts'
 import { quoteRoutes } from './quoteRoutes.ts'
 import { rateLimit } from './rateLimit.ts'
 import { requestContext } from './requestContext.ts'
+import { intelligenceRoutes } from './intelligenceRoutes.ts'
 import { keyRoutes } from './keyRoutes.ts'
 import { keyedSwapRoutes } from './keyedSwapRoutes.ts'
 import { portalRoutes } from './portalRoutes.ts'
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', quoteRoutes(deps))
   app.route('/', swapRoutes(deps, deps.publicUrl))
   app.route('/', keyRoutes(deps, deps.trustProxy ?? false))
+  app.route('/', intelligenceRoutes(deps, deps.trustProxy ?? false))
   app.route('/', disburseRoutes(deps))
   app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))

@@ -4,6 +4,7 @@ import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts'
 import { DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
+import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { PaymentReceipt, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 
@@ -41,6 +42,7 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
   const challenge = component(schemas, 'X402Challenge', X402Challenge, 'output')
   const x402Manifest = component(schemas, 'X402Manifest', X402Manifest, 'output')
   const issuedKey = component(schemas, 'IssuedApiKey', IssuedApiKey, 'output')
+  const intelligence = component(schemas, 'CorridorIntelligence', CorridorIntelligence, 'output')
   component(schemas, 'PaymentReceipt', PaymentReceipt, 'output')
   const disburseRequest = component(schemas, 'DisburseRequest', DisburseRequest, 'input')
   const disbursement = component(schemas, 'DisbursementResult', DisbursementResult, 'output')
@@ -133,6 +135,25 @@ export function buildOpenApi(version: string, serverUrl: string): JsonObject {
           responses: {
             '201': json(issuedKey, 'The new key'),
             '429': problem('rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed'),
+          },
+        },
+      },
+      '/api/v1/intelligence/corridor/{pair}': {
+        get: {
+          summary: 'Corridor intelligence: free tier (100 calls per IP per UTC month) without a key; per-bridge figures with a pro key as Bearer',
+          operationId: 'getCorridorIntelligence',
+          description:
+            'Figures are computed over recorded transfers of the last 90 days; with fewer than 20 settled ones the answer falls back to the bridges\' published settlement-time priors and says so (`basis`, `sampleSize`). A free key as Bearer gets the free answer.',
+          security: [{}, { bearer: [] }],
+          parameters: [
+            { name: 'pair', in: 'path', required: true, description: '<A>-<B>, source first; each a chain code (ETH, BAS, POL, ARB, OPT, BNB, GNO, CEL, SOL, TRX) or a currency code (USD, EUR, GBP, ZAR, NGN, KES, SGD), case-insensitive', schema: { type: 'string' } },
+            { name: 'amount', in: 'query', required: false, description: 'Decimal amount: in the source currency when A is a currency code, else USD; ranks the optimal route within its size band', schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': json(intelligence, 'The free (`tier: free`) or pro (`tier: pro`) answer'),
+            '400': problem('invalid_request: an unknown pair code (`acceptedCodes` lists them) or a bad amount'),
+            '401': problem('invalid_key: the Bearer key is malformed, forged or revoked'),
+            '429': problem('rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC)'),
           },
         },
       },

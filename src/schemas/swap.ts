@@ -69,11 +69,17 @@ export const KeyedSwapRequest = z
   .meta({ id: 'KeyedSwapRequest' })
 export type KeyedSwapRequest = z.infer<typeof KeyedSwapRequest>
 
+/** A swap's life: built and recorded, then completed by a tracker (store.intel.completeSwap) with its outcome. */
+export const SwapStatus = z
+  .enum(['built', 'done', 'refunded', 'failed', 'not_found'])
+  .describe('built: the transaction was built and recorded (SwapEazi never broadcasts it); a tracker later sets done, refunded, failed or not_found')
+export type SwapStatus = z.infer<typeof SwapStatus>
+
 /** A swap as the store keeps it (GET /api/v1/swap/{ref}). */
 export const SwapRecordWire = z
   .object({
     swapEaziRef: z.string(),
-    status: z.string().describe('built: the transaction was built and recorded (SwapEazi never broadcasts it); later states come from the tracker'),
+    status: SwapStatus,
     channel: z.enum(['x402', 'mpp', 'api_key']).describe('How the swap was paid for or authorised'),
     createdAt: z.string().describe('ISO 8601'),
     fromChain: z.string(),

@@ -1,5 +1,7 @@
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
+import type { SwapStatus } from '../schemas/swap.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
+import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import type { Sql } from './sql.ts'
 
@@ -54,7 +56,8 @@ export type SwapRecord = {
   createdAt: Date
 }
 
-export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment' | 'keyId'> & {
+export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment' | 'keyId' | 'status'> & {
+  status: SwapStatus
   payment: { payer: string; nonce: string } | null
   keyId: string | null
   createdAt: string
@@ -83,6 +86,8 @@ export type Store = {
   keys: KeyStore
   /** Batch disbursements (POST /api/v1/batch/disburse). */
   disbursements: DisbursementStore
+  /** Corridor intelligence: observations, their aggregation, monthly call counters (DESIGN 7.17). */
+  intel: IntelStore
   /** Per-minute request counters (DESIGN 7.16). */
   rateLimits: RateLimitStore
   sql: Sql
@@ -96,6 +101,7 @@ export function createStore(sql: Sql): Store {
     sql,
     keys: createKeyStore(sql),
     disbursements: createDisbursementStore(sql),
+    intel: createIntelStore(sql),
     rateLimits: createRateLimitStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(
@@ -184,7 +190,7 @@ export function createStore(sql: Sql): Store {
       return {
         ref: String(row['ref']),
         channel: row['channel'] as SwapChannel,
-        status: row['status'] as 'built',
+        status: row['status'] as SwapStatus,
         fromChain: String(row['from_chain']),
         toChain: String(row['to_chain']),
         fromToken: String(row['from_token']),

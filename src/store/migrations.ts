@@ -87,6 +87,42 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
     `,
   },
   {
+    id: 4,
+    name: 'corridor intelligence: observations and monthly usage counters',
+    sql: `
+      create table observations (
+        id text primary key,
+        observed_at timestamptz not null,
+        from_chain text not null,
+        to_chain text not null,
+        from_token text not null,
+        to_token text not null,
+        from_currency text not null,
+        to_currency text not null,
+        bridge text not null,
+        amount numeric not null check (amount > 0),
+        amount_usd numeric not null check (amount_usd >= 0),
+        quoted_duration_sec integer check (quoted_duration_sec >= 0),
+        settled_duration_sec integer check (settled_duration_sec >= 0),
+        realised_slippage_bps integer,
+        status text not null check (status in ('DONE', 'FAILED', 'PENDING', 'NOT_FOUND')),
+        substatus text,
+        failure_reason text,
+        source text not null check (source in ('import', 'tracker'))
+      );
+      create index observations_chains on observations (from_chain, to_chain, observed_at)
+        include (to_currency, bridge, status, substatus, amount_usd, quoted_duration_sec, settled_duration_sec, realised_slippage_bps, failure_reason);
+      create index observations_currencies on observations (from_currency, to_currency, observed_at)
+        include (to_chain, bridge, status, substatus, amount_usd, quoted_duration_sec, settled_duration_sec, realised_slippage_bps, failure_reason);
+      create table usage_counters (
+        subject text not null,
+        period text not null,
+        calls integer not null,
+        primary key (subject, period)
+      );
+    `,
+  },
+  {
     id: 5,
     name: 'batch disbursements',
     sql: `

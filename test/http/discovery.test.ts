@@ -181,6 +181,7 @@ describe('GET /openapi.json', () => {
         "/api/v1/chains",
         "/api/v1/corridors",
         "/api/v1/health",
+        "/api/v1/intelligence/corridor/{pair}",
         "/api/v1/keys",
         "/api/v1/quote",
         "/api/v1/swap",
@@ -193,7 +194,7 @@ describe('GET /openapi.json', () => {
     const methods = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.keys(item)]))
     for (const path of ['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote', '/api/x402/swap', '/api/mpp/swap', '/api/v1/keys', '/api/v1/swap', '/api/v1/batch/disburse'])
       expect(methods[path]).toEqual(['post'])
-    expect(methods['/api/v1/swap/{ref}']).toEqual(['get'])
+    for (const path of ['/api/v1/swap/{ref}', '/api/v1/intelligence/corridor/{pair}']) expect(methods[path]).toEqual(['get'])
     for (const path of ['/api/mpp/routes', '/api/v1/health', '/api/v1/chains', '/api/v1/corridors', '/openapi.json', '/.well-known/x402.json'])
       expect(methods[path]).toEqual(['get'])
   })

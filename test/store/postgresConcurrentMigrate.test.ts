@@ -43,7 +43,18 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         `select table_name from information_schema.tables where table_schema = $1 order by table_name`,
         [schema],
       )
-      expect(tables.map((row) => row.table_name)).toEqual(['api_keys', 'revoked_keys', 'schema_migrations', 'settings', 'swaps', 'x402_payments'])
+      expect(tables.map((row) => row.table_name)).toEqual([
+        'api_keys',
+        'disbursements',
+        'observations',
+        'rate_counters',
+        'revoked_keys',
+        'schema_migrations',
+        'settings',
+        'swaps',
+        'usage_counters',
+        'x402_payments',
+      ])
     },
     TIMEOUT_MS,
   )

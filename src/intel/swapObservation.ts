@@ -1,0 +1,50 @@
+import * as z from 'zod'
+import { type Catalogue, parseUnits, usdValue } from '../engine/index.ts'
+import { ChainCode } from '../schemas/catalogue.ts'
+import type { SwapOutcome } from '../schemas/intelligence.ts'
+import type { BuiltSwap, Observation } from '../store/createIntelStore.ts'
+import { findCatalogueToken } from './catalogueNames.ts'
+import { formatUsd } from './sizeBand.ts'
+
+/** What an observation needs of the QuoteResult stored with a swap: its bridge and the p50 duration it promised. */
+const StoredQuote = z.object({
+  bridge: z.string().min(1),
+  estimatedDuration: z.number().int().min(0),
+  route: z.object({ steps: z.array(z.object({ type: z.string(), id: z.string() })) }),
+})
+
+/**
+ * The observation a completed swap becomes: its corridor and amount from the swap row, the bridge and quoted
+ * duration from the quote it was built on, the outcome from the tracker. Its id is the swap ref, and it is dated
+ * when the swap was built. Throws when the stored swap no longer matches the catalogue.
+ */
+export function swapObservation(catalogue: Catalogue, swap: BuiltSwap, outcome: SwapOutcome): Observation {
+  const quote = StoredQuote.parse(swap.quote)
+  const fromChain = ChainCode.parse(swap.fromChain)
+  const toChain = ChainCode.parse(swap.toChain)
+  const from = findCatalogueToken(catalogue, fromChain, swap.fromToken)
+  const to = findCatalogueToken(catalogue, toChain, swap.toToken)
+  if (from === undefined || to === undefined) throw new Error(`swap ${swap.ref}: ${swap.fromToken} on ${fromChain} or ${swap.toToken} on ${toChain} is no longer in the catalogue`)
+  const amount = parseUnits(swap.fromAmount, from.decimals, { strict: false })
+  if (!amount.ok) throw new Error(`swap ${swap.ref}: from_amount ${swap.fromAmount} is not an amount of ${from.symbol}`)
+  return {
+    id: swap.ref,
+    observedAt: new Date(swap.createdAt),
+    fromChain,
+    toChain,
+    fromToken: from.symbol,
+    toToken: to.symbol,
+    fromCurrency: from.currency,
+    toCurrency: to.currency,
+    bridge: quote.bridge,
+    amount: swap.fromAmount,
+    amountUsd: formatUsd(usdValue(from, amount.value)),
+    quotedDurationSec: quote.estimatedDuration,
+    settledDurationSec: outcome.settledDurationSec ?? null,
+    realisedSlippageBps: outcome.realisedSlippageBps ?? null,
+    status: outcome.status,
+    substatus: outcome.substatus ?? null,
+    failureReason: outcome.failureReason ?? null,
+    source: 'tracker',
+  }
+}

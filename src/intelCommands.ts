@@ -1,0 +1,36 @@
+import { open } from 'node:fs/promises'
+import { buildAppDeps } from './appDeps.ts'
+import type { Config } from './config.ts'
+import { importObservations } from './intel/importObservations.ts'
+
+export const INTEL_USAGE = `Usage:
+  swapeazi intel import FILE.jsonl
+      Loads observed transfers into the configured store for corridor intelligence: one JSON object a line (format in
+      README.md), every line checked against the schema and the catalogue. One transaction: the first bad line stops
+      the import with its line number and field, and nothing is written. A line whose id is already stored is
+      skipped, so re-running an import is harmless. Prints {file, lines, imported, skipped}.`
+
+/** `swapeazi intel import`: operator commands for corridor intelligence over the configured store. */
+export async function runIntelCommand(config: Config, argv: readonly string[]): Promise<void> {
+  const [command, ...rest] = argv
+  if (command !== 'import') throw new Error(`unknown intel command "${command ?? ''}"\n\n${INTEL_USAGE}`)
+  const [file] = rest
+  if (file === undefined || rest.length !== 1) throw new Error(`name one JSONL file to import\n\n${INTEL_USAGE}`)
+  let handle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    throw new Error(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  try {
+    const deps = await buildAppDeps({ ...config, logLevel: 'silent' })
+    try {
+      const result = await importObservations(deps, handle.readLines({ encoding: 'utf8' }))
+      process.stdout.write(`${JSON.stringify({ file, lines: result.lines, imported: result.inserted, skipped: result.skipped })}\n`)
+    } finally {
+      await deps.store.sql.close()
+    }
+  } finally {
+    await handle.close().catch(() => {})
+  }
+}

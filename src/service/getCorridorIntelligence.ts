@@ -1,0 +1,139 @@
+import type { ApiKeyClaims } from '../auth/apiKey.ts'
+import { hashClientIp } from '../auth/clientIpHash.ts'
+import { E18, parseUnits } from '../engine/index.ts'
+import { corridorAnswer } from '../intel/corridorAnswer.ts'
+import { type CorridorPair, PAIR_CODES, parsePairCode } from '../intel/parsePairCode.ts'
+import { publishedPriors } from '../intel/publishedPriors.ts'
+import { type SizeBand, sizeBand } from '../intel/sizeBand.ts'
+import { usagePeriod } from '../intel/usagePeriod.ts'
+import { intelIpSubject, intelKeySubject } from '../intel/usageSubjects.ts'
+import type { CorridorIntelligence, CorridorIntelligenceFree, CorridorIntelligencePro } from '../schemas/intelligence.ts'
+import { authenticateApiKey } from './authenticateApiKey.ts'
+import type { ServiceDeps } from './deps.ts'
+import { ServiceError } from './serviceError.ts'
+
+/** Spec 8: free corridor-intelligence calls per IP per calendar month (UTC). */
+export const FREE_CALLS_PER_MONTH = 100
+/** Observations older than this are not aggregated: bridges change, and so do their queues. */
+export const OBSERVATION_WINDOW_DAYS = 90
+
+const DAY_MS = 24 * 60 * 60 * 1000
+/** A query amount: a plain decimal, no more fraction digits than 18-decimal fixed point holds. */
+const AMOUNT = /^[0-9]{1,30}(\.[0-9]{1,18})?$/
+const PRO_NEEDED = 'Per-bridge p50/p95 settlement time and slippage, the optimal route for the amount and failure patterns need a pro key sent as Authorization: Bearer se_…; an operator issues pro keys.'
+
+export type GetCorridorIntelligenceParameters = {
+  pair: string
+  amount: string | undefined
+  /** The caller's IP: the free tier counts against it (as a keyed hash). */
+  ip: string
+  /** The Authorization header as sent, if any. */
+  authorization: string | undefined
+  /** Whether an x-swapeazi-key header was sent: intelligence reads keys from Authorization: Bearer only. */
+  hasKeyHeader: boolean
+}
+
+export type GetCorridorIntelligenceReturnType = {
+  body: CorridorIntelligence
+  /** The free tier's monthly quota after this call; absent on the pro tier. */
+  quota?: { limit: number; remaining: number; resetSec: number; windowSec: number }
+}
+
+/** The key of an `Authorization: Bearer se_…` header, verified (401 `invalid_key` when it is not a live key). */
+async function bearerClaims(deps: Pick<ServiceDeps, 'keySecret' | 'store'>, authorization: string | undefined): Promise<ApiKeyClaims | undefined> {
+  if (authorization === undefined) return undefined
+  const match = /^bearer(?:\s+(.*))?$/i.exec(authorization.trim())
+  if (match === null)
+    throw new ServiceError('invalid_key', 'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.', {
+      reason: 'malformed',
+    })
+  const token = (match[1] ?? '').trim()
+  if (token === '')
+    throw new ServiceError('invalid_key', 'Authorization: Bearer carries no key: send Bearer se_…, or no Authorization header for the free tier.', { reason: 'missing' })
+  return authenticateApiKey(deps, token)
+}
+
+function parseRequest(deps: Pick<ServiceDeps, 'catalogue'>, pairText: string, amountText: string | undefined): { pair: CorridorPair; amount: { text: string; band: SizeBand } | null } {
+  const pair = parsePairCode(pairText)
+  const accepted = { chains: [...PAIR_CODES.chains], currencies: [...PAIR_CODES.currencies] }
+  if (!pair.ok)
+    throw new ServiceError(
+      'invalid_request',
+      `${pair.message}. A pair is <A>-<B>, source first; each side a chain code (${accepted.chains.join(', ')}) or a currency code (${accepted.currencies.join(', ')}).`,
+      { errors: [{ field: 'pair', message: pair.message }], acceptedCodes: accepted },
+    )
+  if (amountText === undefined) return { pair: pair.pair, amount: null }
+  const units = AMOUNT.test(amountText) ? parseUnits(amountText, 18, { strict: false }) : undefined
+  if (units === undefined || !units.ok || units.value === 0n)
+    throw new ServiceError('invalid_request', `amount must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator); got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`, {
+      errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
+    })
+  const { from } = pair.pair
+  const usdE18 = from.kind === 'currency' ? (units.value * deps.catalogue.fxUsdE18[from.code]) / E18 : units.value
+  return { pair: pair.pair, amount: { text: amountText, band: sizeBand(usdE18) } }
+}
+
+/** The free answer: the coarse signal of the pro one (spec 4 rule 8). */
+function freeAnswer(pro: CorridorIntelligencePro, notes: readonly string[]): CorridorIntelligenceFree {
+  return {
+    pair: pro.pair,
+    from: pro.from,
+    to: pro.to,
+    tier: 'free',
+    amount: pro.amount,
+    basis: pro.basis,
+    sampleSize: pro.sampleSize,
+    minSampleSize: pro.minSampleSize,
+    recommendedBridge: pro.recommendedBridge,
+    reliabilityBand: pro.reliabilityBand,
+    asOf: pro.asOf,
+    notes: [...pro.notes, ...notes],
+  }
+}
+
+/**
+ * GET /api/v1/intelligence/corridor/{pair} (DESIGN 7.17): the free tier (no key, or a free key) is counted against
+ * the caller's IP, 100 calls a calendar month, then 429 until the month ends; a pro key gets per-bridge figures and
+ * each call is metered against the key for the month. Figures come from the store's observations, or the published
+ * priors when the corridor has too few.
+ */
+export async function getCorridorIntelligence(
+  deps: Pick<ServiceDeps, 'catalogue' | 'store' | 'clock' | 'keySecret'>,
+  parameters: GetCorridorIntelligenceParameters,
+): Promise<GetCorridorIntelligenceReturnType> {
+  const claims = await bearerClaims(deps, parameters.authorization)
+  const { pair, amount } = parseRequest(deps, parameters.pair, parameters.amount)
+  const nowMs = deps.clock()
+  const month = usagePeriod(nowMs)
+  const isPro = claims?.tier === 'pro'
+
+  let quota: GetCorridorIntelligenceReturnType['quota']
+  if (!isPro) {
+    const calls = await deps.store.intel.countCall(intelIpSubject(hashClientIp(deps.keySecret, parameters.ip)), month.period, FREE_CALLS_PER_MONTH)
+    if (calls === undefined)
+      throw new ServiceError(
+        'rate_limited',
+        `The free tier answers ${FREE_CALLS_PER_MONTH} corridor-intelligence calls per IP per calendar month (UTC), and this IP has used them. Retry after ${new Date(month.resetsAtMs).toISOString()} (${month.secondsToReset} s), or send a pro key as Authorization: Bearer se_….`,
+        { retryAfterSec: month.secondsToReset, limit: FREE_CALLS_PER_MONTH, resetsAt: new Date(month.resetsAtMs).toISOString() },
+      )
+    quota = { limit: FREE_CALLS_PER_MONTH, remaining: FREE_CALLS_PER_MONTH - calls, resetSec: month.secondsToReset, windowSec: month.lengthSec }
+  }
+
+  const window = { since: new Date(nowMs - OBSERVATION_WINDOW_DAYS * DAY_MS), until: new Date(nowMs) }
+  const query = { from: pair.from, to: pair.to, since: window.since, until: window.until, band: amount?.band ?? null }
+  const [figures, failures] = await Promise.all([deps.store.intel.corridorBridges(query), isPro ? deps.store.intel.corridorFailures(query) : Promise.resolve([])])
+  const pro = corridorAnswer({ pair, amount, figures, failures, priors: publishedPriors(deps.catalogue, pair), window, now: new Date(nowMs) })
+
+  if (isPro) {
+    // Metered once answered: a call that failed on our side is not billed.
+    await deps.store.intel.countCall(intelKeySubject(claims.id), month.period)
+    return { body: pro }
+  }
+  const notes =
+    claims !== undefined
+      ? [`This key (${claims.id}) is free tier: this is the free answer, counted against this IP's ${FREE_CALLS_PER_MONTH} monthly calls. ${PRO_NEEDED}`]
+      : parameters.hasKeyHeader
+        ? [`Corridor intelligence reads keys from Authorization: Bearer, not x-swapeazi-key: this is the free answer, counted against this IP. ${PRO_NEEDED}`]
+        : [PRO_NEEDED]
+  return { body: freeAnswer(pro, notes), ...(quota === undefined ? {} : { quota }) }
+}
