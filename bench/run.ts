@@ -1,14 +1,18 @@
 // `npm run bench`: engine quote latency, quote endpoint throughput and paid swap throughput, the last two against a
-// same-run baseline (DESIGN 10). `npm run bench -- --only=paid` (or engine, endpoint; comma-separated) runs a subset.
+// same-run baseline (DESIGN 10), corridor-intelligence latency over 100,000 observations and keyed business routes
+// with rate limiting on, against the same baseline. `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed;
+// comma-separated) runs a subset.
 import { cpus } from 'node:os'
 import { runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
+import { runIntelLatency } from './intelLatency.ts'
+import { runKeyedThroughput } from './keyedThroughput.ts'
 import { runPaidSwap } from './paidSwap.ts'
 
 const ENGINE_P99_TARGET_US = 250
 const ENDPOINT_RATIO_TARGET = 0.5
 const PAID_RATIO_TARGET = 0.6
-const SECTIONS = ['engine', 'endpoint', 'paid'] as const
+const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed'] as const
 type Section = (typeof SECTIONS)[number]
 
 const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS  <<<<<<')
@@ -106,6 +110,35 @@ async function main(): Promise<void> {
     row('other (total minus the above)', b.otherUs, '   swap ref, requirements, result, logging; negative = noise')
     const paidPass = paid.ratio >= PAID_RATIO_TARGET
     targets.push(target(`paid swap / recoverTypedDataAddress >= ${PAID_RATIO_TARGET}`, paid.ratio.toFixed(3), paidPass))
+  }
+
+  if (sections.has('intel')) {
+    console.log('\n== Corridor intelligence latency: GET /api/v1/intelligence/corridor/{pair} over 100,000 observations vs bare node:http JSON handler ==')
+    const intel = await runIntelLatency()
+    console.log(
+      `  ${intel.observations.toLocaleString('en-US')} observations seeded by one generate_series insert (app process up in ${(intel.startMs / 1000).toFixed(1)} s, in-memory PGlite); ` +
+        `one request at a time over keep-alive, ${intel.warmupRequests} warm-up each, then ${intel.rounds} rounds of ${intel.roundSec} s per target, alternating; best round (least p50) counts`,
+    )
+    const row = (name: string, f: { requests: number; p50Us: number; p99Us: number }, extra = ''): void =>
+      console.log(`    ${name.padEnd(30)} p50 ${usInt(f.p50Us).padStart(10)}  p99 ${usInt(f.p99Us).padStart(10)}  (${f.requests} requests)${extra}`)
+    row('baseline', intel.baseline.best)
+    for (const c of intel.cases)
+      row(c.name, c.best, `  ${c.basis} over ${c.sampleSize.toLocaleString('en-US')} settled;  p50 ×${c.p50Ratio.toFixed(1)}, p99 ×${c.p99Ratio.toFixed(1)} baseline`)
+    for (const c of intel.cases) targets.push(`  ${`intel ${c.name}: p50, p99 / baseline`.padEnd(44)} ${`×${c.p50Ratio.toFixed(1)}, ×${c.p99Ratio.toFixed(1)}`.padStart(10)}   (reported; no target set)`)
+  }
+
+  if (sections.has('keyed')) {
+    console.log('\n== Keyed business routes, rate limiting on: POST /api/v1/quote and /api/v1/swap with a pro key vs bare node:http JSON handler ==')
+    const keyed = await runKeyedThroughput()
+    console.log(
+      `  each server in its own child process (the app on in-memory PGlite); every request's key verified and counted in the store ` +
+        `(limit raised so none is refused; the app answered RateLimit ${keyed.rateLimitHeader}); ${keyed.connections} connections, ` +
+        `${keyed.warmupSec} s warm-up + ${keyed.durationSec} s per run, ${keyed.rounds} rounds; the swap reuses one quoteId and records a swap per request`,
+    )
+    for (const [name, runs] of Object.entries(keyed.runs))
+      console.log(`    ${name.padEnd(14)} ${runs.map((run) => `${rps(run.requestsPerSec)} (p99 ${run.latencyP99Ms} ms)`).join('   ')}`)
+    targets.push(`  ${'keyed quote / baseline'.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
+    targets.push(`  ${'keyed swap / baseline'.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
   }
 
   console.log('\n== Targets ==')
