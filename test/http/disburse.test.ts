@@ -30,6 +30,11 @@ describe('POST /api/v1/batch/disburse: the key comes first', () => {
     ['empty', '', 'missing'],
     ['malformed', 'se_nope', 'malformed'],
     ['forged (signed with another secret)', signApiKey(new TextEncoder().encode('a-forger-secret-a-forger-secret!!'), claims), 'bad_signature'],
+    [
+      'altered tier (claims rewritten to pro, MAC kept)',
+      `se_${Buffer.from(JSON.stringify({ ...claims, tier: 'pro' })).toString('base64url')}.${KEY.split('.')[1]}`,
+      'bad_signature',
+    ],
   ])('%s key: 401 invalid_key, before the body is read', async (_name, key, reason) => {
     const response = await post({ not: 'a disbursement' }, key)
     expect(response.status).toBe(401)
