@@ -5,12 +5,13 @@ import { verifyPayment } from '../payments/x402/verifyPayment.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { PaymentReceipt, X402Challenge } from '../schemas/x402.ts'
-import type { PaymentReservation, SwapChannel, SwapRecord } from '../store/createStore.ts'
+import type { PaymentReservation, SwapChannel } from '../store/createStore.ts'
 import { type BuildSwapTransactionReturnType, buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
+import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
 
 export type PayForSwapParameters = {
@@ -85,7 +86,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     const isRecorded = await deps.store.recordSettledSwap(
       reservation,
       { transaction: settled.transaction, settledAt: new Date(deps.clock()) },
-      swapRecord(built, channel, new Date(deps.clock())),
+      swapRecordOf(built, channel, new Date(deps.clock())),
     )
     if (!isRecorded) return alreadyUsed()
     transaction = settled.transaction
@@ -144,27 +145,6 @@ function rejected(
   return challenge(rejection.reason, `${rejection.message}${outcome}`)
 }
 
-/** The swap as the store keeps it. */
-function swapRecord(built: BuildSwapTransactionReturnType, channel: SwapChannel, createdAt: Date): SwapRecord {
-  return {
-    ref: built.swapEaziRef,
-    channel,
-    status: 'built',
-    fromChain: built.quote.fromChain,
-    toChain: built.quote.toChain,
-    fromToken: built.quote.fromToken,
-    toToken: built.quote.toToken,
-    fromAmount: built.quote.fromAmount,
-    toAmount: built.quote.toAmount,
-    toAmountMin: built.quote.toAmountMin,
-    fromAddress: built.build.transactionRequest.from,
-    toAddress: built.toAddress,
-    quote: built.quote,
-    transactionRequest: built.build.transactionRequest,
-    createdAt,
-  }
-}
-
 /**
  * Settles the reservation and records the swap in one transaction, after money moved on chain or through a
  * facilitator. If that write fails the swap is still delivered (the user paid for it) and the failure is logged
@@ -177,7 +157,7 @@ async function recordSwap(
   const { built, payment, transaction, channel } = args
   const now = new Date(deps.clock())
   try {
-    await deps.store.recordPaidSwap({ payer: payment.payer, nonce: payment.nonce, transaction, settledAt: now }, swapRecord(built, channel, now))
+    await deps.store.recordPaidSwap({ payer: payment.payer, nonce: payment.nonce, transaction, settledAt: now }, swapRecordOf(built, channel, now))
   } catch (error) {
     deps.log.error(
       { event: 'swap_record_failed', swap_ref: built.swapEaziRef, payer: payment.payer, nonce: payment.nonce, transaction, err: error },

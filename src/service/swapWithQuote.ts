@@ -7,6 +7,7 @@ import { type QuoteClaims, verifyQuoteId } from './quoteToken.ts'
 import { checkChecksum, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { ServiceError } from './serviceError.ts'
+import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
 
 export type SwapWithQuoteParameters = {
@@ -48,24 +49,7 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
 
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildFirstEncodable(deps, { request, amounts: found.amounts, ordered: [quoted], swapEaziRef })
-  await deps.store.recordKeyedSwap({
-    ref: swapEaziRef,
-    channel: 'api_key',
-    status: 'built',
-    fromChain: built.quote.fromChain,
-    toChain: built.quote.toChain,
-    fromToken: built.quote.fromToken,
-    toToken: built.quote.toToken,
-    fromAmount: built.quote.fromAmount,
-    toAmount: built.quote.toAmount,
-    toAmountMin: built.quote.toAmountMin,
-    fromAddress: built.build.transactionRequest.from,
-    toAddress: built.toAddress,
-    quote: built.quote,
-    transactionRequest: built.build.transactionRequest,
-    keyId: parameters.keyId,
-    createdAt: new Date(deps.clock()),
-  })
+  await deps.store.recordKeyedSwap({ ...swapRecordOf(built, 'api_key', new Date(deps.clock())), keyId: parameters.keyId })
   deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
   return formatSwapResult(built, null)
 }

@@ -8,6 +8,7 @@ import { ObservationLine, SwapOutcome } from '../../src/schemas/intelligence.ts'
 import { QuoteParams } from '../../src/schemas/quote.ts'
 import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
+import { swapRecordOf } from '../../src/service/swapRecordOf.ts'
 import { FROM_ADDRESS, lazyMemoryStore, NOW_MS, testDeps } from '../http/testApp.ts'
 
 export const FIXTURE = new URL('./fixtures/observations.jsonl', import.meta.url).pathname
@@ -139,23 +140,7 @@ describe('completeTrackedSwap', () => {
     const recorded = await store.recordSettledSwap(
       { payer, nonce: `0x${hex(32)}`, value: 20_000n, asset: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', payTo: '0x2222222222222222222222222222222222222222', validAfter: 0n, validBefore: 2n ** 40n, signature: `0x${hex(65)}`, settlementMode: 'ledger', swapRef: ref, reservedAt: createdAt },
       { transaction: `ledger:${ref}`, settledAt: createdAt },
-      {
-        ref,
-        channel: 'x402',
-        status: 'built',
-        fromChain: built.quote.fromChain,
-        toChain: built.quote.toChain,
-        fromToken: built.quote.fromToken,
-        toToken: built.quote.toToken,
-        fromAmount: built.quote.fromAmount,
-        toAmount: built.quote.toAmount,
-        toAmountMin: built.quote.toAmountMin,
-        fromAddress: built.build.transactionRequest.from,
-        toAddress: built.toAddress,
-        quote: built.quote,
-        transactionRequest: built.build.transactionRequest,
-        createdAt,
-      },
+      swapRecordOf(built, 'x402', createdAt),
     )
     expect(recorded).toBe(true)
     return { ref, bridge: built.quote.bridge, estimatedDuration: built.quote.estimatedDuration }
