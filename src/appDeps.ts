@@ -46,5 +46,6 @@ export async function buildAppDeps(config: Config): Promise<AppDeps> {
     keySecret,
     trustProxy: config.trustProxy,
     rateLimits: config.rateLimits,
+    mcp: config.mcp,
   }
 }

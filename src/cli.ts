@@ -5,12 +5,14 @@ import { CatalogueError } from './engine/index.ts'
 import { createApp } from './http/createApp.ts'
 import { INTEL_USAGE, runIntelCommand } from './intelCommands.ts'
 import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
+import { runMcpStdio } from './mcp/stdio.ts'
 import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 
 const USAGE = `Usage: swapeazi <command>
 
 Commands:
-  serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402)
+  serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402), with MCP at /mcp
+  mcp       Run the MCP server over stdio (for Claude Desktop, Claude Code and other LLM hosts)
   router    Deploy the router contract or set its allow-list (swapeazi router --help)
   keys      Issue or revoke API keys, or print their metered usage (swapeazi keys --help)
   intel     Import observed transfers for corridor intelligence (swapeazi intel --help)
@@ -58,6 +60,8 @@ async function main(argv: readonly string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return runServe()
+    case 'mcp':
+      return runMcpStdio(loadConfig())
     case 'router':
       if (argv[1] === undefined || argv[1] === '--help') {
         process.stderr.write(`${ROUTER_USAGE}\n`)

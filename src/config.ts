@@ -38,6 +38,14 @@ const Env = z.object({
   SWAPEAZI_RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.anonymous),
   SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
   SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
+  SWAPEAZI_BASE_URL: z.url().optional(),
+  SWAPEAZI_WALLET_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_DAILY_BUDGET_USDC: z
+    .string()
+    .regex(/^[0-9]+(\.[0-9]{1,6})?$/, 'must be a USDC amount such as "1.00" (at most 6 decimals)')
+    .default('1.00'),
+  SWAPEAZI_API_KEY: z.string().regex(/^se_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a SwapEazi key (se_...)').optional(),
+  SWAPEAZI_MCP_ALLOWED_HOSTS: z.string().optional(),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -64,6 +72,8 @@ export type Config = {
   trustProxy: boolean
   /** Requests per minute on /api/v1/* (DESIGN 7.16). */
   rateLimits: RateLimits
+  /** The MCP server (DESIGN 8). */
+  mcp: McpConfig
   payments: {
     /** Our Base wallet that x402 payments pay; `isDefault` when unset (the inert 0x…dEaD, ledger mode only). */
     payTo: Address
@@ -76,6 +86,35 @@ export type Config = {
 }
 
 type Env = z.infer<typeof Env>
+
+export type McpConfig = {
+  /** The SwapEazi service the tools call; unset, the in-process app (no socket). */
+  baseUrl?: string
+  /** The wallet that pays build_swap's x402 fee; never logged. */
+  walletPrivateKey?: `0x${string}`
+  /** The most the payer spends per UTC day, atomic USDC. */
+  dailyBudgetAtomic: bigint
+  /** A SwapEazi key for the tools' keyed calls (pro corridor intelligence). */
+  apiKey?: string
+  /** Host names /mcp accepts in Host and Origin (DNS-rebinding protection). */
+  allowedHosts: string[]
+}
+
+/** A decimal USDC amount (already shape-checked) in atomic units. */
+function usdcAtomic(text: string): bigint {
+  const [whole = '0', fraction = ''] = text.split('.')
+  return BigInt(whole + fraction.padEnd(6, '0'))
+}
+
+/** /mcp's allow-list: the configured names, else loopback and the public URL's host. */
+function allowedHosts(e: Env): string[] {
+  if (e.SWAPEAZI_MCP_ALLOWED_HOSTS !== undefined && e.SWAPEAZI_MCP_ALLOWED_HOSTS.trim() !== '')
+    return e.SWAPEAZI_MCP_ALLOWED_HOSTS.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host.length > 0)
+  const hosts = new Set(['localhost', '127.0.0.1', '[::1]'])
+  if (e.SWAPEAZI_PUBLIC_URL !== undefined) hosts.add(new URL(e.SWAPEAZI_PUBLIC_URL).hostname.toLowerCase())
+  if (e.SWAPEAZI_HOST !== '0.0.0.0' && e.SWAPEAZI_HOST !== '::') hosts.add(e.SWAPEAZI_HOST.toLowerCase())
+  return [...hosts]
+}
 
 /** DESIGN 7.10: each settlement mode and the variables it cannot run without. */
 function settlementConfig(e: Env): Config['payments']['settlement'] {
@@ -140,6 +179,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
+    mcp: {
+      ...(e.SWAPEAZI_BASE_URL === undefined ? {} : { baseUrl: e.SWAPEAZI_BASE_URL.replace(/\/$/, '') }),
+      ...(e.SWAPEAZI_WALLET_PRIVATE_KEY === undefined ? {} : { walletPrivateKey: e.SWAPEAZI_WALLET_PRIVATE_KEY as `0x${string}` }),
+      dailyBudgetAtomic: usdcAtomic(e.SWAPEAZI_DAILY_BUDGET_USDC),
+      ...(e.SWAPEAZI_API_KEY === undefined ? {} : { apiKey: e.SWAPEAZI_API_KEY }),
+      allowedHosts: allowedHosts(e),
+    },
     rateLimits: { anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS, free: e.SWAPEAZI_RATE_LIMIT_FREE, pro: e.SWAPEAZI_RATE_LIMIT_PRO },
     sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`,
     payments: {

@@ -6,6 +6,10 @@ import type { AppEnv } from './appEnv.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
 import { disburseRoutes } from './disburseRoutes.ts'
+import type { McpConfig } from '../config.ts'
+import { mcpRoutes } from '../mcp/mcpRoutes.ts'
+import { createServiceClient, inProcessFetch } from '../mcp/serviceClient.ts'
+import { createToolContext } from '../mcp/toolContext.ts'
 import { limitBody } from './limitBody.ts'
 import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
@@ -23,7 +27,12 @@ export type AppDeps = ServiceDeps & {
   publicUrl: string
   /** Read the client IP from X-Forwarded-For (behind our own proxy). */
   trustProxy?: boolean
+  /** The MCP server at /mcp (DESIGN 8); unset: no wallet, no key, loopback hosts only. */
+  mcp?: Omit<McpConfig, 'baseUrl'>
 }
+
+/** /mcp's hosts when none are configured: loopback only. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
 /** DESIGN 6: body limit for every request. */
 export const MAX_BODY_BYTES = 64 * 1024
@@ -44,6 +53,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   '/api/v1/batch/disburse': 'POST',
   '/api/v1/swap': 'POST',
   '/openapi.json': 'GET',
+  '/mcp': 'POST',
   '/': 'GET',
   '/tron': 'GET',
   '/portal.js': 'GET',
@@ -81,6 +91,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', disburseRoutes(deps))
   app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))
+  app.route(
+    '/',
+    mcpRoutes({
+      // The tools call this same app in process, for the remote agent's IP.
+      context: (ip) =>
+        createToolContext({
+          client: createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request), ip)),
+          settings: deps.mcp ?? { dailyBudgetAtomic: 0n },
+          budget: deps.store.budget,
+          clock: deps.clock,
+          log: deps.log,
+        }),
+      trustProxy: deps.trustProxy ?? false,
+      allowedHosts: deps.mcp?.allowedHosts ?? LOOPBACK_HOSTS,
+      version: deps.version,
+      log: deps.log,
+    }),
+  )
   app.route('/', portalRoutes(deps))
 
   app.notFound((c) => {

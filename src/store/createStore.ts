@@ -1,3 +1,4 @@
+import { createBudgetStore, type BudgetStore } from './createBudgetStore.ts'
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
 import type { SwapStatus } from '../schemas/swap.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
@@ -90,6 +91,8 @@ export type Store = {
   intel: IntelStore
   /** Per-minute request counters (DESIGN 7.16). */
   rateLimits: RateLimitStore
+  /** The MCP payer's daily spend (DESIGN 8). */
+  budget: BudgetStore
   sql: Sql
 }
 
@@ -103,6 +106,7 @@ export function createStore(sql: Sql): Store {
     disbursements: createDisbursementStore(sql),
     intel: createIntelStore(sql),
     rateLimits: createRateLimitStore(sql),
+    budget: createBudgetStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(
         `insert into x402_payments (${PAYMENT_COLUMNS}, status)

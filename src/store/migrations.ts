@@ -139,6 +139,18 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 6,
+    name: 'the MCP payer\'s daily spend',
+    sql: `
+      create table payer_spend (
+        wallet text not null,
+        day text not null,
+        spent numeric(78, 0) not null,
+        primary key (wallet, day)
+      );
+    `,
+  },
 ]
 
 /** Brings the schema up to date; replicas starting together take turns on an advisory lock. */

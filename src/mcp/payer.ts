@@ -1,0 +1,107 @@
+import type { Address } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { decodeXPaymentResponse, wrapFetchWithPayment } from 'x402-fetch'
+import type { Logger } from 'pino'
+import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
+import type { BudgetStore } from '../store/createBudgetStore.ts'
+import { readServiceResponse, type ServiceClient, type ServiceResponse } from './serviceClient.ts'
+
+/** What the payer's receipt says: the decoded X-PAYMENT-RESPONSE. */
+export type PaymentReceipt = { success: boolean; transaction: string; network: string; payer: string; settlement?: string }
+
+export type PaidPostOutcome =
+  /** 200: the call was paid and answered. */
+  | { kind: 'paid'; response: ServiceResponse; receipt: PaymentReceipt; spentToday: bigint }
+  /** Answered without a charge: refused before payment (4xx), or the payment was refused (402). */
+  | { kind: 'refused'; response: ServiceResponse }
+  /** The payment was sent but its outcome is unknown: the budget keeps it, and the call must not be repeated blindly. */
+  | { kind: 'unknown'; reason: string }
+  /** Paying would pass the daily budget; nothing was sent. */
+  | { kind: 'budget_exhausted'; spentToday: bigint; dailyBudget: bigint }
+
+export type Payer = {
+  address: Address
+  dailyBudget: bigint
+  /** POSTs `body` to a paid endpoint, paying its x402 challenge once, within the daily budget. Never retries. */
+  post(path: string, body: unknown): Promise<PaidPostOutcome>
+  spentToday(): Promise<bigint>
+}
+
+export type CreatePayerParameters = {
+  privateKey: `0x${string}`
+  client: ServiceClient
+  budget: BudgetStore
+  dailyBudgetAtomic: bigint
+  clock: () => number
+  log: Logger
+}
+
+/** The UTC day a budget counts in. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+
+/**
+ * The MCP payer (DESIGN 8): a viem account paying with x402-fetch, capped at the agent call fee (20000 atomic USDC).
+ * Each call first reserves the fee against the wallet's daily budget in the store, in one atomic statement, so
+ * concurrent calls can never together pass it. The reservation is given back only when the payment certainly did
+ * not happen: nothing signed was sent, or the service refused the payment (402). When a signed payment was sent and
+ * the answer is lost or ambiguous, the reservation stays and the call is not repeated: a second attempt would sign a
+ * fresh authorization and could pay twice.
+ */
+export function createPayer(parameters: CreatePayerParameters): Payer {
+  const { client, budget, dailyBudgetAtomic, clock, log } = parameters
+  const account = privateKeyToAccount(parameters.privateKey)
+  const fee = AGENT_CALL_FEE_ATOMIC
+  return {
+    address: account.address,
+    dailyBudget: dailyBudgetAtomic,
+    spentToday: () => budget.spent(account.address, utcDay(clock())),
+    async post(path, body) {
+      const day = utcDay(clock())
+      const spentToday = await budget.reserve(account.address, day, fee, dailyBudgetAtomic)
+      if (spentToday === undefined)
+        return { kind: 'budget_exhausted', spentToday: await budget.spent(account.address, day), dailyBudget: dailyBudgetAtomic }
+      const release = (): Promise<void> => budget.release(account.address, day, fee)
+
+      let sentPayment = false
+      const watched = (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit): Promise<Response> => {
+        const headers = (init?.headers ?? {}) as Record<string, string>
+        if (Object.keys(headers).some((name) => name.toLowerCase() === 'x-payment')) sentPayment = true
+        return client.fetch(String(input), init)
+      }
+      const paidFetch = wrapFetchWithPayment(watched as typeof globalThis.fetch, account, fee)
+      let response: ServiceResponse
+      try {
+        response = await readServiceResponse(
+          await paidFetch(`${client.baseUrl}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify(body),
+          }),
+        )
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error)
+        if (!sentPayment) {
+          await release()
+          return { kind: 'refused', response: { status: 0, body: { code: 'payment_not_made', detail: `The payment was not made: ${message}` }, headers: new Headers() } }
+        }
+        log.warn({ event: 'payment_outcome_unknown', path, payer: account.address }, 'payment_outcome_unknown')
+        return { kind: 'unknown', reason: message }
+      }
+
+      if (response.status === 200) {
+        const header = response.headers.get('x-payment-response')
+        const receipt = header === null ? undefined : (decodeXPaymentResponse(header) as PaymentReceipt)
+        if (receipt === undefined) return { kind: 'unknown', reason: 'the service answered 200 without an X-PAYMENT-RESPONSE receipt' }
+        log.info({ event: 'swap_paid_by_mcp', path, payer: account.address, transaction: receipt.transaction }, 'swap_paid_by_mcp')
+        return { kind: 'paid', response, receipt, spentToday }
+      }
+      const reason = (response.body as { error?: unknown } | undefined)?.error
+      if (sentPayment && (response.status !== 402 || reason === 'settlement_failed')) {
+        log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
+        return { kind: 'unknown', reason: `the service answered ${response.status}${typeof reason === 'string' ? ` (${reason})` : ''} after the payment was sent` }
+      }
+      await release()
+      return { kind: 'refused', response }
+    },
+  }
+}

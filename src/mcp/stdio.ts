@@ -1,0 +1,53 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { buildAppDeps, packageVersion } from '../appDeps.ts'
+import type { Config } from '../config.ts'
+import { createApp } from '../http/createApp.ts'
+import { createLogger } from '../logger.ts'
+import { openStore } from '../store/openStore.ts'
+import { createMcpServer } from './createMcpServer.ts'
+import { createServiceClient, inProcessFetch } from './serviceClient.ts'
+import { createToolContext } from './toolContext.ts'
+
+/** stdout carries JSON-RPC only: anything a dependency prints through console goes to stderr instead. */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]): void => {
+    process.stderr.write(`${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}\n`)
+  }
+  console.log = toStderr
+  console.info = toStderr
+  console.debug = toStderr
+}
+
+/**
+ * `swapeazi mcp`: the MCP server over stdio for LLM hosts (DESIGN 8). The tools call SWAPEAZI_BASE_URL when it is
+ * set, otherwise an embedded service in this process (no socket), the same endpoints either way. The payer's budget
+ * is kept in the configured store. Logs go to stderr.
+ */
+export async function runMcpStdio(config: Config): Promise<void> {
+  keepStdoutForProtocol()
+  const remote = config.mcp.baseUrl
+  let close: () => Promise<void>
+  let server
+  if (remote === undefined) {
+    const deps = await buildAppDeps(config)
+    const app = createApp(deps)
+    const client = createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request)))
+    server = createMcpServer({ ...createToolContext({ client, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log }), version: deps.version, log: deps.log })
+    close = () => deps.store.sql.close()
+  } else {
+    const log = createLogger(config.logLevel)
+    const store = config.mcp.walletPrivateKey === undefined ? undefined : await openStore(config.store)
+    const client = createServiceClient(remote, (input, init) => fetch(input, init))
+    const context = store === undefined ? { client, ...(config.mcp.apiKey === undefined ? {} : { apiKey: config.mcp.apiKey }) } : createToolContext({ client, settings: config.mcp, budget: store.budget, clock: Date.now, log })
+    server = createMcpServer({ ...context, version: packageVersion(), log })
+    close = async () => store?.sql.close()
+  }
+  const transport = new StdioServerTransport()
+  transport.onclose = () => {
+    void close().finally(() => process.exit(0))
+  }
+  await server.connect(transport)
+  process.stdin.once('end', () => {
+    void server.close()
+  })
+}

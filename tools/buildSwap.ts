@@ -1,0 +1,95 @@
+import * as z from 'zod'
+import { formatUnits } from '../src/engine/index.ts'
+import { QuoteParams } from '../src/schemas/quote.ts'
+import { ApprovalWire, SwapResult, TransactionRequestWire } from '../src/schemas/swap.ts'
+import { defineTool, failed, failedCall } from '../src/mcp/tool.ts'
+import { describeFailure } from '../src/mcp/serviceClient.ts'
+
+const usdc = (atomic: bigint): string => formatUnits(atomic, 6)
+
+export const NO_WALLET =
+  'build_swap pays USD 0.02 in USDC on Base for each build, from a wallet this MCP server holds, and none is configured. Set SWAPEAZI_WALLET_PRIVATE_KEY to the private key of a Base wallet holding USDC (optionally SWAPEAZI_DAILY_BUDGET_USDC, default 1.00) and restart the server. get_quote is free in the meantime.'
+
+export const buildSwap = defineTool({
+  name: 'build_swap',
+  title: 'Build a swap transaction (pays USD 0.02)',
+  description:
+    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt and the next steps (approve if needed, sign, broadcast).',
+  inputSchema: QuoteParams.shape,
+  outputSchema: {
+    swapEaziRef: z.string(),
+    fromChain: z.string(),
+    toChain: z.string(),
+    fromToken: z.string(),
+    toToken: z.string(),
+    fromAmount: z.string(),
+    toAmount: z.string(),
+    toAmountMin: z.string(),
+    toAddress: z.string(),
+    estimatedDuration: z.number().int(),
+    fee: z.object({ swapFee: z.string(), token: z.string(), agentCallFee: z.string().describe('USDC paid for this build') }),
+    route: z.object({ id: z.string(), bridge: z.string(), tool: z.string() }),
+    approval: ApprovalWire,
+    transactionRequest: TransactionRequestWire,
+    payment: z.object({
+      success: z.boolean(),
+      transaction: z.string().describe('The settlement: a Base transaction hash, or ledger:<swapEaziRef> on a ledger-settling service'),
+      network: z.string(),
+      payer: z.string(),
+      settlement: z.string().optional(),
+    }),
+    budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') }),
+    nextSteps: z.array(z.string()),
+  },
+  annotations: { title: 'Build a swap transaction (pays USD 0.02)', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  async run({ payer }, params) {
+    if (payer === undefined) return failed(NO_WALLET)
+    const outcome = await payer.post('/api/x402/swap', params)
+    switch (outcome.kind) {
+      case 'budget_exhausted':
+        return failed(
+          `Not built and not paid: today's build_swap budget of ${usdc(outcome.dailyBudget)} USDC is spent (${usdc(outcome.spentToday)} USDC so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.`,
+        )
+      case 'unknown':
+        return failed(
+          `The USD 0.02 payment was sent but its outcome is unknown (${outcome.reason}). Do not call build_swap again for this swap right away: a new call signs a new payment. The budget counts this payment. Check the wallet's USDC transfers on Base, or ask the SwapEazi operator about payer ${payer.address}.`,
+        )
+      case 'refused': {
+        const body = outcome.response.body as { error?: unknown; detail?: unknown } | undefined
+        if (outcome.response.status === 402 && typeof body?.detail === 'string')
+          return failed(`Not built: the payment was refused (${typeof body.error === 'string' ? body.error : 'payment_refused'}): ${body.detail}`)
+        if (outcome.response.status === 0) return failed(`Not built and not paid: ${describeFailure(outcome.response)}`)
+        return failedCall(outcome.response)
+      }
+      case 'paid': {
+        const parsed = SwapResult.safeParse(outcome.response.body)
+        if (!parsed.success) return failed(`The swap was paid (receipt ${outcome.receipt.transaction}) but SwapEazi's answer could not be read; quote that receipt to the operator.`)
+        const swap = parsed.data
+        const structured = {
+          swapEaziRef: swap.swapEaziRef,
+          fromChain: swap.fromChain,
+          toChain: swap.toChain,
+          fromToken: swap.fromToken,
+          toToken: swap.toToken,
+          fromAmount: swap.fromAmount,
+          toAmount: swap.toAmount,
+          toAmountMin: swap.toAmountMin,
+          toAddress: swap.toAddress,
+          estimatedDuration: swap.estimatedDuration,
+          fee: { swapFee: swap.route.fees.swapFee.amount, token: swap.route.fees.swapFee.token, agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0' },
+          route: { id: swap.route.id, bridge: swap.route.bridge, tool: swap.route.tool },
+          approval: swap.approval,
+          transactionRequest: swap.transactionRequest,
+          payment: outcome.receipt,
+          budget: { spentToday: usdc(outcome.spentToday), dailyBudget: usdc(payer.dailyBudget), currency: 'USDC' as const },
+          nextSteps: swap.nextSteps,
+        }
+        return {
+          ok: true,
+          structured,
+          summary: `Built ${swap.swapEaziRef}: ${swap.fromAmount} ${swap.fromToken} on ${swap.fromChain} → at least ${swap.toAmountMin} ${swap.toToken} on ${swap.toChain}; paid 0.02 USDC (${outcome.receipt.transaction}). The user approves ${swap.approval.amount} atomic ${swap.fromToken} to ${swap.approval.spender} if needed, then signs transactionRequest on chain ${swap.transactionRequest.chainId}.`,
+        }
+      }
+    }
+  },
+})

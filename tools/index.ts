@@ -1,0 +1,9 @@
+import type { ToolDefinition } from '../src/mcp/tool.ts'
+import { buildSwap } from './buildSwap.ts'
+import { corridorIntelligence } from './corridorIntelligence.ts'
+import { discoverRoutes } from './discoverRoutes.ts'
+import { getQuote } from './getQuote.ts'
+import { probeCorridor } from './probeCorridor.ts'
+
+/** The MCP server's tools (DESIGN 8), in the order an agent uses them. */
+export const TOOLS: readonly ToolDefinition[] = [discoverRoutes, probeCorridor, getQuote, buildSwap, corridorIntelligence]
