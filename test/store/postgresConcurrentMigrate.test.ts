@@ -47,6 +47,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         'api_keys',
         'disbursements',
         'observations',
+        'payer_spend',
         'rate_counters',
         'revoked_keys',
         'schema_migrations',
