@@ -1,18 +1,20 @@
 // `npm run bench`: engine quote latency, quote endpoint throughput and paid swap throughput, the last two against a
 // same-run baseline (DESIGN 10), corridor-intelligence latency over 100,000 observations and keyed business routes
-// with rate limiting on, against the same baseline. `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed;
-// comma-separated) runs a subset.
+// with rate limiting on, against the same baseline, and MCP get_quote over stdio against a direct HTTP quote with
+// build_swap end to end. `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, mcp; comma-separated) runs
+// a subset.
 import { cpus } from 'node:os'
 import { runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
 import { runIntelLatency } from './intelLatency.ts'
 import { runKeyedThroughput } from './keyedThroughput.ts'
+import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
 
 const ENGINE_P99_TARGET_US = 250
 const ENDPOINT_RATIO_TARGET = 0.5
 const PAID_RATIO_TARGET = 0.6
-const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed'] as const
+const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'mcp'] as const
 type Section = (typeof SECTIONS)[number]
 
 const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS  <<<<<<')
@@ -139,6 +141,33 @@ async function main(): Promise<void> {
       console.log(`    ${name.padEnd(14)} ${runs.map((run) => `${rps(run.requestsPerSec)} (p99 ${run.latencyP99Ms} ms)`).join('   ')}`)
     targets.push(`  ${'keyed quote / baseline'.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
     targets.push(`  ${'keyed swap / baseline'.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
+  }
+
+  if (sections.has('mcp')) {
+    console.log('\n== MCP over stdio: get_quote through bin/swapeazi-mcp.js vs a direct POST /api/x402/quote to the same app; build_swap end to end ==')
+    const mcp = await runMcpRoundTrip()
+    console.log(
+      `  the app in its own child process; the MCP server spawned as a host spawns it, SWAPEAZI_BASE_URL at the app (up and initialized in ${(mcp.mcpStartMs / 1000).toFixed(1)} s), ` +
+        `driven by the SDK Client over StdioClientTransport; keep-alive fetch on both paths, one call at a time`,
+    )
+    console.log(
+      `  ${mcp.warmupCalls} warm-up calls each, then ${mcp.rounds} rounds of ${mcp.roundSec} s per side alternating in ${mcp.sliceSec * 1_000} ms slices; ` +
+        `every call answered a quote; the least p50 and the least p99 over the rounds count`,
+    )
+    const row = (f: { calls: number; p50Us: number; p99Us: number }): string => `p50 ${usInt(f.p50Us).padStart(9)}  p99 ${usInt(f.p99Us).padStart(9)} (${String(f.calls).padStart(5)} calls)`
+    mcp.quoteRounds.forEach((round, i) =>
+      console.log(`  round ${i + 1}: direct ${row(round.direct)}   mcp ${row(round.mcp)}   p50 ×${(round.mcp.p50Us / round.direct.p50Us).toFixed(2)}`),
+    )
+    console.log(`  best:    direct ${row(mcp.direct)}   mcp ${row(mcp.mcp)}`)
+    console.log(`  MCP / direct: p50 ×${mcp.p50Ratio.toFixed(2)}, p99 ×${mcp.p99Ratio.toFixed(2)}`)
+    const b = mcp.build
+    console.log(
+      `  build_swap: a second MCP server with a throwaway wallet (budget ${b.spentTodayUsdc} of 1000 USDC spent by the end); each call pays 0.02 USDC over x402 ` +
+        `(402, sign, paid retry), ${b.settlement} settlement; ${mcp.buildWarmupCalls} warm-up, then ${b.calls} calls one at a time, a direct quote after each for scale`,
+    )
+    console.log(`    build_swap median ${b.p50Ms.toFixed(1)} ms  p90 ${b.p90Ms.toFixed(1)} ms  max ${b.maxMs.toFixed(1)} ms;  direct quote median ${b.directQuoteP50Ms.toFixed(2)} ms (build ×${(b.p50Ms / b.directQuoteP50Ms).toFixed(1)})`)
+    targets.push(`  ${'mcp get_quote / direct quote: p50, p99'.padEnd(44)} ${`×${mcp.p50Ratio.toFixed(2)}, ×${mcp.p99Ratio.toFixed(2)}`.padStart(10)}   (reported; no target set)`)
+    targets.push(`  ${'mcp build_swap end to end: median, p90'.padEnd(44)} ${`${b.p50Ms.toFixed(1)} ms, ${b.p90Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`)
   }
 
   console.log('\n== Targets ==')
