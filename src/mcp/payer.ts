@@ -3,6 +3,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { decodeXPaymentResponse, wrapFetchWithPayment } from 'x402-fetch'
 import type { Logger } from 'pino'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
+import { PaymentReceipt as PaymentReceiptSchema } from '../schemas/x402.ts'
 import type { BudgetStore } from '../store/createBudgetStore.ts'
 import { readServiceResponse, type ServiceClient, type ServiceResponse } from './serviceClient.ts'
 
@@ -34,6 +35,19 @@ export type CreatePayerParameters = {
   dailyBudgetAtomic: bigint
   clock: () => number
   log: Logger
+}
+
+/**
+ * The decoded X-PAYMENT-RESPONSE, or undefined when it is not our receipt: after a paid 200 that is an unknown
+ * outcome, never a thrown error (which would read as "not paid" and invite a second payment).
+ */
+function readReceipt(header: string): PaymentReceipt | undefined {
+  try {
+    const parsed = PaymentReceiptSchema.safeParse(decodeXPaymentResponse(header))
+    return parsed.success ? parsed.data : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** The UTC day a budget counts in. */
@@ -90,8 +104,8 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
 
       if (response.status === 200) {
         const header = response.headers.get('x-payment-response')
-        const receipt = header === null ? undefined : (decodeXPaymentResponse(header) as PaymentReceipt)
-        if (receipt === undefined) return { kind: 'unknown', reason: 'the service answered 200 without an X-PAYMENT-RESPONSE receipt' }
+        const receipt = header === null ? undefined : readReceipt(header)
+        if (receipt === undefined) return { kind: 'unknown', reason: 'the service answered 200 without a readable X-PAYMENT-RESPONSE receipt' }
         log.info({ event: 'swap_paid_by_mcp', path, payer: account.address, transaction: receipt.transaction }, 'swap_paid_by_mcp')
         return { kind: 'paid', response, receipt, spentToday }
       }

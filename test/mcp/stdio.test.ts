@@ -1,0 +1,241 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import type { AddressInfo } from 'node:net'
+import { serve, type ServerType } from '@hono/node-server'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { CAPABILITIES_URI } from '../../src/mcp/createMcpServer.ts'
+import { lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
+import { trackChildProcess, type TrackedChildProcess } from '../support/trackChildProcess.ts'
+import { TOOL_NAMES, callTool, captureLogger, textOf } from './mcpHarness.ts'
+
+const REPO = new URL('../../', import.meta.url).pathname
+const BIN = 'bin/swapeazi-mcp.js'
+/** A child starts tsx, loads the catalogue and opens PGlite: seconds, more on a busy machine. */
+const CHILD_TEST_TIMEOUT_MS = 90_000
+
+/** Only what the child needs: no DATABASE_URL or SWAPEAZI_* leaking in from the developer's shell. */
+function childEnv(extra: Record<string, string>): Record<string, string> {
+  return {
+    PATH: process.env['PATH'] ?? '',
+    HOME: process.env['HOME'] ?? '/tmp',
+    SWAPEAZI_DATA_DIR: 'memory://',
+    SWAPEAZI_LOG_LEVEL: 'info',
+    ...extra,
+  }
+}
+
+/**
+ * An MCP client transport over a child we spawn ourselves, keeping every byte the child writes: stdout to check it
+ * carries JSON-RPC and nothing else, stderr for the logs. A stdout line that is not JSON-RPC is kept and reported
+ * through onerror, never silently skipped.
+ */
+class RecordingStdioTransport implements Transport {
+  stdout = ''
+  stderr = ''
+  onmessage?: (message: JSONRPCMessage) => void
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  private pending = ''
+  private readonly tracked: TrackedChildProcess
+
+  constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    this.tracked = trackChildProcess(child, 5_000)
+  }
+
+  async start(): Promise<void> {
+    this.child.stdout.setEncoding('utf8')
+    this.child.stderr.setEncoding('utf8')
+    this.child.stdout.on('data', (chunk: string) => {
+      this.stdout += chunk
+      this.pending += chunk
+      let newline = this.pending.indexOf('\n')
+      while (newline !== -1) {
+        const line = this.pending.slice(0, newline)
+        this.pending = this.pending.slice(newline + 1)
+        try {
+          this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(line)))
+        } catch (error) {
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+        }
+        newline = this.pending.indexOf('\n')
+      }
+    })
+    this.child.stderr.on('data', (chunk: string) => {
+      this.stderr += chunk
+    })
+    this.child.once('exit', () => this.onclose?.())
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`)
+  }
+
+  /** Ends stdin, as a host does; the server exits on its own, or is stopped. */
+  async close(): Promise<void> {
+    this.child.stdin.end()
+    const timer = setTimeout(() => void this.tracked.stop(), 10_000)
+    await this.tracked.exited
+    clearTimeout(timer)
+  }
+
+  get exitCode(): number | null {
+    return this.child.exitCode
+  }
+}
+
+function spawnRecorded(env: Record<string, string>): RecordingStdioTransport {
+  return new RecordingStdioTransport(spawn(process.execPath, [BIN], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] }))
+}
+
+/** Every stdout line is one JSON-RPC 2.0 message, and stdout ends on a line break: no banner, no log, no partial write. */
+function expectOnlyJsonRpc(stdout: string): unknown[] {
+  expect(stdout.length).toBeGreaterThan(0)
+  expect(stdout.endsWith('\n')).toBe(true)
+  const messages = stdout
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => {
+      let parsed: unknown
+      expect(() => (parsed = JSON.parse(line)), `stdout line is not JSON: ${line.slice(0, 200)}`).not.toThrow()
+      expect(parsed, line.slice(0, 200)).toMatchObject({ jsonrpc: '2.0' })
+      expect(JSONRPCMessageSchema.safeParse(parsed).success, line.slice(0, 200)).toBe(true)
+      return parsed
+    })
+  return messages
+}
+
+/** stderr's lines, parsed: the child's pino logs (every line must be one). */
+function logLinesOf(stderr: string): { event?: string; path?: string; status?: number; level: number }[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      let parsed: unknown
+      expect(() => (parsed = JSON.parse(line)), `stderr line is not a pino log line: ${line.slice(0, 200)}`).not.toThrow()
+      return parsed as { event?: string; path?: string; status?: number; level: number }
+    })
+}
+
+function throwawayWallet(): { privateKey: `0x${string}`; address: string } {
+  const privateKey = generatePrivateKey()
+  return { privateKey, address: privateKeyToAccount(privateKey).address }
+}
+
+const cleanups: (() => Promise<void>)[] = []
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
+describe.concurrent('swapeazi mcp over stdio', () => {
+  it('serves the SDK StdioClientTransport: lists the tools, quotes and builds a paid swap; the logs go to stderr', async () => {
+    const wallet = throwawayWallet()
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], cwd: REPO, env: childEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }), stderr: 'pipe' })
+    let stderr = ''
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8')
+    })
+    const errors: Error[] = []
+    transport.onerror = (error) => errors.push(error)
+    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+    cleanups.push(() => client.close())
+    await client.connect(transport)
+
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
+    const quote = await callTool(client, 'get_quote', quoteBody())
+    expect(quote.isError, textOf(quote)).toBeFalsy()
+    expect(quote.structuredContent).toMatchObject({ supported: true, quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' } })
+    const swap = await callTool(client, 'build_swap', quoteBody())
+    expect(swap.isError, textOf(swap)).toBeFalsy()
+    const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string; payer: string } }
+    expect(built.payment).toMatchObject({ transaction: `ledger:${built.swapEaziRef}`, payer: wallet.address })
+    await client.close()
+
+    expect(errors).toEqual([])
+    const logs = logLinesOf(stderr)
+    expect(logs.some((line) => line.event === 'http_request' && line.path === '/api/x402/quote' && line.status === 200)).toBe(true)
+    expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([402, 200])
+    expect(logs.some((line) => line.event === 'swap_paid_by_mcp')).toBe(true)
+    expect(stderr.toLowerCase()).not.toContain(wallet.privateKey.slice(2).toLowerCase())
+  }, CHILD_TEST_TIMEOUT_MS)
+
+  it('writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error and a resource read', async () => {
+    const wallet = throwawayWallet()
+    const transport = spawnRecorded(childEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+    const errors: Error[] = []
+    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+    cleanups.push(() => transport.close())
+    // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
+    transport.onerror = (error) => errors.push(error)
+    await client.connect(transport)
+
+    expect((await client.listTools()).tools).toHaveLength(5)
+    expect((await callTool(client, 'get_quote', quoteBody())).isError).toBeFalsy()
+    const swap = await callTool(client, 'build_swap', quoteBody())
+    expect(swap.isError, textOf(swap)).toBeFalsy()
+    const bad = await callTool(client, 'get_quote', quoteBody({ toToken: 'DOGE' }))
+    expect(bad.isError).toBe(true)
+    expect((await client.readResource({ uri: CAPABILITIES_URI })).contents).toHaveLength(1)
+    await client.close()
+
+    expect(transport.exitCode).toBe(0)
+    expect(errors).toEqual([])
+    // initialize, tools/list, three tools/call and resources/read: six answers, and nothing else.
+    const messages = expectOnlyJsonRpc(transport.stdout)
+    expect(messages).toHaveLength(6)
+    expect(messages.every((message) => typeof (message as { id?: unknown }).id === 'number')).toBe(true)
+    const logs = logLinesOf(transport.stderr)
+    expect(logs.filter((line) => line.event === 'http_request').length).toBeGreaterThanOrEqual(4)
+    expect(transport.stdout + transport.stderr).not.toContain(wallet.privateKey.slice(2))
+  }, CHILD_TEST_TIMEOUT_MS)
+
+  it('with SWAPEAZI_BASE_URL, reaches a listening SwapEazi over HTTP: quotes there and pays it for the build', async () => {
+    // The service the child calls: a real socket, its own access log captured here.
+    const { log, lines } = captureLogger()
+    const store = lazyMemoryStore()
+    let base = ''
+    const server = await new Promise<ServerType>((resolve) => {
+      const listening: ServerType = serve({ fetch: (request, env) => served.fetch(request, env), hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
+        base = `http://127.0.0.1:${info.port}`
+        resolve(listening)
+      })
+    })
+    const served = testApp({ clock: Date.now, store, log, publicUrl: base })
+    cleanups.push(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await store.sql.close()
+    })
+
+    const wallet = throwawayWallet()
+    const transport = spawnRecorded(childEnv({ SWAPEAZI_BASE_URL: base, SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+    const errors: Error[] = []
+    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+    cleanups.push(() => transport.close())
+    // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
+    transport.onerror = (error) => errors.push(error)
+    await client.connect(transport)
+
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
+    const quote = await callTool(client, 'get_quote', quoteBody())
+    expect(quote.structuredContent).toMatchObject({ supported: true, quote: { toAmount: '995' } })
+    const swap = await callTool(client, 'build_swap', quoteBody())
+    expect(swap.isError, textOf(swap)).toBeFalsy()
+    const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string } }
+    await client.close()
+
+    // The listening service logged the requests, and holds the swap and the payment from the child's wallet.
+    const access = lines.map((line) => JSON.parse(line) as { event?: string; method?: string; path?: string; status?: number }).filter((line) => line.event === 'http_request')
+    expect(access.map((line) => `${line.method} ${line.path} ${line.status}`)).toEqual(['POST /api/x402/quote 200', 'POST /api/x402/swap 402', 'POST /api/x402/swap 200'])
+    const stored = await store.getSwap(built.swapEaziRef)
+    expect(stored?.payment?.payer).toBe(wallet.address.toLowerCase())
+    expect(built.payment.transaction).toBe(`ledger:${built.swapEaziRef}`)
+    // The child served no HTTP itself: its stderr has no access log, and its stdout only protocol.
+    expect(logLinesOf(transport.stderr).filter((line) => line.event === 'http_request')).toEqual([])
+    expectOnlyJsonRpc(transport.stdout)
+    expect(errors).toEqual([])
+  }, CHILD_TEST_TIMEOUT_MS)
+})
