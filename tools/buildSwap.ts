@@ -1,11 +1,32 @@
 import * as z from 'zod'
 import { formatUnits } from '../src/engine/index.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
-import { ApprovalWire, SwapResult, TransactionRequestWire } from '../src/schemas/swap.ts'
+import { SwapResult } from '../src/schemas/swap.ts'
 import { defineTool, failed, failedCall } from '../src/mcp/tool.ts'
 import { describeFailure } from '../src/mcp/serviceClient.ts'
 
 const usdc = (atomic: bigint): string => formatUnits(atomic, 6)
+
+/** What build_swap passes on from the service's SwapResult as it is. */
+const SWAP_FIELDS = {
+  swapEaziRef: true,
+  fromChain: true,
+  toChain: true,
+  fromToken: true,
+  toToken: true,
+  fromAmount: true,
+  toAmount: true,
+  toAmountMin: true,
+  toAddress: true,
+  estimatedDuration: true,
+  approval: true,
+  transactionRequest: true,
+  nextSteps: true,
+} as const
+
+function pick<T extends object, K extends keyof T>(value: T, keys: Readonly<Record<K, true>>): Pick<T, K> {
+  return Object.fromEntries(Object.keys(keys).map((key) => [key, value[key as K]])) as Pick<T, K>
+}
 
 export const NO_WALLET =
   'build_swap pays USD 0.02 in USDC on Base for each build, from a wallet this MCP server holds, and none is configured. Set SWAPEAZI_WALLET_PRIVATE_KEY to the private key of a Base wallet holding USDC (optionally SWAPEAZI_DAILY_BUDGET_USDC, default 1.00) and restart the server. get_quote is free in the meantime.'
@@ -17,20 +38,9 @@ export const buildSwap = defineTool({
     'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt and the next steps (approve if needed, sign, broadcast).',
   inputSchema: QuoteParams.shape,
   outputSchema: {
-    swapEaziRef: z.string(),
-    fromChain: z.string(),
-    toChain: z.string(),
-    fromToken: z.string(),
-    toToken: z.string(),
-    fromAmount: z.string(),
-    toAmount: z.string(),
-    toAmountMin: z.string(),
-    toAddress: z.string(),
-    estimatedDuration: z.number().int(),
+    ...SwapResult.pick(SWAP_FIELDS).shape,
     fee: z.object({ swapFee: z.string(), token: z.string(), agentCallFee: z.string().describe('USDC paid for this build') }),
     route: z.object({ id: z.string(), bridge: z.string(), tool: z.string() }),
-    approval: ApprovalWire,
-    transactionRequest: TransactionRequestWire,
     payment: z.object({
       success: z.boolean(),
       transaction: z.string().describe('The settlement: a Base transaction hash, or ledger:<swapEaziRef> on a ledger-settling service'),
@@ -39,7 +49,6 @@ export const buildSwap = defineTool({
       settlement: z.string().optional(),
     }),
     budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') }),
-    nextSteps: z.array(z.string()),
   },
   annotations: { title: 'Build a swap transaction (pays USD 0.02)', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run({ payer }, params) {
@@ -66,23 +75,11 @@ export const buildSwap = defineTool({
         if (!parsed.success) return failed(`The swap was paid (receipt ${outcome.receipt.transaction}) but SwapEazi's answer could not be read; quote that receipt to the operator.`)
         const swap = parsed.data
         const structured = {
-          swapEaziRef: swap.swapEaziRef,
-          fromChain: swap.fromChain,
-          toChain: swap.toChain,
-          fromToken: swap.fromToken,
-          toToken: swap.toToken,
-          fromAmount: swap.fromAmount,
-          toAmount: swap.toAmount,
-          toAmountMin: swap.toAmountMin,
-          toAddress: swap.toAddress,
-          estimatedDuration: swap.estimatedDuration,
+          ...pick(swap, SWAP_FIELDS),
           fee: { swapFee: swap.route.fees.swapFee.amount, token: swap.route.fees.swapFee.token, agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0' },
           route: { id: swap.route.id, bridge: swap.route.bridge, tool: swap.route.tool },
-          approval: swap.approval,
-          transactionRequest: swap.transactionRequest,
           payment: outcome.receipt,
           budget: { spentToday: usdc(outcome.spentToday), dailyBudget: usdc(payer.dailyBudget), currency: 'USDC' as const },
-          nextSteps: swap.nextSteps,
         }
         return {
           ok: true,

@@ -1,5 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
+import { type ListeningApp, listenOnLoopback } from '../support/listenOnLoopback.ts'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FROM_ADDRESS, lazyMemoryStore, testApp } from '../http/testApp.ts'
@@ -18,7 +17,7 @@ const CHROMIUM_ARGS = [
 ]
 
 const store = lazyMemoryStore()
-let server: ServerType
+let server: ListeningApp | undefined
 let base = ''
 let browser: Browser
 let context: BrowserContext
@@ -31,12 +30,8 @@ const provoked = new Set<string>()
 beforeAll(async () => {
   // The wall clock: the page shows when a refused key may be retried, relative to now.
   const app = testApp({ clock: Date.now, store })
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
-      base = `http://127.0.0.1:${info.port}`
-      resolve()
-    })
-  })
+  server = await listenOnLoopback(app.fetch)
+  base = server.base
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS })
   context = await browser.newContext()
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
@@ -54,7 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+  await server?.close()
   await store.sql.close()
 })
 

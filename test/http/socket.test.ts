@@ -1,5 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
+import { type ListeningApp, listenOnLoopback } from '../support/listenOnLoopback.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { wrapFetchWithPayment } from 'x402-fetch'
@@ -9,7 +8,7 @@ import { lazyMemoryStore, quoteBody, testApp } from './testApp.ts'
 
 // Over a real socket @hono/node-server takes paths `app.request()` never does: headers read from Node's own
 // request object and the Content-Length body limit. These tests pin that both behave like the in-process app.
-let server: ServerType
+let server: ListeningApp
 let base = ''
 
 const store = lazyMemoryStore()
@@ -17,15 +16,11 @@ const store = lazyMemoryStore()
 beforeAll(async () => {
   // The wall clock: x402-fetch signs payments with the real time.
   const app = testApp({ clock: Date.now, store })
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
-      base = `http://127.0.0.1:${info.port}`
-      resolve()
-    })
-  })
+  server = await listenOnLoopback(app.fetch)
+  base = server.base
 })
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await server.close()
   await store.sql.close()
 })
 

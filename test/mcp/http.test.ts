@@ -1,28 +1,23 @@
-import type { AddressInfo } from 'node:net'
-import { serve, type ServerType } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FREE_CALLS_PER_MONTH } from '../../src/service/getCorridorIntelligence.ts'
 import { type TestApp, get, lazyMemoryStore, quoteBody, readJson, testApp } from '../http/testApp.ts'
+import { type ListeningApp, listenOnLoopback } from '../support/listenOnLoopback.ts'
 import { TOOL_NAMES, callTool, textOf } from './mcpHarness.ts'
 
 // One PGlite for the file; the app has no MCP settings, so /mcp accepts loopback hosts only.
 const store = lazyMemoryStore()
 const app = testApp({ store })
-let server: ServerType
+let server: ListeningApp
 let base = ''
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
-      base = `http://127.0.0.1:${info.port}`
-      resolve()
-    })
-  })
+  server = await listenOnLoopback(app.fetch)
+  base = server.base
 })
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await server.close()
   await store.sql.close()
 })
 
