@@ -80,7 +80,7 @@ export const SwapRecordWire = z
   .object({
     swapEaziRef: z.string(),
     status: SwapStatus,
-    channel: z.enum(['x402', 'mpp', 'api_key']).describe('How the swap was paid for or authorised'),
+    channel: z.enum(['x402', 'mpp', 'api_key', 'disbursement']).describe('How the swap was paid for or authorised'),
     createdAt: z.string().describe('ISO 8601'),
     fromChain: z.string(),
     toChain: z.string(),

@@ -3,12 +3,14 @@ import { formatUnits, numberToFixed, parseUnits, quoteAmounts, type Token } from
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
+import type { SwapRecord } from '../store/createStore.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../tx/buildDisbursementTransaction.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
 import { BAD_CHECKSUM, hasValidChecksum, requireAgentCallable, resolveQuoteRequest, resolveToken } from './resolveQuoteRequest.ts'
 import { ServiceError } from './serviceError.ts'
+import { swapRecordOf } from './swapRecordOf.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
 
 export type DisburseParameters = {
@@ -39,6 +41,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
 
   const ref = newDisbursementRef(deps.clock())
   const refBytes32 = swapRefToBytes32(ref)
+  /** The swap and bridge legs, recorded as swaps (`<dsb ref>.<index>`) for the tracker. */
+  const trackedLegs: SwapRecord[] = []
   const legs: DisbursementLeg[] = []
   const items: DisbursementItem[] = []
   let totalFee = 0n
@@ -63,6 +67,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     }
     const built = atIndex(leg.index, recipient, () => buildSwapTransaction(deps, { params: leg.params, swapEaziRef: ref }))
     legs.push({ kind: 'route', build: built.build })
+    trackedLegs.push({ ...swapRecordOf(built, 'disbursement', new Date(deps.clock())), ref: `${ref}.${leg.index}`, keyId })
     totalFee += quoteAmounts(deps.catalogue, from, leg.to, leg.amountIn, slippageE18).feeAmount
     items.push({
       ...itemBase(leg, from, leg.to),
@@ -78,7 +83,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   const sender = getAddress(params.fromAddress)
   const batch = buildDisbursementTransaction({ catalogue: deps.catalogue, routerOn: deps.routerOn, token: from, sender, ref: refBytes32, legs })
   const totals = { amount: formatUnits(batch.amountIn, from.decimals), fee: formatUnits(totalFee, from.decimals), recipients: items.length }
-  await deps.store.disbursements.recordDisbursement({
+  await deps.store.disbursements.recordDisbursement(
+    {
     ref,
     fromChain: from.chain,
     fromToken: from.symbol,
@@ -88,7 +94,9 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     transactionRequest: batch.transactionRequest,
     keyId,
     createdAt: new Date(deps.clock()),
-  })
+    },
+    trackedLegs,
+  )
   deps.log.info(
     { event: 'disbursement_built', disbursement_ref: ref, key_id: keyId, from_chain: from.chain, from_token: from.symbol, recipients: items.length, amount: batch.amountIn.toString() },
     'disbursement_built',

@@ -1,3 +1,4 @@
+import type { SwapRecord } from './createStore.ts'
 import type { Sql } from './sql.ts'
 
 /** A batch disbursement the service built: its source, every recipient's leg, the totals and the transaction. */
@@ -20,32 +21,38 @@ export type StoredDisbursement = Omit<DisbursementRecord, 'createdAt'> & { creat
 
 /** What batch disbursements need from the database. */
 export type DisbursementStore = {
-  /** Records a built disbursement; committed when it resolves, before the answer leaves. */
-  recordDisbursement(record: DisbursementRecord): Promise<void>
+  /**
+   * Records a built disbursement with the swap or bridge leg of each recipient that is not a plain transfer (in
+   * `swaps`, so a tracker completes them as it completes any swap), in one transaction, before the answer leaves.
+   */
+  recordDisbursement(record: DisbursementRecord, legs: readonly SwapRecord[]): Promise<void>
   getDisbursement(ref: string): Promise<StoredDisbursement | undefined>
 }
 
 const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
 
 /** The disbursement store over a migrated connection. Addresses are kept lowercase. */
-export function createDisbursementStore(sql: Pick<Sql, 'query'>): DisbursementStore {
+export function createDisbursementStore(sql: Sql, insertSwap: (tx: Pick<Sql, 'query'>, swap: SwapRecord) => Promise<void>): DisbursementStore {
   return {
-    async recordDisbursement(record) {
-      await sql.query(
-        `insert into disbursements (ref, from_chain, from_token, from_address, items, totals, transaction_request, key_id, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          record.ref,
-          record.fromChain,
-          record.fromToken,
-          record.fromAddress.toLowerCase(),
-          JSON.stringify(record.items),
-          JSON.stringify(record.totals),
-          JSON.stringify(record.transactionRequest),
-          record.keyId,
-          record.createdAt.toISOString(),
-        ],
-      )
+    async recordDisbursement(record, legs) {
+      await sql.transaction(async (tx) => {
+        await tx.query(
+          `insert into disbursements (ref, from_chain, from_token, from_address, items, totals, transaction_request, key_id, created_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [
+            record.ref,
+            record.fromChain,
+            record.fromToken,
+            record.fromAddress.toLowerCase(),
+            JSON.stringify(record.items),
+            JSON.stringify(record.totals),
+            JSON.stringify(record.transactionRequest),
+            record.keyId,
+            record.createdAt.toISOString(),
+          ],
+        )
+        for (const leg of legs) await insertSwap(tx, leg)
+      })
     },
     async getDisbursement(ref) {
       const [row] = await sql.query<Record<string, unknown>>(`select * from disbursements where ref = $1`, [ref])

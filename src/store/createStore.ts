@@ -33,7 +33,7 @@ export type PaymentRow = Omit<PaymentReservation, 'reservedAt'> & {
 }
 
 /** How a swap was paid for or authorised. */
-export type SwapChannel = 'x402' | 'mpp' | 'api_key'
+export type SwapChannel = 'x402' | 'mpp' | 'api_key' | 'disbursement'
 
 /** A swap the service built: what was asked, what was promised, the transaction, and the payment behind it. */
 export type SwapRecord = {
@@ -103,7 +103,7 @@ export function createStore(sql: Sql): Store {
   return {
     sql,
     keys: createKeyStore(sql),
-    disbursements: createDisbursementStore(sql),
+    disbursements: createDisbursementStore(sql, insertSwap),
     intel: createIntelStore(sql),
     rateLimits: createRateLimitStore(sql),
     budget: createBudgetStore(sql),

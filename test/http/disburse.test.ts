@@ -5,7 +5,7 @@ import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
-import { decimalToUnits, FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, MANIFEST_DIR, postJson, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
+import { decimalToUnits, FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, MANIFEST_DIR, NOW_MS, postJson, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
 
 const PATH = '/api/v1/batch/disburse'
 const store = lazyMemoryStore()
@@ -198,6 +198,19 @@ describe('200: one executeBatch transaction paying every recipient', () => {
       totals: result.totals,
       transactionRequest: result.transactionRequest,
     })
+    // Every leg that is not a plain transfer is a swap a tracker can complete; transfers are not.
+    const legs = await store.sql.query<{ ref: string; channel: string; key_id: string; to_address: string; from_amount: string }>(
+      `select ref, channel, key_id, to_address, from_amount from swaps where ref like $1 order by ref`,
+      [`${result.disbursementRef}.%`],
+    )
+    const routed = result.items.filter((item) => item.kind !== 'transfer')
+    expect(routed.length).toBeGreaterThan(0)
+    expect(legs).toEqual(
+      routed
+        .map((item) => ({ ref: `${result.disbursementRef}.${item.index}`, channel: 'disbursement', key_id: claims.id, to_address: item.address.toLowerCase(), from_amount: item.amount }))
+        .sort((x, y) => x.ref.localeCompare(y.ref)),
+    )
+    expect((await store.intel.pendingSwaps({ createdBefore: new Date(NOW_MS + 1), limit: 1000 })).map((p) => p.ref)).toEqual(expect.arrayContaining(legs.map((l) => l.ref)))
   })
 
   it('50 recipients is the most: one order each, and the sum is the approval', async () => {
