@@ -15,6 +15,10 @@ function compare(a: bigint | number, b: bigint | number): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
+function byId(a: PricedRoute, b: PricedRoute): number {
+  return a.route.id < b.route.id ? -1 : a.route.id > b.route.id ? 1 : 0
+}
+
 /**
  * DESIGN 4 ranking over viable routes: FASTEST has the least p50 duration, CHEAPEST the least total cost in USD,
  * BALANCED the least totalCostBps + λ·p95Minutes with λ from the catalogue. Ties fall to cost, then speed, then id,
@@ -24,15 +28,32 @@ export function rankRoutes(catalogue: Catalogue, routes: readonly PricedRoute[],
   const first = routes[0]
   if (!first) throw new RangeError('rankRoutes needs at least one route')
   const lambda = catalogue.pricing.balancedLambdaBpsPerMinuteE18
+  const amount = amountUsdE18 > 0n ? amountUsdE18 : 1n
+  // One pass with each route's figures computed once. No closures here: the quote path runs this per request, and
+  // under tsx every named function expression also pays a defineProperty for its name.
+  let fastest = first
+  let fastestCost = totalCostUsdE18(first)
+  let cheapest = first
+  let cheapestCost = fastestCost
+  let balanced = first
   // Score in bps × 1e18: cost share of the amount, plus λ bps for each p95 minute.
-  const balancedScore = (route: PricedRoute): bigint =>
-    (totalCostUsdE18(route) * 10_000n * E18) / (amountUsdE18 > 0n ? amountUsdE18 : 1n) + (lambda * BigInt(route.durationP95Sec)) / 60n
-  const best = (order: (a: PricedRoute, b: PricedRoute) => number): PricedRoute =>
-    routes.reduce((winner, route) => (order(route, winner) < 0 ? route : winner), first)
-  const byId = (a: PricedRoute, b: PricedRoute): number => (a.route.id < b.route.id ? -1 : a.route.id > b.route.id ? 1 : 0)
-  return {
-    FASTEST: best((a, b) => compare(a.durationP50Sec, b.durationP50Sec) || compare(totalCostUsdE18(a), totalCostUsdE18(b)) || byId(a, b)),
-    CHEAPEST: best((a, b) => compare(totalCostUsdE18(a), totalCostUsdE18(b)) || compare(a.durationP50Sec, b.durationP50Sec) || byId(a, b)),
-    BALANCED: best((a, b) => compare(balancedScore(a), balancedScore(b)) || byId(a, b)),
+  let balancedScore = (fastestCost * 10_000n * E18) / amount + (lambda * BigInt(first.durationP95Sec)) / 60n
+  for (let index = 1; index < routes.length; index++) {
+    const route = routes[index] as PricedRoute
+    const cost = totalCostUsdE18(route)
+    if ((compare(route.durationP50Sec, fastest.durationP50Sec) || compare(cost, fastestCost) || byId(route, fastest)) < 0) {
+      fastest = route
+      fastestCost = cost
+    }
+    if ((compare(cost, cheapestCost) || compare(route.durationP50Sec, cheapest.durationP50Sec) || byId(route, cheapest)) < 0) {
+      cheapest = route
+      cheapestCost = cost
+    }
+    const score = (cost * 10_000n * E18) / amount + (lambda * BigInt(route.durationP95Sec)) / 60n
+    if ((compare(score, balancedScore) || byId(route, balanced)) < 0) {
+      balanced = route
+      balancedScore = score
+    }
   }
+  return { FASTEST: fastest, CHEAPEST: cheapest, BALANCED: balanced }
 }

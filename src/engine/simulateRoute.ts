@@ -23,9 +23,10 @@ function runSwaps(
   for (const edge of edges) {
     const out = swapOut(edge, amount)
     steps.push({ kind: 'swap', id: edge.venue.id, tool: edge.venue.tool, from: edge.from, to: edge.to, amountIn: amount, amountOut: out })
-    const lossUsd = usdValue(edge.from, amount) - usdValue(edge.to, out)
+    const outUsd = usdValue(edge.to, out)
+    const lossUsd = usdValue(edge.from, amount) - outUsd
     // The venue's fee is a fixed share of its gross output; whatever else was lost against the oracle is impact.
-    const grossOutUsd = (usdValue(edge.to, out) * PPM) / (PPM - edge.venue.feePpm)
+    const grossOutUsd = (outUsd * PPM) / (PPM - edge.venue.feePpm)
     const feeUsd = (grossOutUsd * edge.venue.feePpm) / PPM
     costs.push({ kind: 'dex_fee', label: `${edge.venue.name} fee`, usdE18: feeUsd })
     costs.push({ kind: 'price_impact', label: `${edge.venue.name} price impact`, usdE18: lossUsd - feeUsd })

@@ -120,12 +120,14 @@ export function stableSwapY(
     k++
   }
   const c = d ** (bigN + 1n) / cDen
-  const b = sPrime + d / ann
+  // b − D, fixed across iterations (integer sums are exact, so hoisting it changes no result).
+  const bMinusD = sPrime + d / ann - d
   let y = d
   for (let it = 0; it < MAX_ITERATIONS; it++) {
     const prev = y
-    y = (y * y + c) / (2n * y + b - d)
-    if (y - prev <= 1n && prev - y <= 1n) return y
+    y = (y * y + c) / (2n * y + bMinusD)
+    const step = y - prev
+    if (step <= 1n && step >= -1n) return y
   }
   throw new RangeError(`StableSwap y did not converge in ${MAX_ITERATIONS} iterations`)
 }

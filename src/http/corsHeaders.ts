@@ -1,8 +1,9 @@
 import type { MiddlewareHandler } from 'hono'
+import { setResponseHeader } from './setResponseHeader.ts'
 
 /**
- * Open CORS (DESIGN 6). Headers are set on the context before the handler runs, so they land on whatever response
- * it builds without a second Response object; preflights are answered here.
+ * Open CORS (DESIGN 6). Headers are set before the handler runs, so they land on whatever response it builds
+ * without a second Response object; preflights are answered here.
  */
 export function corsHeaders(exposeHeaders: readonly string[]): MiddlewareHandler {
   const expose = exposeHeaders.join(', ')
@@ -16,8 +17,8 @@ export function corsHeaders(exposeHeaders: readonly string[]): MiddlewareHandler
         vary: 'Access-Control-Request-Headers',
       })
     }
-    c.header('access-control-allow-origin', '*')
-    c.header('access-control-expose-headers', expose)
+    setResponseHeader(c, 'access-control-allow-origin', '*')
+    setResponseHeader(c, 'access-control-expose-headers', expose)
     await next()
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from 'pino'
 import { requestHeader } from './requestHeader.ts'
+import { setResponseHeader } from './setResponseHeader.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -16,8 +17,8 @@ export function requestContext({ log, clock }: RequestContextOptions): Middlewar
     const incoming = requestHeader(c, 'x-request-id')
     const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : randomUUID()
     c.set('requestId', requestId)
-    // Set on the context, not on c.res after the fact: that keeps node-server's lightweight response path.
-    c.header('x-request-id', requestId)
+    // Set before the handler, not on c.res after the fact: that keeps node-server's lightweight response path.
+    setResponseHeader(c, 'x-request-id', requestId)
     const started = clock()
     await next()
     log.info(

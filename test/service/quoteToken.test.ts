@@ -1,8 +1,9 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
+import { QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
 
 const secret = new TextEncoder().encode('a-quote-secret-of-at-least-32-chars!')
-const claims: QuoteClaims = {
+const claims: QuoteClaims = QuoteClaims.parse({
   fromChain: 'ETH',
   toChain: 'POL',
   fromToken: 'USDC',
@@ -16,7 +17,7 @@ const claims: QuoteClaims = {
   toAmountMin: '990025000',
   asOf: '2026-11-20T00:00:00Z',
   exp: 1_800_000_060,
-}
+})
 const beforeExpiry = 1_800_000_000_000
 
 describe('quote tokens', () => {
@@ -45,5 +46,40 @@ describe('quote tokens', () => {
   it('rejects malformed tokens', () => {
     for (const token of ['', 'q1.', 'q2.a.b', 'q1.onlyonepart', 'q1.a.b.c'])
       expect(verifyQuoteId(secret, token, beforeExpiry)).toEqual({ ok: false, reason: 'malformed' })
+  })
+})
+
+describe('the signed payload', () => {
+  const payloadOf = (token: string): string => Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')
+
+  // Any code point, plus the characters JSON escapes or that trip encoders: quotes, backslashes, controls, U+2028,
+  // lone surrogates.
+  const text = fc.string({
+    unit: fc.oneof(fc.constantFrom('"', '\\', '\n', '\u0000', '\u007f', '\u2028', '\ud800', '\udfff', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+    maxLength: 40,
+  })
+  const anyClaims: fc.Arbitrary<QuoteClaims> = fc.record({
+    fromChain: text,
+    toChain: text,
+    fromToken: text,
+    toToken: text,
+    fromAmount: text,
+    fromAddress: text,
+    toAddress: fc.option(text, { nil: null }),
+    slippageE18: text,
+    routeId: text,
+    toAmount: text,
+    toAmountMin: text,
+    asOf: text,
+    exp: fc.integer(),
+  })
+
+  it('is JSON.stringify(claims), byte for byte, for any claims (quotes, backslashes, control and non-ASCII characters included)', () => {
+    fc.assert(fc.property(anyClaims, (c) => payloadOf(signQuoteId(secret, c)) === JSON.stringify(c)))
+    expect(payloadOf(signQuoteId(secret, claims))).toBe(JSON.stringify(claims))
+  })
+
+  it('spells out every claim of the schema, in its order', () => {
+    expect(Object.keys(JSON.parse(payloadOf(signQuoteId(secret, claims))) as object)).toEqual(Object.keys(QuoteClaims.shape))
   })
 })
