@@ -35,9 +35,12 @@ export type Server = { name: string; child: ChildProcess; origin: string }
 /** A request the load generator repeats: path, headers and body on one server. */
 export type LoadTarget = { name: string; server: Server; path: string; headers: Record<string, string>; body: string }
 
-/** Starts one server file in its own Node process (tsx loader) and waits for it to report its port over IPC. */
-export async function startServer(name: string, file: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+/**
+ * Starts one server file in its own Node process (tsx loader) and waits for it to report its port over IPC.
+ * `nodeArgs` go before the loader (the profiler passes `--cpu-prof`).
+ */
+export async function startServer(name: string, file: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<Server> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent', ...env },
   })
@@ -77,7 +80,7 @@ export async function preflight(target: LoadTarget, check: (body: unknown) => bo
   if (!check(JSON.parse(text))) throw new Error(`${target.name} answered 200 but not what it should: ${text.slice(0, 300)}`)
 }
 
-function load(target: LoadTarget, connections: number, durationSec: number): Promise<Result> {
+export function load(target: LoadTarget, connections: number, durationSec: number): Promise<Result> {
   return autocannon({
     url: `${target.server.origin}${target.path}`,
     method: 'POST',
