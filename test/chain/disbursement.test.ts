@@ -5,17 +5,17 @@ import { type Address, decodeFunctionData, encodeFunctionData, erc20Abi, getAddr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { findRoutes, quoteAmounts, type StepEstimate } from '../../src/engine/index.ts'
+import { quoteAmounts, type StepEstimate } from '../../src/engine/index.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { disburse } from '../../src/service/disburse.ts'
 import { newDisbursementRef } from '../../src/service/disbursementRef.ts'
 import { swapRefToBytes32 } from '../../src/service/swapRef.ts'
 import { buildDisbursementTransaction, type BuildDisbursementTransactionReturnType, type DisbursementLeg } from '../../src/tx/buildDisbursementTransaction.ts'
-import { buildRouteTransaction, type RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
+import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { decimalToUnits, KEY_SECRET, testDeps } from '../http/testApp.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, type ChainSetup, deployCatalogueOnChains } from './deployCatalogue.ts'
-import { balanceOf, type PlannedSwap, relay, SLIPPAGE_E18, setupOf, tokenOf } from './routeExecution.ts'
+import { balanceOf, type PlannedSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
 import { expectHops, expectRouterEmpty, mintTo, sendEstimated, sendRequest, venueHops } from './safetyHelpers.ts'
 import { standInEvents } from './standIns.ts'
 
@@ -38,29 +38,9 @@ const units = (whole: bigint, decimals = 6): bigint => whole * 10n ** BigInt(dec
 const recipientAddress = (n: number): Address => getAddress(`0x${'d15b'.padEnd(36, '0')}${n.toString(16).padStart(4, '0')}`)
 const pad = (address: Address): Hex => `0x${address.slice(2).toLowerCase().padStart(64, '0')}`
 
-/** Builds one route leg exactly as the swap builder does, for a route chosen by id. */
-async function routeLeg(toKey: string, amountIn: bigint, pick: (id: string) => boolean, recipient: Address, ref: Hex, sender: Account): Promise<PlannedSwap> {
-  const from = usdc()
-  const to = tokenOf(world, toKey)
-  const found = findRoutes(world.catalogue, { from, to, amountIn, slippageE18: SLIPPAGE_E18 })
-  if (found.kind !== 'routes') throw new Error(`BAS:USDC → ${toKey}: ${found.kind}`)
-  const priced = found.viable.find((route) => pick(route.route.id))
-  if (!priced) throw new Error(`BAS:USDC → ${toKey}: no viable route matches; viable: ${found.viable.map((r) => r.route.id).join(', ')}`)
-  const block = await bas.instance.publicClient.getBlock()
-  const build = buildRouteTransaction({
-    catalogue: world.catalogue,
-    routerOn: (chain) => setupOf(world, chain).router,
-    route: priced.route,
-    amountIn,
-    amounts: found.amounts,
-    slippageE18: SLIPPAGE_E18,
-    sender: sender.address,
-    recipient,
-    ref,
-    nowSec: Number(block.timestamp),
-  })
-  return { priced, build, toAmount: found.amounts.toAmount, toAmountMin: found.amounts.toAmountMin, sender, recipient }
-}
+/** One route leg, built exactly as the swap builder does, for a route chosen by id; `whole` input tokens of USDC on Base. */
+const routeLeg = (toKey: string, whole: bigint, pick: (id: string) => boolean, recipient: Address, ref: Hex, sender: Account): Promise<PlannedSwap> =>
+  planSwap(world, 'BAS:USDC', toKey, whole, pick, { sender, recipient, ref })
 
 const transferLeg = (amount: bigint, recipient: Address): Extract<DisbursementLeg, { kind: 'transfer' }> => ({
   kind: 'transfer',
@@ -83,10 +63,10 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
     const sender = bas.instance.accounts[2]!
     const ref = swapRefToBytes32(newDisbursementRef(Date.now()))
     const r = [0, 1, 2, 3, 4, 5].map(recipientAddress)
-    const swap = await routeLeg('BAS:EURC', units(200n), (id) => id === 'bas-univ3-eurc-usdc-500:USDC>EURC', r[2]!, ref, sender)
-    const across = await routeLeg('POL:USDC', units(300n), (id) => id === 'across-usdc:BAS>POL', r[3]!, ref, sender)
-    const cctp = await routeLeg('POL:EURe', units(400n), (id) => /^cctp-v2-fast:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), r[4]!, ref, sender)
-    const stargate = await routeLeg('POL:USDC', units(500n), (id) => id === 'stargate-usdc-taxi:BAS>POL', r[5]!, ref, sender)
+    const swap = await routeLeg('BAS:EURC', 200n, (id) => id === 'bas-univ3-eurc-usdc-500:USDC>EURC', r[2]!, ref, sender)
+    const across = await routeLeg('POL:USDC', 300n, (id) => id === 'across-usdc:BAS>POL', r[3]!, ref, sender)
+    const cctp = await routeLeg('POL:EURe', 400n, (id) => /^cctp-v2-fast:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), r[4]!, ref, sender)
+    const stargate = await routeLeg('POL:USDC', 500n, (id) => id === 'stargate-usdc-taxi:BAS>POL', r[5]!, ref, sender)
     const transfers = [transferLeg(units(100n), r[0]!), transferLeg(250_500_001n, r[1]!)]
     const legs: DisbursementLeg[] = [
       ...transfers,
@@ -243,7 +223,7 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
     const before = await held()
     const one = transfer(units(3n), recipientAddress(24))
     await expect(sendEstimated(bas.instance, sender(), request([one], 1n))).rejects.toThrow(/SwapEazi: value is above the orders' native fees/)
-    const stargate = await routeLeg('POL:USDC', units(3n), (id) => id === 'stargate-usdc-taxi:BAS>POL', recipientAddress(25), ref, sender())
+    const stargate = await routeLeg('POL:USDC', 3n, (id) => id === 'stargate-usdc-taxi:BAS>POL', recipientAddress(25), ref, sender())
     const fee = stargate.build.order.calls.at(-1)!.value
     await expect(sendEstimated(bas.instance, sender(), request([stargate.build.order], fee - 1n))).rejects.toThrow(/SwapEazi: value is below the orders' native fees/)
     const otherToken = { ...one, tokenOut: tokenOf(world, 'BAS:EURC').address as Address }

@@ -38,13 +38,20 @@ export type PlannedSwap = {
   recipient: Address
 }
 
-/** Finds the viable route whose id satisfies `pick` and builds its transaction for `units` whole input tokens. */
+/** Who signs, who receives and the swap reference, when a test names its own (batch legs do). */
+export type PlanSwapOptions = { sender?: AnvilInstance['accounts'][number]; recipient?: Address; ref?: Hex }
+
+/**
+ * Finds the viable route whose id satisfies `pick` and builds its transaction for `units` whole input tokens, signed
+ * by the source chain's account 2 for account 3 unless `options` names others.
+ */
 export async function planSwap(
   world: CatalogueOnChains,
   fromKey: string,
   toKey: string,
   units: bigint,
   pick: (routeId: string) => boolean,
+  options: PlanSwapOptions = {},
 ): Promise<PlannedSwap> {
   const from = tokenOf(world, fromKey)
   const to = tokenOf(world, toKey)
@@ -55,8 +62,8 @@ export async function planSwap(
   if (!priced) throw new Error(`${fromKey} → ${toKey}: no viable route matches; viable: ${found.viable.map((r) => r.route.id).join(', ')}`)
   const source = setupOf(world, from.chain)
   const block = await source.instance.publicClient.getBlock()
-  const sender = source.instance.accounts[2]!
-  const recipient = source.instance.accounts[3]!.address
+  const sender = options.sender ?? source.instance.accounts[2]!
+  const recipient = options.recipient ?? source.instance.accounts[3]!.address
   const build = buildRouteTransaction({
     catalogue: world.catalogue,
     routerOn: (chain) => setupOf(world, chain).router,
@@ -66,7 +73,7 @@ export async function planSwap(
     slippageE18: SLIPPAGE_E18,
     sender: sender.address,
     recipient,
-    ref: '0x7377705f3031484b5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a0000',
+    ref: options.ref ?? '0x7377705f3031484b5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a0000',
     nowSec: Number(block.timestamp),
   })
   return { priced, build, toAmount: found.amounts.toAmount, toAmountMin: found.amounts.toAmountMin, sender, recipient }
