@@ -1,8 +1,8 @@
-import { type Catalogue, parseUnits, usdValue } from '../engine/index.ts'
+import { type Catalogue, parseUnits } from '../engine/index.ts'
 import type { ObservationLine } from '../schemas/intelligence.ts'
 import type { Observation } from '../store/createIntelStore.ts'
 import { findCatalogueToken, knownBridgeNames, NO_BRIDGE } from './catalogueNames.ts'
-import { formatUsd } from './sizeBand.ts'
+import { corridorPart, outcomePart } from './observationParts.ts'
 
 export type ObservationFromLineReturnType = { ok: true; observation: Observation } | { ok: false; field: string; message: string }
 
@@ -29,21 +29,10 @@ export function observationFromLine(catalogue: Catalogue, line: ObservationLine)
     observation: {
       id: line.id,
       observedAt: new Date(line.observedAt),
-      fromChain: line.fromChain,
-      toChain: line.toChain,
-      fromToken: from.symbol,
-      toToken: to.symbol,
-      fromCurrency: from.currency,
-      toCurrency: to.currency,
+      ...corridorPart(from, to, { text: line.amount, atomic: amount.value }),
       bridge,
-      amount: line.amount,
-      amountUsd: formatUsd(usdValue(from, amount.value)),
       quotedDurationSec: line.quotedDurationSec ?? null,
-      settledDurationSec: line.settledDurationSec ?? null,
-      realisedSlippageBps: line.realisedSlippageBps ?? null,
-      status: line.status,
-      substatus: line.substatus ?? null,
-      failureReason: line.failureReason ?? null,
+      ...outcomePart(line),
       source: 'import',
     },
   }

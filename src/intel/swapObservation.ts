@@ -1,16 +1,15 @@
 import * as z from 'zod'
-import { type Catalogue, parseUnits, usdValue } from '../engine/index.ts'
+import { type Catalogue, parseUnits } from '../engine/index.ts'
 import { ChainCode } from '../schemas/catalogue.ts'
 import type { SwapOutcome } from '../schemas/intelligence.ts'
 import type { BuiltSwap, Observation } from '../store/createIntelStore.ts'
 import { findCatalogueToken } from './catalogueNames.ts'
-import { formatUsd } from './sizeBand.ts'
+import { corridorPart, outcomePart } from './observationParts.ts'
 
 /** What an observation needs of the QuoteResult stored with a swap: its bridge and the p50 duration it promised. */
 const StoredQuote = z.object({
   bridge: z.string().min(1),
   estimatedDuration: z.number().int().min(0),
-  route: z.object({ steps: z.array(z.object({ type: z.string(), id: z.string() })) }),
 })
 
 /**
@@ -30,21 +29,10 @@ export function swapObservation(catalogue: Catalogue, swap: BuiltSwap, outcome: 
   return {
     id: swap.ref,
     observedAt: new Date(swap.createdAt),
-    fromChain,
-    toChain,
-    fromToken: from.symbol,
-    toToken: to.symbol,
-    fromCurrency: from.currency,
-    toCurrency: to.currency,
+    ...corridorPart(from, to, { text: swap.fromAmount, atomic: amount.value }),
     bridge: quote.bridge,
-    amount: swap.fromAmount,
-    amountUsd: formatUsd(usdValue(from, amount.value)),
     quotedDurationSec: quote.estimatedDuration,
-    settledDurationSec: outcome.settledDurationSec ?? null,
-    realisedSlippageBps: outcome.realisedSlippageBps ?? null,
-    status: outcome.status,
-    substatus: outcome.substatus ?? null,
-    failureReason: outcome.failureReason ?? null,
+    ...outcomePart(outcome),
     source: 'tracker',
   }
 }
