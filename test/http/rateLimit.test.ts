@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import type { RateLimits } from '../../src/auth/rateLimits.ts'
 import type { Store } from '../../src/store/createStore.ts'
@@ -35,7 +35,7 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
   const clock = (): number => nowMs
   const app = (): App => testApp({ store, clock, rateLimits: LIMITS })
 
-  it('opens the store', async () => {
+  beforeAll(async () => {
     const o = await driver.open()
     opened.push(o)
     store = o.store
