@@ -1,5 +1,5 @@
 import type { SwapRecord } from './createStore.ts'
-import type { Sql } from './sql.ts'
+import { isoTimestamp, type Sql } from './sql.ts'
 
 /** A batch disbursement the service built: its source, every recipient's leg, the totals and the transaction. */
 export type DisbursementRecord = {
@@ -29,7 +29,6 @@ export type DisbursementStore = {
   getDisbursement(ref: string): Promise<StoredDisbursement | undefined>
 }
 
-const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
 
 /** The disbursement store over a migrated connection. Addresses are kept lowercase. */
 export function createDisbursementStore(sql: Sql, insertSwap: (tx: Pick<Sql, 'query'>, swap: SwapRecord) => Promise<void>): DisbursementStore {
@@ -66,7 +65,7 @@ export function createDisbursementStore(sql: Sql, insertSwap: (tx: Pick<Sql, 'qu
         totals: row['totals'],
         transactionRequest: row['transaction_request'],
         keyId: String(row['key_id']),
-        createdAt: iso(row['created_at']),
+        createdAt: isoTimestamp(row['created_at']),
       }
     },
   }

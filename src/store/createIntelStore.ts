@@ -2,7 +2,7 @@ import type { SwapStatus } from '../schemas/swap.ts'
 import type { PairSide } from '../intel/parsePairCode.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ObservationStatus } from '../schemas/intelligence.ts'
-import type { Sql } from './sql.ts'
+import { isoTimestamp, type Sql } from './sql.ts'
 
 /** One transfer someone observed (an import) or a tracker completed (one of our swaps), and how it ended. */
 export type Observation = {
@@ -193,7 +193,6 @@ function corridorWhere(query: CorridorQuery): { text: string; params: unknown[] 
 
 const DELIVERED = `(status = 'DONE' and substatus <> 'REFUNDED')`
 
-const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
 const intOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 const percentiles = (p50: unknown, p95: unknown): Percentiles | null =>
   p50 === null || p50 === undefined || p95 === null || p95 === undefined ? null : { p50: Number(p50), p95: Number(p95) }
@@ -287,7 +286,7 @@ export function createIntelStore(sql: Sql): IntelStore {
         substatus: row['substatus'] === null ? null : String(row['substatus']),
         bridge: String(row['bridge']),
         count: Number(row['count']),
-        lastSeenAt: iso(row['last_seen_at']),
+        lastSeenAt: isoTimestamp(row['last_seen_at']),
         exampleReason: row['example_reason'] === null || row['example_reason'] === undefined ? null : String(row['example_reason']),
       }))
     },
@@ -328,7 +327,7 @@ export function createIntelStore(sql: Sql): IntelStore {
           toToken: String(row['to_token']),
           fromAmount: String(row['from_amount']),
           quote: row['quote'],
-          createdAt: iso(row['created_at']),
+          createdAt: isoTimestamp(row['created_at']),
         })
         const swapStatus = swapStatusFor(observation)
         if ((await insertObservations(tx, [observation])) !== 1) throw new Error(`an observation ${observation.id} is already recorded`)
@@ -354,7 +353,7 @@ export function createIntelStore(sql: Sql): IntelStore {
         fromAmount: String(row['from_amount']),
         fromAddress: String(row['from_address']),
         bridge: row['bridge'] === null || row['bridge'] === undefined ? null : String(row['bridge']),
-        createdAt: iso(row['created_at']),
+        createdAt: isoTimestamp(row['created_at']),
       }))
     },
   }

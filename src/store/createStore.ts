@@ -1,10 +1,10 @@
+import type { SwapStatus } from '../schemas/swap.ts'
 import { createBudgetStore, type BudgetStore } from './createBudgetStore.ts'
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
-import type { SwapStatus } from '../schemas/swap.ts'
-import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createIntelStore, type IntelStore } from './createIntelStore.ts'
+import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
-import type { Sql } from './sql.ts'
+import { isoTimestamp, type Sql } from './sql.ts'
 
 /** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
 export type PaymentReservation = {
@@ -96,7 +96,6 @@ export type Store = {
   sql: Sql
 }
 
-const iso = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
 
 /** The store over an open, migrated connection. Addresses and nonces are kept lowercase. */
 export function createStore(sql: Sql): Store {
@@ -184,8 +183,8 @@ export function createStore(sql: Sql): Store {
         swapRef: String(row['swap_ref']),
         transaction: row['transaction'] === null ? null : String(row['transaction']),
         error: row['error'] === null ? null : String(row['error']),
-        reservedAt: iso(row['reserved_at']),
-        settledAt: row['settled_at'] === null ? null : iso(row['settled_at']),
+        reservedAt: isoTimestamp(row['reserved_at']),
+        settledAt: row['settled_at'] === null ? null : isoTimestamp(row['settled_at']),
       }
     },
     async getSwap(ref) {
@@ -208,7 +207,7 @@ export function createStore(sql: Sql): Store {
         transactionRequest: row['transaction_request'],
         payment: row['payer'] === null ? null : { payer: String(row['payer']), nonce: String(row['payment_nonce']) },
         keyId: row['key_id'] === null || row['key_id'] === undefined ? null : String(row['key_id']),
-        createdAt: iso(row['created_at']),
+        createdAt: isoTimestamp(row['created_at']),
       }
     },
   }

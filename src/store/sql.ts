@@ -8,3 +8,6 @@ export type Sql = {
   /** For logs and health: which driver, and where (never a password). */
   describe: string
 }
+
+/** A timestamp column as ISO 8601: PGlite returns Date objects, node-postgres may return text. */
+export const isoTimestamp = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
