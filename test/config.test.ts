@@ -114,4 +114,38 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SWAPEAZI_KEY_SECRET: 'short' })).toThrow(/SWAPEAZI_KEY_SECRET: must be at least 32 characters/)
     expect(() => loadConfig({ SWAPEAZI_TRUST_PROXY: 'yes' })).toThrow(/SWAPEAZI_TRUST_PROXY/)
   })
+
+  it('reads the rate limits, with the DESIGN 7.16 defaults', () => {
+    expect(loadConfig({}).rateLimits).toEqual({ anonymous: 30, free: 60, pro: 600 })
+    expect(loadConfig({ SWAPEAZI_RATE_LIMIT_ANONYMOUS: '5', SWAPEAZI_RATE_LIMIT_FREE: '50', SWAPEAZI_RATE_LIMIT_PRO: '500' }).rateLimits).toEqual({
+      anonymous: 5,
+      free: 50,
+      pro: 500,
+    })
+    expect(() => loadConfig({ SWAPEAZI_RATE_LIMIT_FREE: '0' })).toThrow(/SWAPEAZI_RATE_LIMIT_FREE/)
+  })
+
+  it('reads the MCP settings: the budget in atomic USDC, exactly, and the /mcp host allow-list', () => {
+    const defaults = loadConfig({}).mcp
+    expect(defaults).toEqual({ dailyBudgetAtomic: 1_000_000n, allowedHosts: ['localhost', '127.0.0.1', '[::1]'] })
+    const key = `0x${'ab'.repeat(32)}`
+    const set = loadConfig({
+      SWAPEAZI_BASE_URL: 'https://api.example.test/',
+      SWAPEAZI_WALLET_PRIVATE_KEY: key,
+      SWAPEAZI_DAILY_BUDGET_USDC: '0.100001',
+      SWAPEAZI_API_KEY: 'se_abc.def',
+      SWAPEAZI_PUBLIC_URL: 'https://swap.example.test',
+    }).mcp
+    expect(set).toEqual({
+      baseUrl: 'https://api.example.test',
+      walletPrivateKey: key,
+      dailyBudgetAtomic: 100_001n,
+      apiKey: 'se_abc.def',
+      allowedHosts: ['localhost', '127.0.0.1', '[::1]', 'swap.example.test'],
+    })
+    expect(loadConfig({ SWAPEAZI_MCP_ALLOWED_HOSTS: ' Agents.Example.Test , 10.0.0.5 ' }).mcp.allowedHosts).toEqual(['agents.example.test', '10.0.0.5'])
+    for (const budget of ['1e3', '0.1234567', '-1', '1,00'])
+      expect(() => loadConfig({ SWAPEAZI_DAILY_BUDGET_USDC: budget })).toThrow(/SWAPEAZI_DAILY_BUDGET_USDC/)
+    expect(() => loadConfig({ SWAPEAZI_WALLET_PRIVATE_KEY: '${SWAPEAZI_WALLET_PRIVATE_KEY}' })).toThrow(/SWAPEAZI_WALLET_PRIVATE_KEY/)
+  })
 })
