@@ -17,6 +17,11 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
  * 400 listing each field. The size limit is enforced before this by the body-limit middleware.
  */
 export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  return parseJsonBody(await readJsonText(c), schema)
+}
+
+/** The body's text, refused when it is empty (400) or not declared as JSON (415). */
+export async function readJsonText(c: Context): Promise<string> {
   const text = await c.req.text()
   if (text.trim() === '')
     throw new ServiceError('invalid_request', 'The request body is empty; send QuoteParams as a JSON object.', {
@@ -27,6 +32,11 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
     throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
       received: contentType || '(none)',
     })
+  return text
+}
+
+/** JSON text parsed with `schema`: not JSON is a 400, a schema failure a 400 listing each field. */
+export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.infer<S> {
   let value: unknown
   try {
     value = JSON.parse(text)

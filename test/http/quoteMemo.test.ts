@@ -1,0 +1,92 @@
+// The quote memo seen from outside: identical requests within a second get exactly what a fresh computation gives,
+// each with its own request id; a new second gets a new quote; failures are never remembered.
+import { describe, expect, it } from 'vitest'
+import { QuoteResult } from '../../src/schemas/quote.ts'
+import { verifyQuoteId } from '../../src/service/quoteToken.ts'
+import { NOW_MS, QUOTE_SECRET, postJson, postRaw, quoteBody, testApp } from './testApp.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+describe('identical quote requests within one second', () => {
+  it('answer byte for byte what an app that never saw the request computes, each response with its own request id', async () => {
+    const app = testApp()
+    const cases = [{}, { fromChain: 'BAS', toChain: 'POL' }, { fromToken: 'RLUSD', toToken: 'USDD' }]
+    for (const overrides of cases) {
+      const texts: string[] = []
+      const ids = new Set<string>()
+      for (const path of ['/api/x402/quote', '/api/mpp/quote', '/api/x402/quote']) {
+        const response = await postJson(app, path, quoteBody(overrides))
+        expect(response.status).toBe(200)
+        expect(response.headers.get('content-type')).toBe('application/json')
+        ids.add(response.headers.get('x-request-id') ?? '')
+        texts.push(await response.text())
+      }
+      const fresh = await (await postJson(testApp(), '/api/x402/quote', quoteBody(overrides))).text()
+      expect(texts).toEqual([fresh, fresh, fresh])
+      expect([...ids].every((id) => UUID.test(id))).toBe(true)
+      expect(ids.size).toBe(3)
+    }
+  })
+
+  it('are told apart by their text: another amount, slippage or recipient is another quote', async () => {
+    const app = testApp()
+    const answer = async (overrides: Record<string, unknown>): Promise<QuoteResult> =>
+      JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody(overrides))).text()) as QuoteResult
+    const base = await answer({})
+    expect((await answer({ fromAmount: '1000.5' })).fromAmount).toBe('1000.5')
+    expect((await answer({ slippage: 0.01 })).toAmountMin).not.toBe(base.toAmountMin)
+    const other = await answer({ toAddress: '0x3333333333333333333333333333333333333333' })
+    expect(other.quoteId).not.toBe(base.quoteId)
+    const claims = verifyQuoteId(QUOTE_SECRET, other.quoteId, NOW_MS)
+    expect(claims.ok && claims.claims.toAddress).toBe('0x3333333333333333333333333333333333333333')
+  })
+})
+
+describe('a new second', () => {
+  it('gets a quote signed in that second, never the answer from the second before', async () => {
+    let now = NOW_MS
+    const app = testApp({ clock: () => now })
+    const first = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    now += 999
+    const sameSecond = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    now += 1
+    const next = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    expect(sameSecond).toEqual(first)
+    expect(Date.parse(next.expiresAt) - Date.parse(first.expiresAt)).toBe(1_000)
+    expect(next.quoteId).not.toBe(first.quoteId)
+    const verified = verifyQuoteId(QUOTE_SECRET, next.quoteId, now)
+    expect(verified.ok && verified.claims.exp).toBe(Date.parse(next.expiresAt) / 1000)
+  })
+})
+
+describe('failures are not remembered', () => {
+  it('answers each identical bad or unservable request afresh, with its own request id in the problem', async () => {
+    const app = testApp()
+    const bad = [
+      () => postRaw(app, '/api/x402/quote', '{"fromChain":'),
+      () => postJson(app, '/api/x402/quote', quoteBody({ fromAmount: '1e3' })),
+      () => postJson(app, '/api/x402/quote', quoteBody({ fromAmount: '0.000001' })),
+      () => postRaw(app, '/api/x402/quote', JSON.stringify(quoteBody()), 'text/plain'),
+    ]
+    for (const send of bad) {
+      const first = await send()
+      const second = await send()
+      expect(first.status).toBeGreaterThanOrEqual(400)
+      expect(second.status).toBe(first.status)
+      const [a, b] = [(await first.json()) as { code: string; requestId: string }, (await second.json()) as { code: string; requestId: string }]
+      expect(b.code).toBe(a.code)
+      expect(a.requestId).toBe(first.headers.get('x-request-id'))
+      expect(b.requestId).toBe(second.headers.get('x-request-id'))
+      expect(b.requestId).not.toBe(a.requestId)
+    }
+  })
+
+  it('then answers the same text once it is sent as JSON: a refused content type left nothing behind', async () => {
+    const app = testApp()
+    const text = JSON.stringify(quoteBody())
+    expect((await postRaw(app, '/api/x402/quote', text, 'text/plain')).status).toBe(415)
+    const ok = await postRaw(app, '/api/x402/quote', text)
+    expect(ok.status).toBe(200)
+    expect((JSON.parse(await ok.text()) as QuoteResult).toAmount).toBe('995')
+  })
+})
