@@ -11,7 +11,10 @@ declare module 'autocannon' {
     duration?: number
     amount?: number
     timeout?: number
+    /** Called before each request is sent; what it returns is sent instead. */
+    requests?: { setupRequest?: (request: RequestParams) => RequestParams }[]
   }
+  export type RequestParams = { method?: string; path?: string; headers?: Record<string, string>; body?: string }
   export type Result = {
     requests: Histogram
     latency: Histogram

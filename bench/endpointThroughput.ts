@@ -18,22 +18,39 @@ export type ThroughputOptions = { connections?: number; durationSec?: number; wa
 
 export type RunFigures = { requestsPerSec: number; latencyP50Ms: number; latencyP99Ms: number; total2xx: number; non2xx: number; errors: number; timeouts: number }
 
+/** Rounds of the baseline and the app on one kind of request, the best (highest requests/s) of each and their ratio. */
+export type Comparison = { baseline: RunFigures[]; app: RunFigures[]; baselineBest: number; appBest: number; ratio: number }
+
 export type ThroughputResult = {
   connections: number
   durationSec: number
   warmupSec: number
-  baseline: RunFigures[]
-  app: RunFigures[]
-  /** Best (highest requests/s) round of each. */
-  baselineBest: number
-  appBest: number
-  ratio: number
+  /** The same quote request, again and again. */
+  repeated: Comparison
+  /** Every request a different amount, so each is routed, signed and serialised afresh. */
+  distinct: Comparison
+}
+
+/**
+ * Quote bodies that never repeat: the bench request with 1000.000001, 1000.000002, ... (USDC has six decimals, so
+ * each is a different amount), shared by every connection.
+ */
+export function distinctQuoteBodies(): () => string {
+  const base = JSON.parse(QUOTE_BODY) as Record<string, string>
+  let n = 0
+  return () => {
+    n += 1
+    return JSON.stringify({ ...base, fromAmount: `${1000 + Math.floor(n / 1_000_000)}.${String(n % 1_000_000).padStart(6, '0')}` })
+  }
 }
 
 export type Server = { name: string; child: ChildProcess; origin: string }
 
-/** A request the load generator repeats: path, headers and body on one server. */
-export type LoadTarget = { name: string; server: Server; path: string; headers: Record<string, string>; body: string }
+/**
+ * A request the load generator sends: path, headers and body on one server. With `nextBody`, every request sent
+ * carries the body it returns instead (`body` is still the preflight's).
+ */
+export type LoadTarget = { name: string; server: Server; path: string; headers: Record<string, string>; body: string; nextBody?: () => string }
 
 /**
  * Starts one server file in its own Node process (tsx loader) and waits for it to report its port over IPC.
@@ -81,11 +98,13 @@ export async function preflight(target: LoadTarget, check: (body: unknown) => bo
 }
 
 export function load(target: LoadTarget, connections: number, durationSec: number): Promise<Result> {
+  const nextBody = target.nextBody
   return autocannon({
     url: `${target.server.origin}${target.path}`,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...target.headers },
     body: target.body,
+    ...(nextBody ? { requests: [{ setupRequest: (request) => ({ ...request, body: nextBody() }) }] } : {}),
     connections,
     pipelining: 1,
     duration: durationSec,
@@ -144,14 +163,24 @@ export async function runEndpointThroughput(options: ThroughputOptions = {}): Pr
     servers.push(baselineServer)
     const appServer = await startServer('app', APP_SERVER)
     servers.push(appServer)
-    const baseline: LoadTarget = { name: 'baseline', server: baselineServer, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
-    const app: LoadTarget = { name: 'app', server: appServer, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
+    const common = { path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
+    const baseline: LoadTarget = { name: 'baseline', server: baselineServer, ...common }
+    const app: LoadTarget = { name: 'app', server: appServer, ...common }
+    const baselineDistinct: LoadTarget = { name: 'baseline distinct', server: baselineServer, ...common, nextBody: distinctQuoteBodies() }
+    const appDistinct: LoadTarget = { name: 'app distinct', server: appServer, ...common, nextBody: distinctQuoteBodies() }
     await preflight(baseline)
     await preflight(app, (body) => typeof (body as { toAmount?: unknown }).toAmount === 'string' && typeof (body as { quoteId?: unknown }).quoteId === 'string')
-    const runs = await measureRounds([baseline, app], settings)
-    const baselineBest = bestOf(runs['baseline'])
-    const appBest = bestOf(runs['app'])
-    return { ...settings, baseline: runs['baseline'] ?? [], app: runs['app'] ?? [], baselineBest, appBest, ratio: appBest / baselineBest }
+    const runs = await measureRounds([baseline, app, baselineDistinct, appDistinct], settings)
+    const compare = (baselineRuns: RunFigures[] = [], appRuns: RunFigures[] = []): Comparison => {
+      const baselineBest = bestOf(baselineRuns)
+      const appBest = bestOf(appRuns)
+      return { baseline: baselineRuns, app: appRuns, baselineBest, appBest, ratio: appBest / baselineBest }
+    }
+    return {
+      ...settings,
+      repeated: compare(runs['baseline'], runs['app']),
+      distinct: compare(runs['baseline distinct'], runs['app distinct']),
+    }
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
   }
