@@ -5,15 +5,15 @@
 //       machine runs; CPU per request much less. Further servers make an A/B in one run, e.g. the committed tree:
 //       `git archive HEAD | tar -x -C /tmp/head && ln -s $PWD/node_modules /tmp/head/`, then
 //       `head=/tmp/head/bench/servers/appServer.ts`.
-//   `tsx bench/profileEndpoint.ts profile [sec]`
-//       the app server under load with `--cpu-prof`, summarised by self time per function and per area. V8 samples
+//   `tsx bench/profileEndpoint.ts profile [sec] [distinct]`
+//       the app server under load (`distinct`: every request a different amount, none answered from the memo) with `--cpu-prof`, summarised by self time per function and per area. V8 samples
 //       on wall time, so time the process spends preempted lands on whatever it was doing (mostly the socket write);
 //       `perf record -g` with `--perf-basic-prof` attributes CPU time more faithfully where perf is available.
 import { readFileSync, readdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { APP_SERVER, BASELINE_SERVER, type LoadTarget, load, preflight, QUOTE_BODY, type Server, startServer, stopServer } from './endpointThroughput.ts'
+import { APP_SERVER, BASELINE_SERVER, distinctQuoteBodies, type LoadTarget, load, preflight, QUOTE_BODY, type Server, startServer, stopServer } from './endpointThroughput.ts'
 
 const QUOTE_PATH = '/api/x402/quote'
 const TICK_US = 10_000 // USER_HZ = 100 on Linux
@@ -157,14 +157,15 @@ function summarise(profile: Profile, requests: number, fromUs: number, toUs: num
   for (const [name, us] of [...inclusive].sort((x, y) => y[1] - x[1]).slice(0, 60)) console.log(`  ${per(us)}  ${name}`)
 }
 
-async function profile(durationSec: number): Promise<void> {
+/** `distinct`: every request a different amount (as the bench's second measure), so none is answered from the memo. */
+async function profile(durationSec: number, distinct: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'swapeazi-prof-'))
   const server = await startServer('app', APP_SERVER, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100'])
   let requests = 0
   let fromUs = 0
   let toUs = 0
   try {
-    const target: LoadTarget = { name: 'app', server, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY }
+    const target: LoadTarget = { name: 'app', server, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY, ...(distinct ? { nextBody: distinctQuoteBodies() } : {}) }
     await preflight(target)
     await load(target, 10, 1)
     // The profile's timestamps are the same monotonic clock as hrtime: only the measured load window counts.
@@ -184,6 +185,6 @@ async function profile(durationSec: number): Promise<void> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const mode = process.argv[2] ?? 'cpu'
   if (mode === 'cpu') await cpu(Number(process.argv[3] ?? 3), Number(process.argv[4] ?? 5), process.argv.slice(5))
-  else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8))
-  else throw new Error('usage: tsx bench/profileEndpoint.ts cpu [rounds] [sec] [name=server.ts ...] | profile [sec]')
+  else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8), process.argv[4] === 'distinct')
+  else throw new Error('usage: tsx bench/profileEndpoint.ts cpu [rounds] [sec] [name=server.ts ...] | profile [sec] [distinct]')
 }
