@@ -1,5 +1,6 @@
 // The quote memo seen from outside: identical requests within a second get exactly what a fresh computation gives,
 // each with its own request id; a new second gets a new quote; failures are never remembered.
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { verifyQuoteId } from '../../src/service/quoteToken.ts'
@@ -88,5 +89,48 @@ describe('failures are not remembered', () => {
     const ok = await postRaw(app, '/api/x402/quote', text)
     expect(ok.status).toBe(200)
     expect((JSON.parse(await ok.text()) as QuoteResult).toAmount).toBe('995')
+  })
+})
+
+describe('the memo never changes an answer (property)', () => {
+  const chains = ['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'] as const
+  const tokens = ['USDC', 'USDT', 'EURe', 'EURC', 'DAI', 'GBPe', 'cKES', 'PYUSD'] as const
+  // Pairs that route (two of them refuse large amounts with 422), and any pair of chains and tokens at all.
+  type Pair = [string, string, string, string]
+  const routed = fc.constantFrom<Pair>(
+    ['ETH', 'ETH', 'USDC', 'USDT'],
+    ['BAS', 'POL', 'USDC', 'USDC'],
+    ['ARB', 'OPT', 'USDC', 'USDC'],
+    ['ETH', 'ARB', 'USDC', 'USDC'],
+    ['BAS', 'BAS', 'USDC', 'EURC'],
+    ['ETH', 'GNO', 'USDC', 'EURe'],
+    ['POL', 'ARB', 'USDT', 'USDC'],
+    ['BNB', 'BAS', 'USDT', 'USDC'],
+  )
+  const anyPair = fc.tuple(fc.constantFrom(...chains), fc.constantFrom(...chains), fc.constantFrom(...tokens), fc.constantFrom(...tokens)).map((pair): Pair => [...pair])
+  const request = fc.record({
+    pair: fc.oneof({ arbitrary: routed, weight: 3 }, { arbitrary: anyPair, weight: 1 }),
+    fromAmount: fc.tuple(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 0, max: 999_999 })).map(([whole, fraction]) => `${whole}.${String(fraction).padStart(6, '0')}`),
+    slippage: fc.constantFrom(0, 0.001, 0.005, 0.1),
+  }).map(({ pair: [fromChain, toChain, fromToken, toToken], ...rest }) => ({ fromChain, toChain, fromToken, toToken, ...rest }))
+
+  it('a second identical request answers what a fresh app computes: the same status, and the same text when it is a 200', async () => {
+    const app = testApp()
+    let quotes = 0
+    await fc.assert(
+      fc.asyncProperty(request, async (overrides) => {
+        const first = await postJson(app, '/api/x402/quote', quoteBody(overrides))
+        const again = await postJson(app, '/api/x402/quote', quoteBody(overrides))
+        const fresh = await postJson(testApp(), '/api/x402/quote', quoteBody(overrides))
+        const [firstText, againText, freshText] = await Promise.all([first.text(), again.text(), fresh.text()])
+        expect([first.status, again.status]).toEqual([fresh.status, fresh.status])
+        if (fresh.status === 200) expect([firstText, againText]).toEqual([freshText, freshText])
+        if (fresh.status === 200 && freshText.includes('"quoteId"')) quotes += 1
+        else expect((JSON.parse(againText) as { code: string }).code).toBe((JSON.parse(freshText) as { code: string }).code)
+      }),
+      { numRuns: 150 },
+    )
+    // Not only refusals: a good share of the runs were real quotes the memo answered.
+    expect(quotes).toBeGreaterThan(50)
   })
 })
