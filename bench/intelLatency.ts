@@ -70,14 +70,9 @@ const SEED_SQL = `
 /** The server role: the real app over an in-memory store holding the seed. */
 async function runServer(): Promise<void> {
   const { buildAppDeps } = await import('../src/appDeps.ts')
-  const { loadConfig } = await import('../src/config.ts')
+  const { benchConfig } = await import('./benchConfig.ts')
   const { createApp } = await import('../src/http/createApp.ts')
-  const config = loadConfig({
-    SWAPEAZI_HOST: '127.0.0.1',
-    SWAPEAZI_PORT: '0',
-    SWAPEAZI_LOG_LEVEL: 'silent',
-    SWAPEAZI_DATA_DIR: 'memory://',
-    SWAPEAZI_QUOTE_SECRET: 'bench-quote-secret-bench-quote-secret-0123456789',
+  const config = benchConfig({
     SWAPEAZI_KEY_SECRET: KEY_SECRET,
     SWAPEAZI_TRUST_PROXY: 'true',
     SWAPEAZI_RATE_LIMIT_ANONYMOUS: BENCH_LIMIT,

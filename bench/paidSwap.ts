@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { type Address, getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildAppDeps } from '../src/appDeps.ts'
-import { loadConfig } from '../src/config.ts'
+import { benchConfig } from './benchConfig.ts'
 import type { AppDeps } from '../src/http/createApp.ts'
 import { decodePaymentHeader } from '../src/payments/x402/decodePaymentHeader.ts'
 import { BASE_CHAIN_ID } from '../src/payments/x402/paymentRequirements.ts'
@@ -221,9 +221,7 @@ export async function runPaidSwap(options: PaidSwapOptions = {}): Promise<PaidSw
   const sliceSec = options.sliceSec ?? 0.25
   const warmupSec = options.warmupSec ?? 1
   const breakdownCalls = options.breakdownCalls ?? 500
-  const deps = await buildAppDeps(
-    loadConfig({ SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'silent', SWAPEAZI_QUOTE_SECRET: 'bench-quote-secret-bench-quote-secret-0123456789' }),
-  )
+  const deps = await buildAppDeps(benchConfig())
   try {
     const resource = `${deps.publicUrl}${PAID_SWAP_PATHS[0]}`
     const requirements = paymentRequirementsFor(deps, resource)

@@ -3,7 +3,7 @@
 // `node --max-semi-space-size=256 --import tsx bench/quotePieces.ts [rounds]`.
 import { fileURLToPath } from 'node:url'
 import { buildAppDeps } from '../src/appDeps.ts'
-import { loadConfig } from '../src/config.ts'
+import { benchConfig } from './benchConfig.ts'
 import { findRoutes } from '../src/engine/index.ts'
 import { createApp } from '../src/http/createApp.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
@@ -29,12 +29,7 @@ async function timePiece(piece: Piece, ms: number): Promise<number> {
 }
 
 export async function runQuotePieces(rounds: number): Promise<void> {
-  const config = loadConfig({
-    SWAPEAZI_LOG_LEVEL: 'silent',
-    SWAPEAZI_DATA_DIR: 'memory://',
-    SWAPEAZI_QUOTE_SECRET: 'bench-quote-secret-bench-quote-secret-0123456789',
-  })
-  const deps = await buildAppDeps(config)
+  const deps = await buildAppDeps(benchConfig())
   const app = createApp(deps)
   const raw = JSON.parse(QUOTE_BODY) as unknown
   const params = QuoteParams.parse(raw)
