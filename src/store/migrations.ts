@@ -1,10 +1,7 @@
 import type { Sql } from './sql.ts'
 
 /**
- * The schema, one dialect for both drivers (DESIGN 9). `swaps.(payer, payment_nonce)` names its payment without a
- * foreign key: both writers produce the link from the payment row they claim in the same statement or transaction,
- * and the key's check cost a quarter of the paid path's store time on PGlite. Indexes come with the queries that
- * need them. Append only: a shipped migration is never edited, so every
+ * The schema, one dialect for both drivers (DESIGN 9). Append only: a shipped migration is never edited, so every
  * store, embedded or shared, reaches the same schema by the same steps.
  */
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
@@ -47,8 +44,10 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
         transaction_request jsonb not null,
         payer text,
         payment_nonce text,
-        created_at timestamptz not null
+        created_at timestamptz not null,
+        foreign key (payer, payment_nonce) references x402_payments (payer, nonce)
       );
+      create index swaps_from_address_created on swaps (from_address, created_at);
     `,
   },
   {
@@ -149,6 +148,17 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
         spent numeric(78, 0) not null,
         primary key (wallet, day)
       );
+    `,
+  },
+  {
+    id: 7,
+    name: 'swaps name their payment without a foreign key; the unqueried address index goes',
+    // Both writers produce the (payer, payment_nonce) link from the payment row they claim in the same statement or
+    // transaction, so the key guarded nothing, and its check cost a quarter of the paid path's store time on PGlite.
+    // Indexes come with the queries that need them. Migration 1 created both as it shipped; this removes them.
+    sql: `
+      alter table swaps drop constraint if exists swaps_payer_payment_nonce_fkey;
+      drop index if exists swaps_from_address_created;
     `,
   },
 ]

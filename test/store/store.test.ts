@@ -104,6 +104,15 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const rows = await sql.query<{ id: number; name: string }>('select id, name from schema_migrations order by id')
       expect(rows).toEqual(MIGRATIONS.map(({ id, name }) => ({ id, name })))
     })
+
+    it('leaves swaps with neither the payment foreign key nor the address index that migration 1 created and 7 drops', async () => {
+      const { sql } = current()
+      const keys = await sql.query<{ n: number }>(`select count(*)::int as n from pg_constraint where conrelid = 'swaps'::regclass and contype = 'f'`)
+      const indexes = await sql.query<{ indexname: string }>(`select indexname from pg_indexes where tablename = 'swaps' order by indexname`)
+      expect(keys).toEqual([{ n: 0 }])
+      expect(indexes.map((row) => row.indexname)).not.toContain('swaps_from_address_created')
+      expect(indexes.map((row) => row.indexname)).toContain('swaps_pkey')
+    })
   })
 
   describe('reservePayment', () => {
