@@ -8,7 +8,9 @@ describe('public exports', () => {
       [
         "CatalogueError",
         "E18",
+        "NO_BRIDGE",
         "RANKINGS",
+        "bridgeWireName",
         "candidateRoutes",
         "ceilDiv",
         "checkViability",

@@ -1,3 +1,4 @@
+import { bridgeWireName, NO_BRIDGE } from './bridgeWireName.ts'
 import type * as z from 'zod'
 import {
   type BridgesFile,
@@ -59,6 +60,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
 
   const tokens = new Map<string, Token>()
   const tokensByLowerKey = new Map<string, Token>()
+  const allTokensByLowerKey = new Map<string, Token>()
   files.tokens.tokens.forEach((entry, index) => {
     const key = `${entry.chain}:${entry.symbol}`
     if (tokens.has(key)) throw new CatalogueError('tokens', `tokens[${index}]`, `duplicate token ${key}`)
@@ -77,7 +79,9 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       priceUsdE18,
     }
     tokens.set(key, token)
-    if (!token.isHub) tokensByLowerKey.set(`${entry.chain}:${entry.symbol.toLowerCase()}`, token)
+    const lowerKey = `${entry.chain}:${entry.symbol.toLowerCase()}`
+    allTokensByLowerKey.set(lowerKey, token)
+    if (!token.isHub) tokensByLowerKey.set(lowerKey, token)
   })
 
   const chains = new Map<ChainCode, ChainInfo>()
@@ -242,8 +246,10 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
     chains,
     tokens,
     tokensByLowerKey,
+    allTokensByLowerKey,
     venues,
     bridges,
+    bridgeNames: [...new Set([...bridges.map(bridgeWireName), NO_BRIDGE])].sort(),
     edgesFrom,
     lanes,
     corridors: files.corridors.corridors,

@@ -1,3 +1,4 @@
+export { bridgeWireName, NO_BRIDGE } from './bridgeWireName.ts'
 export { candidateRoutes, swapPaths } from './candidateRoutes.ts'
 export { checkViability } from './checkViability.ts'
 export { type CatalogueFiles, CatalogueError, compileCatalogue } from './compileCatalogue.ts'

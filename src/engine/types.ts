@@ -106,8 +106,12 @@ export type Catalogue = {
   tokens: ReadonlyMap<string, Token>
   /** Case-insensitive lookup: `CHAIN:lowercase symbol` → token (user-facing tokens only). */
   tokensByLowerKey: ReadonlyMap<string, Token>
+  /** The same, hubs included: routes pass through hubs, so observed transfers may name them. */
+  allTokensByLowerKey: ReadonlyMap<string, Token>
   venues: readonly Venue[]
   bridges: readonly Bridge[]
+  /** Every bridge name on the wire (`bridgeWireName`) and `NO_BRIDGE`, sorted. */
+  bridgeNames: readonly string[]
   /** Swap edges leaving each token, by token key. */
   edgesFrom: ReadonlyMap<string, readonly SwapEdge[]>
   /** Bridge lanes by `SOURCE>DESTINATION` chain pair. */

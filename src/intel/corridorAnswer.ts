@@ -1,6 +1,6 @@
 import type { BridgeIntelligence, CorridorIntelligencePro, FailurePattern } from '../schemas/intelligence.ts'
 import type { BridgeFigures, FailureFigures } from '../store/createIntelStore.ts'
-import { NO_BRIDGE } from './catalogueNames.ts'
+import { NO_BRIDGE } from '../engine/index.ts'
 import type { CorridorPair } from './parsePairCode.ts'
 import type { PublishedPriorsReturnType } from './publishedPriors.ts'
 import type { SizeBand } from './sizeBand.ts'

@@ -1,7 +1,6 @@
-import { type Catalogue, parseUnits } from '../engine/index.ts'
+import { type Catalogue, NO_BRIDGE, parseUnits } from '../engine/index.ts'
 import type { ObservationLine } from '../schemas/intelligence.ts'
 import type { Observation } from '../store/createIntelStore.ts'
-import { findCatalogueToken, knownBridgeNames, NO_BRIDGE } from './catalogueNames.ts'
 import { corridorPart, outcomePart } from './observationParts.ts'
 
 export type ObservationFromLineReturnType = { ok: true; observation: Observation } | { ok: false; field: string; message: string }
@@ -11,12 +10,12 @@ export type ObservationFromLineReturnType = { ok: true; observation: Observation
  * no more fraction digits than the token has) and turns it into an observation with its currencies and USD value.
  */
 export function observationFromLine(catalogue: Catalogue, line: ObservationLine): ObservationFromLineReturnType {
-  const from = findCatalogueToken(catalogue, line.fromChain, line.fromToken)
+  const from = catalogue.allTokensByLowerKey.get(`${line.fromChain}:${line.fromToken.toLowerCase()}`)
   if (from === undefined) return { ok: false, field: 'fromToken', message: `${line.fromToken} is not listed on ${line.fromChain} in the catalogue` }
-  const to = findCatalogueToken(catalogue, line.toChain, line.toToken)
+  const to = catalogue.allTokensByLowerKey.get(`${line.toChain}:${line.toToken.toLowerCase()}`)
   if (to === undefined) return { ok: false, field: 'toToken', message: `${line.toToken} is not listed on ${line.toChain} in the catalogue` }
   const bridge = line.bridge.toLowerCase()
-  const names = knownBridgeNames(catalogue)
+  const names = catalogue.bridgeNames
   if (!names.includes(bridge)) return { ok: false, field: 'bridge', message: `must be one of ${names.join(', ')}` }
   const isSameChain = line.fromChain === line.toChain
   if (isSameChain !== (bridge === NO_BRIDGE))

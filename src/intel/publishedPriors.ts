@@ -1,6 +1,5 @@
-import type { Catalogue, ChainInfo } from '../engine/index.ts'
+import { bridgeWireName, type Catalogue, type ChainInfo } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import { bridgeWireName } from './catalogueNames.ts'
 import type { PairSide } from './parsePairCode.ts'
 
 export type PriorFigures = { bridge: string; settlementSec: { p50: number; p95: number } }

@@ -3,7 +3,6 @@ import { type Catalogue, parseUnits } from '../engine/index.ts'
 import { ChainCode } from '../schemas/catalogue.ts'
 import type { SwapOutcome } from '../schemas/intelligence.ts'
 import type { BuiltSwap, Observation } from '../store/createIntelStore.ts'
-import { findCatalogueToken } from './catalogueNames.ts'
 import { corridorPart, outcomePart } from './observationParts.ts'
 
 /** What an observation needs of the QuoteResult stored with a swap: its bridge and the p50 duration it promised. */
@@ -21,8 +20,8 @@ export function swapObservation(catalogue: Catalogue, swap: BuiltSwap, outcome: 
   const quote = StoredQuote.parse(swap.quote)
   const fromChain = ChainCode.parse(swap.fromChain)
   const toChain = ChainCode.parse(swap.toChain)
-  const from = findCatalogueToken(catalogue, fromChain, swap.fromToken)
-  const to = findCatalogueToken(catalogue, toChain, swap.toToken)
+  const from = catalogue.tokens.get(`${fromChain}:${swap.fromToken}`)
+  const to = catalogue.tokens.get(`${toChain}:${swap.toToken}`)
   if (from === undefined || to === undefined) throw new Error(`swap ${swap.ref}: ${swap.fromToken} on ${fromChain} or ${swap.toToken} on ${toChain} is no longer in the catalogue`)
   const amount = parseUnits(swap.fromAmount, from.decimals, { strict: false })
   if (!amount.ok) throw new Error(`swap ${swap.ref}: from_amount ${swap.fromAmount} is not an amount of ${from.symbol}`)

@@ -1,8 +1,10 @@
 import {
+  bridgeWireName,
   E18,
   formatFixedDown,
   formatFixedUp,
   formatUnits,
+  NO_BRIDGE,
   type PricedRoute,
   type QuoteAmounts,
   usdValue,
@@ -15,8 +17,7 @@ import type { ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
 /** Bridge name on the wire: protocol plus mode ("cctp-v2-fast", "across"), or "none" for a same-chain swap. */
 export function bridgeName(priced: PricedRoute): string {
   const lane = priced.route.bridge
-  if (!lane) return 'none'
-  return lane.bridge.mode ? `${lane.bridge.protocol}-${lane.bridge.mode}` : lane.bridge.protocol
+  return lane ? bridgeWireName(lane.bridge) : NO_BRIDGE
 }
 
 /** DEX tools in order of use, each once, joined with "+"; "none" when the route is a bridge alone. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
-import { bridgeWireName, knownBridgeNames } from '../../src/intel/catalogueNames.ts'
+import { bridgeWireName } from '../../src/engine/index.ts'
 import { parsePairCode } from '../../src/intel/parsePairCode.ts'
 import { publishedPriors } from '../../src/intel/publishedPriors.ts'
 import { getQuote } from '../../src/service/getQuote.ts'
@@ -52,7 +52,7 @@ describe('publishedPriors', () => {
   })
 
   it('names bridges as quotes do', () => {
-    expect(knownBridgeNames(catalogue)).toEqual([
+    expect(catalogue.bridgeNames).toEqual([
       'across',
       'cctp-v2-fast',
       'cctp-v2-standard',
@@ -68,7 +68,7 @@ describe('publishedPriors', () => {
       if (result.kind !== 'quote') throw new Error(`BAS to ${toChain} did not quote`)
       return result.quote.bridge
     })
-    for (const name of quoted) expect(knownBridgeNames(catalogue)).toContain(name)
+    for (const name of quoted) expect(catalogue.bridgeNames).toContain(name)
     expect(catalogue.bridges.map(bridgeWireName)).toEqual(expect.arrayContaining(quoted))
   })
 })
