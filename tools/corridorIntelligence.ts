@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { DECIMAL_PATTERN } from '../src/schemas/catalogue.ts'
 import { CorridorIntelligence } from '../src/schemas/intelligence.ts'
 import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
 
@@ -12,7 +13,7 @@ export const corridorIntelligence = defineTool({
     amount: z
       .string()
       .max(40)
-      .regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a decimal string such as "2500"')
+      .regex(DECIMAL_PATTERN, 'must be a decimal string such as "2500"')
       .optional()
       .describe('Transfer size: in the source currency when A is a currency code, else USD'),
   },

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { ChainCode, CorridorEntry } from '../src/schemas/catalogue.ts'
+import { ChainCode, CorridorEntry, DECIMAL_PATTERN } from '../src/schemas/catalogue.ts'
 import { CorridorsResponse } from '../src/schemas/discovery.ts'
 import { QuoteResult, UnsupportedPair } from '../src/schemas/quote.ts'
 import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
@@ -24,7 +24,7 @@ export const probeCorridor = defineTool({
     amount: z
       .string()
       .max(80)
-      .regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a decimal string such as "1000"')
+      .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1000"')
       .optional()
       .describe('Amount of fromToken to test, in whole tokens; default 1000'),
   },

@@ -8,10 +8,10 @@ import type { SizeBand } from './sizeBand.ts'
 /** Settled transfers a corridor (or a size band of it) needs before its figures are observed, not priors. */
 export const MIN_SAMPLE_SIZE = 20
 /** Settled transfers a bridge needs to be ranked for the optimal route, when any bridge has that many. */
-export const MIN_BRIDGE_SAMPLE_SIZE = 5
+const MIN_BRIDGE_SAMPLE_SIZE = 5
 /** Reliability bands: the delivered share of settled transfers, in percent. */
-export const HIGH_RELIABILITY_PERCENT = 98
-export const MEDIUM_RELIABILITY_PERCENT = 90
+const HIGH_RELIABILITY_PERCENT = 98
+const MEDIUM_RELIABILITY_PERCENT = 90
 
 export type ReliabilityBand = CorridorIntelligencePro['reliabilityBand']
 

@@ -18,7 +18,10 @@ export const Currency = z.enum(CURRENCIES)
 export type Currency = z.infer<typeof Currency>
 
 /** A non-negative decimal string such as "1.3" or "3100". */
-export const DecimalString = z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative decimal string')
+/** A plain non-negative decimal: digits, optionally a point and more digits; no sign, exponent or spaces. */
+export const DECIMAL_PATTERN = /^[0-9]+(\.[0-9]+)?$/
+
+export const DecimalString = z.string().regex(DECIMAL_PATTERN, 'must be a non-negative decimal string')
 /** An integer string of atomic units. */
 export const IntegerString = z.string().regex(/^[0-9]+$/, 'must be a non-negative integer string')
 export const Source = z.string().min(3, 'every figure needs a source')

@@ -4,12 +4,12 @@ import { QuoteParams } from './quote.ts'
 import { ApprovalWire, TransactionRequestWire } from './swap.ts'
 
 /** Spec 4 rule 7 and 8: a batch disbursement pays 1 to 50 recipients per call. */
-export const MAX_DISBURSEMENT_RECIPIENTS = 50
+const MAX_DISBURSEMENT_RECIPIENTS = 50
 
 const RECIPIENT_LIMIT = `must list 1 to ${MAX_DISBURSEMENT_RECIPIENTS} recipients (at most ${MAX_DISBURSEMENT_RECIPIENTS} per call)`
 
 /** One recipient of a batch: where the money goes, and how much of the source token the sender allocates to it. */
-export const DisbursementRecipient = z.strictObject({
+const DisbursementRecipient = z.strictObject({
   address: QuoteParams.shape.fromAddress.describe('Recipient wallet address on toChain'),
   toChain: QuoteParams.shape.toChain,
   toToken: QuoteParams.shape.toToken,
@@ -17,7 +17,6 @@ export const DisbursementRecipient = z.strictObject({
     'Decimal amount of the SOURCE token (fromToken) allocated to this recipient, fee included; no more fraction digits than fromToken has',
   ),
 })
-export type DisbursementRecipient = z.infer<typeof DisbursementRecipient>
 
 /** POST /api/v1/batch/disburse: one source (chain, token, sender) paying many recipients in one transaction. */
 export const DisburseRequest = z

@@ -1,16 +1,16 @@
 import * as z from 'zod'
-import { ChainCode } from './catalogue.ts'
+import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
 
 /**
  * Transfer outcomes in LI.FI's `/v1/status` taxonomy (`@lifi/types`, routing.md 1.5), so observations from LI.FI or
  * any tracker speaking it import as they are. LI.FI's INVALID (the hash is not a transfer) is no observation.
  */
-export const OBSERVATION_STATUSES = ['DONE', 'FAILED', 'PENDING', 'NOT_FOUND'] as const
+const OBSERVATION_STATUSES = ['DONE', 'FAILED', 'PENDING', 'NOT_FOUND'] as const
 export const ObservationStatus = z.enum(OBSERVATION_STATUSES)
 export type ObservationStatus = z.infer<typeof ObservationStatus>
 
 /** The substatuses each status allows; NOT_FOUND has none. */
-export const SUBSTATUSES = {
+const SUBSTATUSES = {
   DONE: ['COMPLETED', 'PARTIAL', 'REFUNDED'],
   FAILED: ['INSUFFICIENT_ALLOWANCE', 'INSUFFICIENT_BALANCE', 'OUT_OF_GAS', 'EXPIRED', 'SLIPPAGE_EXCEEDED', 'UNKNOWN_FAILED_ERROR'],
   PENDING: [
@@ -73,7 +73,7 @@ export const ObservationLine = z
     amount: z
       .string()
       .max(80)
-      .regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a decimal string such as "1500.25"')
+      .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1500.25"')
       .describe('Amount of fromToken sent, in whole tokens'),
     quotedDurationSec: Seconds.nullish(),
     ...OUTCOME_FIELDS,

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { ChainCode } from './catalogue.ts'
+import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
 
 /** Spec 8: the slippage tolerance when a request names none. */
 export const DEFAULT_SLIPPAGE = 0.005
@@ -14,7 +14,7 @@ export const QuoteParams = z
     fromAmount: z
       .string()
       .max(80)
-      .regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
+      .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
       .describe('Human-readable decimal amount of fromToken, as a string; no more fraction digits than the token has'),
     fromAddress: z
       .string()

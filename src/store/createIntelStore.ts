@@ -129,7 +129,7 @@ export type IntelStore = {
 
 const OBSERVATION_COLUMNS =
   'id, observed_at, from_chain, to_chain, from_token, to_token, from_currency, to_currency, bridge, amount, amount_usd, quoted_duration_sec, settled_duration_sec, realised_slippage_bps, status, substatus, failure_reason, source'
-const COLUMN_COUNT = 18
+const COLUMN_COUNT = OBSERVATION_COLUMNS.split(',').length
 /** Rows per multi-row insert: 18 parameters each stays far below the protocol's 65,535. */
 const INSERT_CHUNK_ROWS = 500
 
@@ -171,7 +171,7 @@ async function insertObservations(q: Pick<Sql, 'query'>, rows: readonly Observat
 }
 
 /** The swap status an outcome moves a built swap to. */
-export function swapStatusFor(observation: Pick<Observation, 'status' | 'substatus'>): SwapStatus {
+function swapStatusFor(observation: Pick<Observation, 'status' | 'substatus'>): SwapStatus {
   if (observation.status === 'DONE') return observation.substatus === 'REFUNDED' ? 'refunded' : 'done'
   if (observation.status === 'FAILED') return 'failed'
   if (observation.status === 'NOT_FOUND') return 'not_found'
