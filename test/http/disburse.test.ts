@@ -41,6 +41,12 @@ describe('POST /api/v1/batch/disburse: the key comes first', () => {
     expect(await readJson(response)).toMatchObject({ code: 'invalid_key', reason, status: 401 })
   })
 
+  it('takes the key as a Bearer token too, as every /api/v1 route does', async () => {
+    const response = await postJson(app, PATH, body(transfers(1)), { authorization: `Bearer ${KEY}` })
+    expect(response.status, await response.clone().text()).toBe(200)
+    expect(DisbursementResult.parse(await readJson(response)).items).toHaveLength(1)
+  })
+
   it('revoked key: 401 invalid_key naming the revocation', async () => {
     const revoked: ApiKeyClaims = { ...claims, id: 'key_ffffffffffffffffffffffff' }
     await store.keys.revoke(revoked.id, new Date())
