@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './auth/rateLimits.ts'
 import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
+import { parseFixed } from './engine/index.ts'
 import { ChainCode } from './schemas/catalogue.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -100,17 +101,14 @@ export type McpConfig = {
   allowedHosts: string[]
 }
 
-/** A decimal USDC amount (already shape-checked) in atomic units. */
-function usdcAtomic(text: string): bigint {
-  const [whole = '0', fraction = ''] = text.split('.')
-  return BigInt(whole + fraction.padEnd(6, '0'))
-}
+/** The hosts /mcp accepts when nothing else is known: loopback only. */
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]']
 
 /** /mcp's allow-list: the configured names, else loopback and the public URL's host. */
 function allowedHosts(e: Env): string[] {
   if (e.SWAPEAZI_MCP_ALLOWED_HOSTS !== undefined && e.SWAPEAZI_MCP_ALLOWED_HOSTS.trim() !== '')
     return e.SWAPEAZI_MCP_ALLOWED_HOSTS.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host.length > 0)
-  const hosts = new Set(['localhost', '127.0.0.1', '[::1]'])
+  const hosts = new Set(LOOPBACK_HOSTS)
   if (e.SWAPEAZI_PUBLIC_URL !== undefined) hosts.add(new URL(e.SWAPEAZI_PUBLIC_URL).hostname.toLowerCase())
   if (e.SWAPEAZI_HOST !== '0.0.0.0' && e.SWAPEAZI_HOST !== '::') hosts.add(e.SWAPEAZI_HOST.toLowerCase())
   return [...hosts]
@@ -182,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcp: {
       ...(e.SWAPEAZI_BASE_URL === undefined ? {} : { baseUrl: e.SWAPEAZI_BASE_URL.replace(/\/$/, '') }),
       ...(e.SWAPEAZI_WALLET_PRIVATE_KEY === undefined ? {} : { walletPrivateKey: e.SWAPEAZI_WALLET_PRIVATE_KEY as `0x${string}` }),
-      dailyBudgetAtomic: usdcAtomic(e.SWAPEAZI_DAILY_BUDGET_USDC),
+      dailyBudgetAtomic: parseFixed(e.SWAPEAZI_DAILY_BUDGET_USDC, 6),
       ...(e.SWAPEAZI_API_KEY === undefined ? {} : { apiKey: e.SWAPEAZI_API_KEY }),
       allowedHosts: allowedHosts(e),
     },

@@ -6,7 +6,7 @@ export type RateLimits = { anonymous: number; free: number; pro: number }
 export const DEFAULT_RATE_LIMITS: RateLimits = { anonymous: 30, free: 60, pro: 600 }
 
 /** The limits are fixed one-minute windows, aligned to the minute so every replica counts in the same window. */
-export const RATE_WINDOW_SEC = 60
+const RATE_WINDOW_SEC = 60
 
 /** Whose requests one counter counts: an IP (anonymous) or a key, and the policy that applies. */
 export type RateSubject = { policy: 'anonymous'; ipHash: string } | { policy: KeyTier; keyId: string }
@@ -23,26 +23,28 @@ export type RateDecision = {
 export const subjectKey = (subject: RateSubject): string =>
   subject.policy === 'anonymous' ? `ip:${subject.ipHash}` : `key:${subject.keyId}`
 
-export const limitFor = (limits: RateLimits, subject: RateSubject): number => limits[subject.policy]
-
 /** The start of the window `nowMs` falls in, in unix seconds. */
 export const windowStartSec = (nowMs: number): number => Math.floor(nowMs / 1000 / RATE_WINDOW_SEC) * RATE_WINDOW_SEC
 
 /** What a window's count means for the request that made it. */
 export function decide(limits: RateLimits, subject: RateSubject, calls: number, nowMs: number): RateDecision {
-  const limit = limitFor(limits, subject)
+  const limit = limits[subject.policy]
   const resetSec = Math.max(1, windowStartSec(nowMs) + RATE_WINDOW_SEC - Math.floor(nowMs / 1000))
   return { policy: subject.policy, limit, remaining: Math.max(0, limit - calls), resetSec, isAllowed: calls <= limit }
 }
 
 /**
  * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` names the policy, its quota
- * and window; `RateLimit` the quota left and the seconds until it resets. Structured-field lists of one item.
+ * and window (the per-minute window unless given); `RateLimit` the quota left and the seconds until it resets.
+ * Structured-field lists of one item.
  */
-export function rateLimitHeaders(decision: RateDecision): { 'RateLimit-Policy': string; RateLimit: string } {
+export function rateLimitHeaders(
+  decision: Pick<RateDecision, 'limit' | 'remaining' | 'resetSec'> & { policy: string },
+  windowSec: number = RATE_WINDOW_SEC,
+): { 'RateLimit-Policy': string; RateLimit: string } {
   const name = `"${decision.policy}"`
   return {
-    'RateLimit-Policy': `${name};q=${decision.limit};w=${RATE_WINDOW_SEC}`,
+    'RateLimit-Policy': `${name};q=${decision.limit};w=${windowSec}`,
     RateLimit: `${name};r=${decision.remaining};t=${decision.resetSec}`,
   }
 }

@@ -3,7 +3,10 @@ import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { ServiceError } from '../service/serviceError.ts'
 
 /** What the middleware puts on every request's context. */
-export type AppEnv = { Variables: { requestId: string; apiKey?: ApiKeyClaims } }
+export type AppEnv = { Variables: { requestId: string; apiKey?: ApiKeyClaims; apiKeySource?: ApiKeySource } }
+
+/** Which header carried the verified key. */
+export type ApiKeySource = 'x-swapeazi-key' | 'bearer'
 
 /**
  * The request's verified API key (the rate-limit middleware checked it), or 401 `invalid_key` when none was sent:

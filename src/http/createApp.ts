@@ -6,7 +6,7 @@ import type { AppEnv } from './appEnv.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
 import { disburseRoutes } from './disburseRoutes.ts'
-import type { McpConfig } from '../config.ts'
+import { LOOPBACK_HOSTS, type McpConfig } from '../config.ts'
 import { mcpRoutes } from '../mcp/mcpRoutes.ts'
 import { createServiceClient, inProcessFetch } from '../mcp/serviceClient.ts'
 import { createToolContext } from '../mcp/toolContext.ts'
@@ -31,8 +31,6 @@ export type AppDeps = ServiceDeps & {
   mcp?: Omit<McpConfig, 'baseUrl'>
 }
 
-/** /mcp's hosts when none are configured: loopback only. */
-const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
 /** DESIGN 6: body limit for every request. */
 export const MAX_BODY_BYTES = 64 * 1024

@@ -1,16 +1,16 @@
 import type { MiddlewareHandler } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { type AdmitApiRequest, rateLimitedError } from '../service/admitApiRequest.ts'
-import type { AppEnv } from './appEnv.ts'
+import type { ApiKeySource, AppEnv } from './appEnv.ts'
 import { clientIp } from './clientIp.ts'
 import { requestHeader } from './requestHeader.ts'
 
-/** The API key a request carries: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
-export function requestApiKey(header: (name: string) => string | undefined): string | undefined {
+/** The API key a request carries and where: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
+function requestApiKey(header: (name: string) => string | undefined): { key: string; source: ApiKeySource } | undefined {
   const key = header('x-swapeazi-key')
-  if (key !== undefined) return key
+  if (key !== undefined) return { key, source: 'x-swapeazi-key' }
   const bearer = /^bearer\s+(.*)$/i.exec(header('authorization') ?? '')
-  return bearer ? (bearer[1] ?? '') : undefined
+  return bearer ? { key: bearer[1] ?? '', source: 'bearer' } : undefined
 }
 
 /**
@@ -19,10 +19,14 @@ export function requestApiKey(header: (name: string) => string | undefined): str
  */
 export function rateLimit(admit: AdmitApiRequest, trustProxy: boolean): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
-    const admitted = await admit({ ip: clientIp(c, trustProxy), key: requestApiKey((name) => requestHeader(c, name)) })
+    const sent = requestApiKey((name) => requestHeader(c, name))
+    const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key })
     for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) c.header(name, value)
     if (!admitted.decision.isAllowed) throw rateLimitedError(admitted.decision)
-    if (admitted.claims !== undefined) c.set('apiKey', admitted.claims)
+    if (admitted.claims !== undefined && sent !== undefined) {
+      c.set('apiKey', admitted.claims)
+      c.set('apiKeySource', sent.source)
+    }
     await next()
   }
 }

@@ -8,14 +8,13 @@ import { type SizeBand, sizeBand } from '../intel/sizeBand.ts'
 import { usagePeriod } from '../intel/usagePeriod.ts'
 import { intelIpSubject, intelKeySubject } from '../intel/usageSubjects.ts'
 import type { CorridorIntelligence, CorridorIntelligenceFree, CorridorIntelligencePro } from '../schemas/intelligence.ts'
-import { authenticateApiKey } from './authenticateApiKey.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
 
 /** Spec 8: free corridor-intelligence calls per IP per calendar month (UTC). */
 export const FREE_CALLS_PER_MONTH = 100
 /** Observations older than this are not aggregated: bridges change, and so do their queues. */
-export const OBSERVATION_WINDOW_DAYS = 90
+const OBSERVATION_WINDOW_DAYS = 90
 
 const DAY_MS = 24 * 60 * 60 * 1000
 /** A query amount: a plain decimal, no more fraction digits than 18-decimal fixed point holds. */
@@ -27,9 +26,9 @@ export type GetCorridorIntelligenceParameters = {
   amount: string | undefined
   /** The caller's IP: the free tier counts against it (as a keyed hash). */
   ip: string
-  /** The Authorization header as sent, if any. */
-  authorization: string | undefined
-  /** Whether an x-swapeazi-key header was sent: intelligence reads keys from Authorization: Bearer only. */
+  /** The verified key sent as `Authorization: Bearer`, if any: the only place intelligence reads a key from. */
+  claims: ApiKeyClaims | undefined
+  /** Whether a key came in x-swapeazi-key instead: it is not read here, and the free answer says so. */
   hasKeyHeader: boolean
 }
 
@@ -37,20 +36,6 @@ export type GetCorridorIntelligenceReturnType = {
   body: CorridorIntelligence
   /** The free tier's monthly quota after this call; absent on the pro tier. */
   quota?: { limit: number; remaining: number; resetSec: number; windowSec: number }
-}
-
-/** The key of an `Authorization: Bearer se_…` header, verified (401 `invalid_key` when it is not a live key). */
-async function bearerClaims(deps: Pick<ServiceDeps, 'keySecret' | 'store'>, authorization: string | undefined): Promise<ApiKeyClaims | undefined> {
-  if (authorization === undefined) return undefined
-  const match = /^bearer(?:\s+(.*))?$/i.exec(authorization.trim())
-  if (match === null)
-    throw new ServiceError('invalid_key', 'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.', {
-      reason: 'malformed',
-    })
-  const token = (match[1] ?? '').trim()
-  if (token === '')
-    throw new ServiceError('invalid_key', 'Authorization: Bearer carries no key: send Bearer se_…, or no Authorization header for the free tier.', { reason: 'missing' })
-  return authenticateApiKey(deps, token)
 }
 
 function parseRequest(deps: Pick<ServiceDeps, 'catalogue'>, pairText: string, amountText: string | undefined): { pair: CorridorPair; amount: { text: string; band: SizeBand } | null } {
@@ -101,7 +86,7 @@ export async function getCorridorIntelligence(
   deps: Pick<ServiceDeps, 'catalogue' | 'store' | 'clock' | 'keySecret'>,
   parameters: GetCorridorIntelligenceParameters,
 ): Promise<GetCorridorIntelligenceReturnType> {
-  const claims = await bearerClaims(deps, parameters.authorization)
+  const { claims } = parameters
   const { pair, amount } = parseRequest(deps, parameters.pair, parameters.amount)
   const nowMs = deps.clock()
   const month = usagePeriod(nowMs)

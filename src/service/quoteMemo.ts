@@ -1,8 +1,8 @@
 /** Answers kept per second at most. A key is at most 1 KiB (typically about 200 bytes) and an answer 1.3 to 3 KB, so at most about 16 MB. */
-export const QUOTE_MEMO_MAX_ENTRIES = 4096
+const QUOTE_MEMO_MAX_ENTRIES = 4096
 
 /** Longest request text kept as a key. QuoteParams fit in about 300 bytes; padded bodies are answered, not kept. */
-export const QUOTE_MEMO_MAX_KEY_LENGTH = 1024
+const QUOTE_MEMO_MAX_KEY_LENGTH = 1024
 
 export type QuoteMemoOptions = { maxEntries?: number; maxKeyLength?: number }
 
