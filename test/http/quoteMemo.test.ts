@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { verifyQuoteId } from '../../src/service/quoteToken.ts'
-import { NOW_MS, QUOTE_SECRET, postJson, postRaw, quoteBody, testApp } from './testApp.ts'
+import { createApp } from '../../src/http/createApp.ts'
+import { NOW_MS, QUOTE_SECRET, postJson, postRaw, quoteBody, testApp, testDeps } from './testApp.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -40,6 +41,23 @@ describe('identical quote requests within one second', () => {
     expect(other.quoteId).not.toBe(base.quoteId)
     const claims = verifyQuoteId(QUOTE_SECRET, other.quoteId, NOW_MS)
     expect(claims.ok && claims.claims.toAddress).toBe('0x3333333333333333333333333333333333333333')
+  })
+})
+
+describe('the memo is what answers', () => {
+  it('repeats the first answer for the rest of its second even when a recomputation would differ, then recomputes', async () => {
+    // The memo's premise is a fixed catalogue; changing it under the app makes a recomputation visible.
+    let now = NOW_MS
+    const deps = testDeps({ clock: () => now })
+    const app = createApp(deps)
+    const first = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    deps.catalogue = { ...deps.catalogue, pricing: { ...deps.catalogue.pricing, quoteTtlSec: 120 } }
+    const sameSecond = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    now += 1_000
+    const next = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    expect(Date.parse(first.expiresAt) - NOW_MS).toBe(60_000)
+    expect(sameSecond).toEqual(first)
+    expect(Date.parse(next.expiresAt) - now).toBe(120_000)
   })
 })
 
