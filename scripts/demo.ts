@@ -20,6 +20,7 @@ import { createMcpServer } from '../src/mcp/createMcpServer.ts'
 import { createServiceClient, inProcessFetch } from '../src/mcp/serviceClient.ts'
 import { createToolContext } from '../src/mcp/toolContext.ts'
 import { ApprovalWire, TransactionRequestWire } from '../src/schemas/swap.ts'
+import { PaymentReceipt } from '../src/schemas/x402.ts'
 
 /** The swap the agent is asked for: dollars on Base to euros on Polygon (a bridge, then a swap). */
 const SWAP = { fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'EURe', fromAmount: '250' } as const
@@ -29,7 +30,7 @@ const BuiltSwap = z.object({
   swapEaziRef: z.string().regex(/^swp_/),
   transactionRequest: TransactionRequestWire,
   approval: ApprovalWire,
-  payment: z.object({ success: z.boolean(), transaction: z.string(), network: z.string(), payer: z.string(), settlement: z.string().optional() }),
+  payment: z.object(PaymentReceipt.shape),
   budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.string() }),
   nextSteps: z.array(z.string()),
 })

@@ -3,7 +3,7 @@ import { formatUnits } from '../src/engine/index.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
 import { SwapResult } from '../src/schemas/swap.ts'
 import { defineTool, failed, failedCall } from '../src/mcp/tool.ts'
-import { describeFailure } from '../src/mcp/serviceClient.ts'
+import { PaymentReceipt } from '../src/schemas/x402.ts'
 
 const usdc = (atomic: bigint): string => formatUnits(atomic, 6)
 
@@ -41,13 +41,7 @@ export const buildSwap = defineTool({
     ...SwapResult.pick(SWAP_FIELDS).shape,
     fee: z.object({ swapFee: z.string(), token: z.string(), agentCallFee: z.string().describe('USDC paid for this build') }),
     route: z.object({ id: z.string(), bridge: z.string(), tool: z.string() }),
-    payment: z.object({
-      success: z.boolean(),
-      transaction: z.string().describe('The settlement: a Base transaction hash, or ledger:<swapEaziRef> on a ledger-settling service'),
-      network: z.string(),
-      payer: z.string(),
-      settlement: z.string().optional(),
-    }),
+    payment: z.object(PaymentReceipt.shape).describe('The decoded X-PAYMENT-RESPONSE: how the USD 0.02 was settled'),
     budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') }),
   },
   annotations: { title: 'Build a swap transaction (pays USD 0.02)', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -63,11 +57,12 @@ export const buildSwap = defineTool({
         return failed(
           `The USD 0.02 payment was sent but its outcome is unknown (${outcome.reason}). Do not call build_swap again for this swap right away: a new call signs a new payment. The budget counts this payment. Check the wallet's USDC transfers on Base, or ask the SwapEazi operator about payer ${payer.address}.`,
         )
+      case 'not_sent':
+        return failed(`Not built and not paid: the payment could not be made (${outcome.reason}). Nothing was charged; check that SWAPEAZI_BASE_URL points at a SwapEazi service, then retry.`)
       case 'refused': {
         const body = outcome.response.body as { error?: unknown; detail?: unknown } | undefined
         if (outcome.response.status === 402 && typeof body?.detail === 'string')
           return failed(`Not built: the payment was refused (${typeof body.error === 'string' ? body.error : 'payment_refused'}): ${body.detail}`)
-        if (outcome.response.status === 0) return failed(`Not built and not paid: ${describeFailure(outcome.response)}`)
         return failedCall(outcome.response)
       }
       case 'paid': {

@@ -1,7 +1,7 @@
 import * as z from 'zod'
 import { CapabilityManifest } from '../src/schemas/discovery.ts'
 import { CorridorEntry, ChainEntry } from '../src/schemas/catalogue.ts'
-import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
+import { CAPABILITIES_URI, defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
 
 export const discoverRoutes = defineTool({
   name: 'discover_routes',
@@ -51,7 +51,7 @@ export const discoverRoutes = defineTool({
         corridors,
         chains,
         prices: { quote: manifest.pricing.quote, swap: manifest.pricing.swap, swapFee: `${manifest.agentPayments.x402.price.amount} ${manifest.agentPayments.x402.price.currency} per build_swap call` },
-        manifestResource: 'swapeazi://capabilities',
+        manifestResource: CAPABILITIES_URI,
       },
     }
   },

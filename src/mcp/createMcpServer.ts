@@ -2,11 +2,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from 'pino'
 import { TOOLS } from '../../tools/index.ts'
-import type { ToolContext, ToolDefinition } from './tool.ts'
+import { CAPABILITIES_URI, type ToolContext, type ToolDefinition } from './tool.ts'
 
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }
 
-export const CAPABILITIES_URI = 'swapeazi://capabilities'
 
 const INSTRUCTIONS =
   'SwapEazi routes stablecoins across chains for agents. discover_routes lists the corridors; probe_corridor checks a pair without paying; get_quote prices a swap for free; build_swap pays USD 0.02 over x402 and returns the unsigned transaction the user signs (approve first if the approval says so); corridor_intelligence says which bridge to trust. Nothing moves until the user signs and broadcasts. The capability manifest is the resource swapeazi://capabilities.'

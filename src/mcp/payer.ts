@@ -3,18 +3,17 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { decodeXPaymentResponse, wrapFetchWithPayment } from 'x402-fetch'
 import type { Logger } from 'pino'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
-import { PaymentReceipt as PaymentReceiptSchema } from '../schemas/x402.ts'
+import { PaymentReceipt } from '../schemas/x402.ts'
 import type { BudgetStore } from '../store/createBudgetStore.ts'
 import { readServiceResponse, type ServiceClient, type ServiceResponse } from './serviceClient.ts'
-
-/** What the payer's receipt says: the decoded X-PAYMENT-RESPONSE. */
-export type PaymentReceipt = { success: boolean; transaction: string; network: string; payer: string; settlement?: string }
 
 export type PaidPostOutcome =
   /** 200: the call was paid and answered. */
   | { kind: 'paid'; response: ServiceResponse; receipt: PaymentReceipt; spentToday: bigint }
   /** Answered without a charge: refused before payment (4xx), or the payment was refused (402). */
   | { kind: 'refused'; response: ServiceResponse }
+  /** Nothing signed was sent (the service unreachable, or its challenge not one we pay): no charge, no answer. */
+  | { kind: 'not_sent'; reason: string }
   /** The payment was sent but its outcome is unknown: the budget keeps it, and the call must not be repeated blindly. */
   | { kind: 'unknown'; reason: string }
   /** Paying would pass the daily budget; nothing was sent. */
@@ -25,7 +24,6 @@ export type Payer = {
   dailyBudget: bigint
   /** POSTs `body` to a paid endpoint, paying its x402 challenge once, within the daily budget. Never retries. */
   post(path: string, body: unknown): Promise<PaidPostOutcome>
-  spentToday(): Promise<bigint>
 }
 
 export type CreatePayerParameters = {
@@ -43,7 +41,7 @@ export type CreatePayerParameters = {
  */
 function readReceipt(header: string): PaymentReceipt | undefined {
   try {
-    const parsed = PaymentReceiptSchema.safeParse(decodeXPaymentResponse(header))
+    const parsed = PaymentReceipt.safeParse(decodeXPaymentResponse(header))
     return parsed.success ? parsed.data : undefined
   } catch {
     return undefined
@@ -68,7 +66,6 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
   return {
     address: account.address,
     dailyBudget: dailyBudgetAtomic,
-    spentToday: () => budget.spent(account.address, utcDay(clock())),
     async post(path, body) {
       const day = utcDay(clock())
       const spentToday = await budget.reserve(account.address, day, fee, dailyBudgetAtomic)
@@ -96,7 +93,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         const message = error instanceof Error ? error.message : String(error)
         if (!sentPayment) {
           await release()
-          return { kind: 'refused', response: { status: 0, body: { code: 'payment_not_made', detail: `The payment was not made: ${message}` }, headers: new Headers() } }
+          return { kind: 'not_sent', reason: message }
         }
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address }, 'payment_outcome_unknown')
         return { kind: 'unknown', reason: message }

@@ -3,6 +3,9 @@ import type * as z from 'zod'
 import type { Payer } from './payer.ts'
 import { describeFailure, type ServiceClient, type ServiceResponse } from './serviceClient.ts'
 
+/** The MCP resource holding the capability manifest. */
+export const CAPABILITIES_URI = 'swapeazi://capabilities'
+
 /** What every tool may use: the service client, the payer when a wallet is configured, the API key when one is. */
 export type ToolContext = {
   client: ServiceClient

@@ -6,12 +6,13 @@ import { describe, expect, it } from 'vitest'
 import * as z from 'zod'
 import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
 import { TransactionRequestWire } from '../../src/schemas/swap.ts'
+import { PaymentReceipt } from '../../src/schemas/x402.ts'
 import { trackChildProcess } from '../support/trackChildProcess.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const RUN_TIMEOUT_MS = 120_000
 
-const Receipt = z.object({ success: z.literal(true), transaction: z.string(), network: z.literal('base'), payer: z.string(), settlement: z.string().optional() })
+const Receipt = z.object({ ...PaymentReceipt.shape, success: z.literal(true) })
 
 type Run = { code: number | null; stdout: string; stderr: string }
 
