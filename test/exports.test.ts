@@ -6,6 +6,7 @@ describe('public exports', () => {
   it('engine', () => {
     expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`
       [
+        "BASE_TX_GAS",
         "CatalogueError",
         "E18",
         "NO_BRIDGE",
@@ -34,6 +35,7 @@ describe('public exports', () => {
         "totalCostUsdE18",
         "usdValue",
         "viableRange",
+        "withGasMargin",
       ]
     `)
   })

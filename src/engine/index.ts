@@ -15,6 +15,7 @@ export {
   parseUnits,
   pow10,
 } from './decimal.ts'
+export { BASE_TX_GAS, withGasMargin } from './gas.ts'
 export { type FindRoutesParameters, type FindRoutesReturnType, findRoutes, type Rejection } from './findRoutes.ts'
 export { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'
 export { RANKINGS, type RankedRoutes, type Ranking, rankRoutes, totalCostUsdE18 } from './rankRoutes.ts'

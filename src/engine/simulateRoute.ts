@@ -1,11 +1,10 @@
 import { ceilDiv, pow10 } from './decimal.ts'
+import { BASE_TX_GAS, withGasMargin } from './gas.ts'
 import type { CandidateRoute, CostItem, PricedRoute, StepEstimate } from './route.ts'
 import { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
 import type { Catalogue, ChainInfo, SwapEdge } from './types.ts'
 
 const PPM = 1_000_000n
-/** Intrinsic gas of any transaction. */
-const BASE_TX_GAS = 21_000n
 
 function chainOf(catalogue: Catalogue, id: string): ChainInfo {
   const chain = catalogue.chains.get(id as ChainInfo['id'])
@@ -89,7 +88,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
   }
   amount = runSwaps(route.destinationSwaps, amount, steps, costs)
 
-  const gasLimit = ceilDiv((BASE_TX_GAS + sourceGasUnits) * (100n + catalogue.pricing.gasMarginPercent), 100n)
+  const gasLimit = withGasMargin(catalogue, BASE_TX_GAS + sourceGasUnits)
   const sourceCostUsdE18 = (BASE_TX_GAS + sourceGasUnits) * source.gasUnitUsdE18 + source.l1FeeUsdE18 + messagingFeeUsdE18
   return {
     route,

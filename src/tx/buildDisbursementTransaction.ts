@@ -1,13 +1,10 @@
 import { type Address, encodeFunctionData, type Hex, toHex } from 'viem'
-import { type Catalogue, ceilDiv, type Token } from '../engine/index.ts'
+import { BASE_TX_GAS, type Catalogue, type Token, withGasMargin } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
-import { type Approval, buildApproval } from './buildApproval.ts'
-import type { BuildRouteTransactionReturnType, RouterOrder, TransactionRequest } from './buildRouteTransaction.ts'
+import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
+import { type BuildRouteTransactionReturnType, chainIdOf, type RouterOrder, type TransactionRequest } from './buildRouteTransaction.ts'
 import type { RouterDeployment } from './routerDeployment.ts'
-
-/** The intrinsic gas of the one transaction; a route leg's own gas limit already counts it once more. */
-const BASE_TX_GAS = 21_000n
 
 /** One recipient's part of a disbursement. */
 export type DisbursementLeg =
@@ -31,25 +28,14 @@ export type BuildDisbursementTransactionParameters = {
 }
 
 /** What one leg became: its order and its share of the gas limit. */
-export type DisbursementOrder = { order: RouterOrder; gasLimit: bigint }
+type DisbursementOrder = { order: RouterOrder; gasLimit: bigint }
 
-export type BuildDisbursementTransactionReturnType = {
-  /** `executeBatch(orders)` on the source chain's router. */
+/** The approval (of the sum of every order's amountIn) beside `executeBatch(orders)` on the source chain's router. */
+export type BuildDisbursementTransactionReturnType = BuildApprovalReturnType & {
   transactionRequest: TransactionRequest
-  /** The allowance the router needs: the sum of every order's amountIn. */
-  approval: Approval
-  approvalTransactionRequest: TransactionRequest
-  approvalResetTransactionRequest?: TransactionRequest
-  /** One per leg, in the legs' order. */
-  orders: DisbursementOrder[]
   /** Sum of the orders' amountIn: everything pulled from the sender. */
   amountIn: bigint
-  /** Sum of the orders' calls' native value: what executeBatch must be sent. */
-  value: bigint
 }
-
-const withMargin = (catalogue: Catalogue, gasUnits: bigint): bigint =>
-  ceilDiv(gasUnits * (100n + catalogue.pricing.gasMarginPercent), 100n)
 
 /**
  * A transfer leg as a router order with no calls: the router pulls `amount`, sends `fee` to the treasury and the rest
@@ -63,7 +49,7 @@ function transferOrder(catalogue: Catalogue, token: Token, ref: Hex, leg: Extrac
     order: { ref, tokenIn: tokenAddress, amountIn: amount, fee, tokenOut: tokenAddress, minOut: amount - fee, recipient, calls: [] },
     // Pull of fee and input, the executor's delivery and its check, the event and the order's calldata: the router
     // overhead the catalogue measured for a route, with the usual margin.
-    gasLimit: withMargin(catalogue, catalogue.pricing.routerOverheadGasUnits),
+    gasLimit: withGasMargin(catalogue, catalogue.pricing.routerOverheadGasUnits),
   }
 }
 
@@ -86,22 +72,20 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
   })
   const amountIn = orders.reduce((sum, { order }) => sum + order.amountIn, 0n)
   const value = orders.reduce((sum, { order }) => sum + order.calls.reduce((calls, call) => calls + call.value, 0n), 0n)
-  const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, withMargin(catalogue, BASE_TX_GAS))
-  const chain = catalogue.chains.get(token.chain)
-  if (!chain) throw new Error(`chain ${token.chain} is not in the catalogue`)
+  // One intrinsic gas for the transaction; each route leg's own gas limit already counts it once more.
+  const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, withGasMargin(catalogue, BASE_TX_GAS))
+  const chainId = chainIdOf(catalogue, token.chain)
   const { router } = parameters.routerOn(token.chain)
   return {
     transactionRequest: {
-      chainId: chain.chainId,
+      chainId,
       from: sender,
       to: router,
       data: encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'executeBatch', args: [orders.map(({ order }) => order)] }),
       value: toHex(value),
       gas: toHex(gas),
     },
-    ...buildApproval({ token, chainId: chain.chainId, owner: sender, spender: router, amount: amountIn }),
-    orders,
+    ...buildApproval({ token, chainId, owner: sender, spender: router, amount: amountIn }),
     amountIn,
-    value,
   }
 }

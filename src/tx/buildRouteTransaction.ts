@@ -11,10 +11,11 @@ import {
   sizeRouteInput,
   type StepEstimate,
   type Token,
+  withGasMargin,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
-import { type Approval, buildApproval } from './buildApproval.ts'
+import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
 import type { RouterCall } from './call.ts'
 import { encodeBridgeCall } from './encodeBridgeCall.ts'
 import { encodeSwapCall } from './encodeSwapCall.ts'
@@ -66,14 +67,9 @@ export type BuildRouteTransactionParameters = {
   nowSec: number
 }
 
-export type BuildRouteTransactionReturnType = {
+/** The approval fields (`buildApproval`) beside the transaction they come before. */
+export type BuildRouteTransactionReturnType = BuildApprovalReturnType & {
   transactionRequest: TransactionRequest
-  /** The allowance the router needs: `{token, spender, amount, resetFirst}`. */
-  approval: Approval
-  /** `approve(router, amountIn)`, ready to sign before `transactionRequest`. */
-  approvalTransactionRequest: TransactionRequest
-  /** `approve(router, 0)`, for tokens that must reset a non-zero allowance first (USDT on Ethereum). */
-  approvalResetTransactionRequest?: TransactionRequest
   order: RouterOrder
   destinationOrder?: DestinationOrder
   /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
@@ -171,7 +167,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
         quoteTimestampSec: nowSec,
         fillDeadlineSec: nowSec + ACROSS_FILL_WINDOW_SEC,
         nativeFeeWei: nativeWeiForUsd(catalogue, lane.from.chain, sized.messagingFeeUsdE18),
-        composeGas: ceilDiv(destinationGasUnits * (100n + catalogue.pricing.gasMarginPercent), 100n),
+        composeGas: withGasMargin(catalogue, destinationGasUnits),
       }),
     )
   }
@@ -215,7 +211,7 @@ function rescaleDown(amount: bigint, to: Token, from: Token): bigint {
   return amount / pow10(to.decimals - from.decimals)
 }
 
-function chainIdOf(catalogue: Catalogue, chain: ChainCode): number {
+export function chainIdOf(catalogue: Catalogue, chain: ChainCode): number {
   const info = catalogue.chains.get(chain)
   if (!info) throw new Error(`chain ${chain} is not in the catalogue`)
   return info.chainId
