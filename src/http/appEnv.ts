@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
-import { ServiceError } from '../service/serviceError.ts'
+import { missingKeyError } from '../service/authenticateApiKey.ts'
 
 /** What the middleware puts on every request's context. */
 export type AppEnv = { Variables: { requestId: string; apiKey?: ApiKeyClaims; apiKeySource?: ApiKeySource } }
@@ -14,9 +14,6 @@ export type ApiKeySource = 'x-swapeazi-key' | 'bearer'
  */
 export function requireApiKey(c: Context<AppEnv>): ApiKeyClaims {
   const claims = c.get('apiKey')
-  if (claims === undefined)
-    throw new ServiceError('invalid_key', 'This endpoint needs an API key in the x-swapeazi-key header. Get a free key at POST /api/v1/keys (or the portal form at /).', {
-      reason: 'missing',
-    })
+  if (claims === undefined) throw missingKeyError()
   return claims
 }

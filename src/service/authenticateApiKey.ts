@@ -16,7 +16,7 @@ export async function authenticateApiKey(deps: Pick<ServiceDeps, 'keySecret' | '
 
 /** The stateless half of `authenticateApiKey`: shape and MAC. The caller still checks the denylist. */
 export function verifyKeySignature(deps: Pick<ServiceDeps, 'keySecret'>, key: string | undefined): ApiKeyClaims {
-  if (key === undefined || key.trim() === '') throw new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header. ${GET_ONE}`, { reason: 'missing' })
+  if (key === undefined || key.trim() === '') throw missingKeyError()
   const verified = verifyApiKey(deps.keySecret, key.trim())
   if (!verified.ok)
     throw new ServiceError(
@@ -28,6 +28,10 @@ export function verifyKeySignature(deps: Pick<ServiceDeps, 'keySecret'>, key: st
     )
   return verified.claims
 }
+
+/** 401 for a route that needs a key when none was sent. */
+export const missingKeyError = (): ServiceError =>
+  new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header (or as Authorization: Bearer). ${GET_ONE}`, { reason: 'missing' })
 
 export const revokedKeyError = (id: string): ServiceError =>
   new ServiceError('invalid_key', `The API key ${id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })
