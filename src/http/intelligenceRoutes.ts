@@ -5,7 +5,7 @@ import { getCorridorIntelligence } from '../service/getCorridorIntelligence.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import type { AppEnv } from './appEnv.ts'
 import { clientIp } from './clientIp.ts'
-import { problemBody, problemResponse } from './problem.ts'
+import { methodNotAllowed } from './problem.ts'
 import { requestHeader } from './requestHeader.ts'
 
 const PATH = '/api/v1/intelligence/corridor/:pair'
@@ -48,11 +48,6 @@ export function intelligenceRoutes(deps: ServiceDeps, trustProxy: boolean): Hono
     }
     return c.json(result.body, 200, { 'cache-control': 'no-store' })
   })
-  // The app's 405 table holds exact paths; this one has a parameter.
-  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], PATH, (c) =>
-    problemResponse(c, problemBody('method_not_allowed', `${c.req.path} answers GET only.`, { allow: 'GET', requestId: c.get('requestId') }, c.req.path), {
-      allow: 'GET',
-    }),
-  )
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], PATH, methodNotAllowed('GET'))
   return app
 }

@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../service/deps.ts'
 import { getSwapRecord } from '../service/getSwapRecord.ts'
 import { swapWithQuote } from '../service/swapWithQuote.ts'
 import { type AppEnv, requireApiKey } from './appEnv.ts'
+import { methodNotAllowed } from './problem.ts'
 import { readJsonBody } from './readJsonBody.ts'
 
 /**
@@ -21,5 +22,6 @@ export function keyedSwapRoutes(deps: ServiceDeps): Hono<AppEnv> {
     const claims = requireApiKey(c)
     return c.json(await getSwapRecord(deps, { ref: c.req.param('ref'), keyId: claims.id }))
   })
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '/api/v1/swap/:ref', methodNotAllowed('GET'))
   return app
 }

@@ -65,3 +65,12 @@ export function problemBody(
 export function problemResponse(c: Context, body: Problem, headers: Readonly<Record<string, string>> = {}): Response {
   return c.body(JSON.stringify(body), STATUS_BY_CODE[body.code], { 'content-type': PROBLEM_CONTENT_TYPE, ...headers })
 }
+
+/**
+ * 405 with `Allow` for a path with a parameter (the app's 405 table holds exact paths): a handler for the methods
+ * the path does not answer.
+ */
+export const methodNotAllowed =
+  (allow: string) =>
+  (c: Context<{ Variables: { requestId: string } }>): Response =>
+    problemResponse(c, problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId: c.get('requestId') }, c.req.path), { allow })

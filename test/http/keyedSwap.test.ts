@@ -206,3 +206,12 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     expect(await readJson(response)).toMatchObject({ code: 'invalid_request' })
   })
 })
+
+describe('/api/v1/swap/{ref}: other methods', () => {
+  it('answers 405 with Allow: GET, as the exact paths do', async () => {
+    const response = await app.request('/api/v1/swap/swp_01KA0000000000000000000000', { method: 'DELETE', headers: { 'x-swapeazi-key': KEY } })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET')
+    expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed', allow: 'GET' })
+  })
+})
