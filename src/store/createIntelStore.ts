@@ -3,6 +3,7 @@ import type { PairSide } from '../intel/parsePairCode.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ObservationStatus } from '../schemas/intelligence.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
+import { type SwapCorridor, swapCorridorOfRow } from './swapRows.ts'
 
 /** One transfer someone observed (an import) or a tracker completed (one of our swaps), and how it ended. */
 export type Observation = {
@@ -70,19 +71,10 @@ export type FailureFigures = {
 }
 
 /** The columns of a built swap an observation is derived from. */
-export type BuiltSwap = {
-  ref: string
-  fromChain: string
-  toChain: string
-  fromToken: string
-  toToken: string
-  fromAmount: string
-  quote: unknown
-  createdAt: string
-}
+export type BuiltSwap = SwapCorridor & { quote: unknown }
 
 export type CompleteSwapReturnType =
-  | { ok: true; observation: Observation; swapStatus: string }
+  | { ok: true; observation: Observation; swapStatus: SwapStatus }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'not_pending'; status: string }
 
@@ -319,16 +311,7 @@ export function createIntelStore(sql: Sql): IntelStore {
         )
         if (row === undefined) return { ok: false, reason: 'not_found' }
         if (row['status'] !== 'built') return { ok: false, reason: 'not_pending', status: String(row['status']) }
-        const observation = derive({
-          ref: String(row['ref']),
-          fromChain: String(row['from_chain']),
-          toChain: String(row['to_chain']),
-          fromToken: String(row['from_token']),
-          toToken: String(row['to_token']),
-          fromAmount: String(row['from_amount']),
-          quote: row['quote'],
-          createdAt: isoTimestamp(row['created_at']),
-        })
+        const observation = derive({ ...swapCorridorOfRow(row), quote: row['quote'] })
         const swapStatus = swapStatusFor(observation)
         if ((await insertObservations(tx, [observation])) !== 1) throw new Error(`an observation ${observation.id} is already recorded`)
         await tx.query(`update swaps set status = $2 where ref = $1`, [ref, swapStatus])
@@ -344,16 +327,10 @@ export function createIntelStore(sql: Sql): IntelStore {
         [createdBefore.toISOString(), limit],
       )
       return rows.map((row) => ({
-        ref: String(row['ref']),
+        ...swapCorridorOfRow(row),
         channel: String(row['channel']),
-        fromChain: String(row['from_chain']),
-        toChain: String(row['to_chain']),
-        fromToken: String(row['from_token']),
-        toToken: String(row['to_token']),
-        fromAmount: String(row['from_amount']),
         fromAddress: String(row['from_address']),
         bridge: row['bridge'] === null || row['bridge'] === undefined ? null : String(row['bridge']),
-        createdAt: isoTimestamp(row['created_at']),
       }))
     },
   }

@@ -5,6 +5,7 @@ import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
+import { swapCorridorOfRow } from './swapRows.ts'
 
 /** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
 export type PaymentReservation = {
@@ -191,14 +192,9 @@ export function createStore(sql: Sql): Store {
       const [row] = await sql.query<Record<string, unknown>>(`select * from swaps where ref = $1`, [ref])
       if (row === undefined) return undefined
       return {
-        ref: String(row['ref']),
+        ...swapCorridorOfRow(row),
         channel: row['channel'] as SwapChannel,
         status: row['status'] as SwapStatus,
-        fromChain: String(row['from_chain']),
-        toChain: String(row['to_chain']),
-        fromToken: String(row['from_token']),
-        toToken: String(row['to_token']),
-        fromAmount: String(row['from_amount']),
         toAmount: String(row['to_amount']),
         toAmountMin: String(row['to_amount_min']),
         fromAddress: String(row['from_address']),
@@ -207,7 +203,6 @@ export function createStore(sql: Sql): Store {
         transactionRequest: row['transaction_request'],
         payment: row['payer'] === null ? null : { payer: String(row['payer']), nonce: String(row['payment_nonce']) },
         keyId: row['key_id'] === null || row['key_id'] === undefined ? null : String(row['key_id']),
-        createdAt: isoTimestamp(row['created_at']),
       }
     },
   }
