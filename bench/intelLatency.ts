@@ -69,9 +69,9 @@ const SEED_SQL = `
 
 /** The server role: the real app over an in-memory store holding the seed. */
 async function runServer(): Promise<void> {
-  const { buildAppDeps } = await import('../src/appDeps.ts')
+  const { buildAppDeps } = await import('../src/app/buildAppDeps.ts')
   const { benchConfig } = await import('./benchConfig.ts')
-  const { createApp } = await import('../src/http/createApp.ts')
+  const { createServer } = await import('../src/app/createServer.ts')
   const config = benchConfig({
     SWAPEAZI_KEY_SECRET: KEY_SECRET,
     SWAPEAZI_TRUST_PROXY: 'true',
@@ -84,7 +84,7 @@ async function runServer(): Promise<void> {
   await deps.store.sql.query(SEED_SQL, [SEED_NOW, BENCH_OBSERVATIONS])
   // What `swapeazi intel import` does after its transaction: all-visible pages, fresh statistics.
   await deps.store.sql.query('vacuum (analyze) observations')
-  const app = createApp(deps)
+  const app = createServer(deps)
   const server = serve({ fetch: app.fetch, hostname: config.host, port: 0 }, (info: AddressInfo) => process.send?.({ port: info.port }))
   process.on('disconnect', () => server.close(() => process.exit(0)))
   process.once('SIGTERM', () => server.close(() => process.exit(0)))

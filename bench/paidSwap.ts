@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { type Address, getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { buildAppDeps } from '../src/appDeps.ts'
+import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { benchConfig } from './benchConfig.ts'
-import type { AppDeps } from '../src/http/createApp.ts'
+import type { ServerDeps } from '../src/app/createServer.ts'
 import { decodePaymentHeader } from '../src/payments/x402/decodePaymentHeader.ts'
 import { BASE_CHAIN_ID } from '../src/payments/x402/paymentRequirements.ts'
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, verifyPayment } from '../src/payments/x402/verifyPayment.ts'
@@ -130,7 +130,7 @@ async function recoverFor(pool: readonly SignedPayment[], durationSec: number): 
 }
 
 /** Paid swaps one after another for `durationSec`, or until the unused payments run out; each must come back paid. */
-async function payFor(deps: AppDeps, resource: string, pool: SignedPayment[], durationSec: number): Promise<Phase> {
+async function payFor(deps: ServerDeps, resource: string, pool: SignedPayment[], durationSec: number): Promise<Phase> {
   const start = now()
   const end = start + durationSec * 1_000
   let calls = 0
@@ -160,10 +160,10 @@ function timed<A extends unknown[], R>(totals: Record<string, number>, key: stri
 }
 
 /** payForSwap on timer-wrapped deps, with build, decode and verify replayed on the same inputs beside each call. */
-async function breakDown(deps: AppDeps, resource: string, requirements: PaymentRequirements, pool: SignedPayment[], calls: number): Promise<PaidSwapBreakdown> {
+async function breakDown(deps: ServerDeps, resource: string, requirements: PaymentRequirements, pool: SignedPayment[], calls: number): Promise<PaidSwapBreakdown> {
   const ms: Record<string, number> = {}
   const { store, screener, settler } = deps
-  const wrapped: AppDeps = {
+  const wrapped: ServerDeps = {
     ...deps,
     store: {
       ...store,

@@ -2,10 +2,10 @@
 // against the same fixed request the endpoint bench sends, with the bytes each allocates:
 // `node --max-semi-space-size=256 --import tsx bench/quotePieces.ts [rounds]`.
 import { fileURLToPath } from 'node:url'
-import { buildAppDeps } from '../src/appDeps.ts'
+import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { benchConfig } from './benchConfig.ts'
 import { findRoutes } from '../src/engine/index.ts'
-import { createApp } from '../src/http/createApp.ts'
+import { createServer } from '../src/app/createServer.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
 import { formatQuote } from '../src/service/formatQuote.ts'
 import { getQuote } from '../src/service/getQuote.ts'
@@ -30,7 +30,7 @@ async function timePiece(piece: Piece, ms: number): Promise<number> {
 
 export async function runQuotePieces(rounds: number): Promise<void> {
   const deps = await buildAppDeps(benchConfig())
-  const app = createApp(deps)
+  const app = createServer(deps)
   const raw = JSON.parse(QUOTE_BODY) as unknown
   const params = QuoteParams.parse(raw)
   const request = resolveQuoteRequest(deps, params)

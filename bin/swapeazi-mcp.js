@@ -4,4 +4,4 @@ import { register } from 'tsx/esm/api'
 
 register()
 process.argv.splice(2, 0, 'mcp')
-await import('../src/cli.ts')
+await import('../src/cli/main.ts')

@@ -12,10 +12,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import * as z from 'zod'
-import { buildAppDeps } from '../src/appDeps.ts'
+import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { loadConfig } from '../src/config.ts'
 import { formatUnits } from '../src/engine/index.ts'
-import { createApp } from '../src/http/createApp.ts'
+import { createServer } from '../src/app/createServer.ts'
 import { createMcpServer } from '../src/mcp/createMcpServer.ts'
 import { createServiceClient, inProcessFetch } from '../src/mcp/serviceClient.ts'
 import { createToolContext } from '../src/mcp/toolContext.ts'
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const deps = await buildAppDeps(config)
   const client = new Client({ name: 'swapeazi-demo', version: deps.version })
   try {
-    const app = createApp(deps)
+    const app = createServer(deps)
     const service = createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request)))
     const context = createToolContext({ client: service, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log })
     const server = createMcpServer({ ...context, version: deps.version, log: deps.log })

@@ -7,6 +7,7 @@ import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { parseFixed } from './engine/index.ts'
 import { ChainCode } from './schemas/catalogue.ts'
+import { LOOPBACK_HOSTS, type McpSettings } from './mcp/mcpSettings.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -88,21 +89,11 @@ export type Config = {
 
 type Env = z.infer<typeof Env>
 
-export type McpConfig = {
-  /** The SwapEazi service the tools call; unset, the in-process app (no socket). */
-  baseUrl?: string
-  /** The wallet that pays build_swap's x402 fee; never logged. */
-  walletPrivateKey?: `0x${string}`
-  /** The most the payer spends per UTC day, atomic USDC. */
-  dailyBudgetAtomic: bigint
-  /** A SwapEazi key for the tools' keyed calls (pro corridor intelligence). */
-  apiKey?: string
-  /** Host names /mcp accepts in Host and Origin (DNS-rebinding protection). */
-  allowedHosts: string[]
-}
+/** The MCP tools' settings (src/mcp/mcpSettings.ts). */
+export type McpConfig = McpSettings
 
 /** The hosts /mcp accepts when nothing else is known: loopback only. */
-export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]']
+export { LOOPBACK_HOSTS }
 
 /** /mcp's allow-list: the configured names, else loopback and the public URL's host. */
 function allowedHosts(e: Env): string[] {

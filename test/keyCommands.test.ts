@@ -16,7 +16,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const SECRET = 'operator-key-secret-operator-key-secret'
 const cli = (args: string[], secret = SECRET): Promise<{ stdout: string; stderr: string }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args], {
+  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', ...args], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_LOG_LEVEL: 'silent' },
   })

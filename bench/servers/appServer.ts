@@ -3,8 +3,8 @@
 // pass through from the parent's environment.
 import { serve } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
-import { buildAppDeps } from '../../src/appDeps.ts'
-import { createApp } from '../../src/http/createApp.ts'
+import { buildAppDeps } from '../../src/app/buildAppDeps.ts'
+import { createServer } from '../../src/app/createServer.ts'
 import { benchConfig } from '../benchConfig.ts'
 
 // Benches that need them pass a key secret (to sign their own key) and rate limits.
@@ -13,7 +13,7 @@ const config = benchConfig(
     Object.entries(process.env).filter((entry): entry is [string, string] => entry[0] === 'SWAPEAZI_KEY_SECRET' || entry[0].startsWith('SWAPEAZI_RATE_LIMIT_')),
   ),
 )
-const app = createApp(await buildAppDeps(config))
+const app = createServer(await buildAppDeps(config))
 const server = serve({ fetch: app.fetch, hostname: config.host, port: 0 }, (info: AddressInfo) => {
   process.send?.({ port: info.port })
 })

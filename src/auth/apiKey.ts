@@ -1,9 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import * as z from 'zod'
+import { KEY_TIERS, type KeyTier } from '../schemas/keys.ts'
+
+export { KEY_TIERS, type KeyTier }
 
 /** DESIGN 7.14: the tiers a key can carry. */
-export const KEY_TIERS = ['free', 'pro'] as const
-export type KeyTier = (typeof KEY_TIERS)[number]
 
 /** What a key says about itself, signed: version, id, tier and issue time (unix seconds). */
 export const ApiKeyClaims = z.strictObject({

@@ -6,10 +6,7 @@ import type { AppEnv } from './appEnv.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import { discoveryRoutes } from './discoveryRoutes.ts'
 import { disburseRoutes } from './disburseRoutes.ts'
-import { LOOPBACK_HOSTS, type McpConfig } from '../config.ts'
-import { mcpRoutes } from '../mcp/mcpRoutes.ts'
-import { createServiceClient, inProcessFetch } from '../mcp/serviceClient.ts'
-import { createToolContext } from '../mcp/toolContext.ts'
+import { clientIp } from './clientIp.ts'
 import { limitBody } from './limitBody.ts'
 import { buildOpenApi } from './openapi.ts'
 import { problemBody, problemResponse } from './problem.ts'
@@ -27,9 +24,15 @@ export type AppDeps = ServiceDeps & {
   publicUrl: string
   /** Read the client IP from X-Forwarded-For (behind our own proxy). */
   trustProxy?: boolean
-  /** The MCP server at /mcp (DESIGN 8); unset: no wallet, no key, loopback hosts only. */
-  mcp?: Omit<McpConfig, 'baseUrl'>
 }
+
+/**
+ * A Web-standard handler another transport serves at `path`, every method (the MCP server at /mcp): the composition
+ * root mounts it here, so the HTTP API never imports it. It gets the request and the caller's IP.
+ */
+export type MountedHandler = { path: string; handle: (request: Request, clientIp: string) => Promise<Response> }
+
+export type CreateAppOptions = { mounts?: readonly MountedHandler[] }
 
 
 /** DESIGN 6: body limit for every request. */
@@ -59,7 +62,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
 }
 
 /** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const openapi = buildOpenApi(deps.version, deps.publicUrl)
 
@@ -89,24 +92,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', disburseRoutes(deps))
   app.route('/', keyedSwapRoutes(deps))
   app.get('/openapi.json', (c) => c.json(openapi))
-  app.route(
-    '/',
-    mcpRoutes({
-      // The tools call this same app in process, for the remote agent's IP.
-      context: (ip) =>
-        createToolContext({
-          client: createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request), ip)),
-          settings: deps.mcp ?? { dailyBudgetAtomic: 0n },
-          budget: deps.store.budget,
-          clock: deps.clock,
-          log: deps.log,
-        }),
-      trustProxy: deps.trustProxy ?? false,
-      allowedHosts: deps.mcp?.allowedHosts ?? LOOPBACK_HOSTS,
-      version: deps.version,
-      log: deps.log,
-    }),
-  )
+  for (const mount of options.mounts ?? []) app.all(mount.path, (c) => mount.handle(c.req.raw, clientIp(c, deps.trustProxy ?? false)))
   app.route('/', portalRoutes(deps))
 
   app.notFound((c) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { Hono } from 'hono'
-import { renderPortalPage } from '../portal/renderPortalPage.ts'
-import { renderTronPage } from '../portal/renderTronPage.ts'
+import { renderPortalPage } from './portal/renderPortalPage.ts'
+import { renderTronPage } from './portal/renderTronPage.ts'
 import { describeCapabilities } from '../service/describeCapabilities.ts'
 import type { ServiceDeps } from '../service/deps.ts'
 import { listChains } from '../service/listChains.ts'
@@ -25,7 +25,7 @@ const PAGE_HEADERS = {
 
 const ASSET_CACHE = 'public, max-age=300'
 
-const ASSET_DIR = new URL('../portal/', import.meta.url)
+const ASSET_DIR = new URL('./portal/', import.meta.url)
 
 /** Memoises a value computed on first use, so an app that never serves the portal never builds it. */
 function once<T>(compute: () => T): () => T {

@@ -1,7 +1,7 @@
 import { CHAIN_CODES, type ChainCode, CURRENCIES, type Currency } from '../schemas/catalogue.ts'
+import type { PairSide } from '../schemas/intelligence.ts'
 
-/** One side of a corridor: a chain (transfers leaving or reaching it) or a currency (tokens that track it). */
-export type PairSide = { kind: 'chain'; code: ChainCode } | { kind: 'currency'; code: Currency }
+export type { PairSide }
 
 export type CorridorPair = { code: string; from: PairSide; to: PairSide }
 

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from 'pino'
-import { TOOLS } from '../../tools/index.ts'
+import { TOOLS } from './tools/index.ts'
 import { CAPABILITIES_URI, type ToolContext, type ToolDefinition } from './tool.ts'
 
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino'
-import type { McpConfig } from '../config.ts'
+import type { McpSettings } from './mcpSettings.ts'
 import type { BudgetStore } from '../store/createBudgetStore.ts'
 import { createPayer } from './payer.ts'
 import type { ServiceClient } from './serviceClient.ts'
 import type { ToolContext } from './tool.ts'
 
 /** The settings the tools run with, without the base URL (the caller has already chosen the client). */
-export type ToolSettings = Omit<McpConfig, 'baseUrl' | 'allowedHosts'>
+export type ToolSettings = Omit<McpSettings, 'baseUrl' | 'allowedHosts'>
 
 /** The tools' context: the client, the payer when a wallet is configured (its budget in `budget`), the API key. */
 export function createToolContext(parameters: { client: ServiceClient; settings: ToolSettings; budget: BudgetStore; clock: () => number; log: Logger }): ToolContext {

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
+import { ChainCode, type Currency, DECIMAL_PATTERN } from './catalogue.ts'
 
 /**
  * Transfer outcomes in LI.FI's `/v1/status` taxonomy (`@lifi/types`, routing.md 1.5), so observations from LI.FI or
@@ -161,3 +161,6 @@ export const CorridorIntelligence = z
   .discriminatedUnion('tier', [CorridorIntelligenceFree, CorridorIntelligencePro])
   .meta({ id: 'CorridorIntelligence' })
 export type CorridorIntelligence = z.infer<typeof CorridorIntelligence>
+
+/** One side of a corridor: a chain (transfers leaving or reaching it) or a currency (tokens that track it). */
+export type PairSide = { kind: 'chain'; code: ChainCode } | { kind: 'currency'; code: Currency }

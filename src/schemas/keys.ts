@@ -1,5 +1,8 @@
 import * as z from 'zod'
-import { KEY_TIERS } from '../auth/apiKey.ts'
+
+/** API key tiers (DESIGN 7.14). */
+export const KEY_TIERS = ['free', 'pro'] as const
+export type KeyTier = (typeof KEY_TIERS)[number]
 
 /** POST /api/v1/keys (and `swapeazi keys issue`): a new key, shown once. */
 export const IssuedApiKey = z

@@ -1,13 +1,12 @@
 import * as z from 'zod'
+import { AddressSchema as Address, HexSchema as Hex } from './address.ts'
 import { QuoteResult, RouteWire } from './quote.ts'
-
-const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/)
-const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/)
 
 /** An unsigned EVM transaction, ready for `eth_sendTransaction` (value and gas as hex quantities). */
 export const TransactionRequestWire = z
   .object({ chainId: z.number().int(), from: Address, to: Address, data: Hex, value: Hex, gas: Hex })
   .meta({ id: 'TransactionRequest' })
+export type TransactionRequest = z.infer<typeof TransactionRequestWire>
 
 /** The allowance the router needs before `transactionRequest`, and the transactions that grant it. */
 export const ApprovalWire = z

@@ -1,7 +1,7 @@
 import { getAddress } from 'viem'
 import { formatUnits } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
-import type { TransactionRequest } from '../tx/buildRouteTransaction.ts'
+import type { TransactionRequest } from '../schemas/swap.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
 
 /** The agent call fee as the route's fee breakdown shows it; null where no per-call fee applies (keyed swaps). */

@@ -1,6 +1,6 @@
 import { getAddress } from 'viem'
 import type { SwapRecordWire } from '../schemas/swap.ts'
-import type { TransactionRequest } from '../tx/buildRouteTransaction.ts'
+import type { TransactionRequest } from '../schemas/swap.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
 

@@ -1,4 +1,4 @@
-import type { SwapRecord } from './createStore.ts'
+import type { SwapRecord } from './swapRows.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
 
 /** A batch disbursement the service built: its source, every recipient's leg, the totals and the transaction. */

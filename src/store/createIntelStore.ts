@@ -1,5 +1,5 @@
 import type { SwapStatus } from '../schemas/swap.ts'
-import type { PairSide } from '../intel/parsePairCode.ts'
+import type { PairSide } from '../schemas/intelligence.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ObservationStatus } from '../schemas/intelligence.ts'
 import { isoTimestamp, type Sql } from './sql.ts'

@@ -1,4 +1,4 @@
-import type { KeyTier } from '../auth/apiKey.ts'
+import type { KeyTier } from '../schemas/keys.ts'
 import type { Sql } from './sql.ts'
 
 export type KeyIssuance = {

@@ -5,65 +5,9 @@ import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
-import { swapCorridorOfRow } from './swapRows.ts'
+import { type PaymentReservation, type PaymentRow, type PaymentStatus, type StoredSwap, type SwapChannel, type SwapRecord, swapCorridorOfRow } from './swapRows.ts'
 
-/** A verified x402 authorization held for one swap, before it is settled. Amounts are atomic USDC. */
-export type PaymentReservation = {
-  payer: string
-  nonce: string
-  value: bigint
-  asset: string
-  payTo: string
-  validAfter: bigint
-  validBefore: bigint
-  /** The signed authorization: on the ledger it is what an operator can still settle on chain. */
-  signature: string
-  settlementMode: string
-  swapRef: string
-  reservedAt: Date
-}
-
-export type PaymentStatus = 'reserved' | 'settled' | 'unsettled'
-
-export type PaymentRow = Omit<PaymentReservation, 'reservedAt'> & {
-  status: PaymentStatus
-  transaction: string | null
-  error: string | null
-  reservedAt: string
-  settledAt: string | null
-}
-
-/** How a swap was paid for or authorised. */
-export type SwapChannel = 'x402' | 'mpp' | 'api_key' | 'disbursement'
-
-/** A swap the service built: what was asked, what was promised, the transaction, and the payment behind it. */
-export type SwapRecord = {
-  ref: string
-  channel: SwapChannel
-  status: 'built'
-  fromChain: string
-  toChain: string
-  fromToken: string
-  toToken: string
-  fromAmount: string
-  toAmount: string
-  toAmountMin: string
-  fromAddress: string
-  toAddress: string
-  quote: unknown
-  transactionRequest: unknown
-  payment?: { payer: string; nonce: string }
-  /** The API key a keyed swap was built under (`api_key` channel). */
-  keyId?: string
-  createdAt: Date
-}
-
-export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment' | 'keyId' | 'status'> & {
-  status: SwapStatus
-  payment: { payer: string; nonce: string } | null
-  keyId: string | null
-  createdAt: string
-}
+export type { PaymentReservation, PaymentRow, PaymentStatus, StoredSwap, SwapChannel, SwapRecord } from './swapRows.ts'
 
 /** What the use cases need from the database; both drivers run the same statements. */
 export type Store = {

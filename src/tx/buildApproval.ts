@@ -1,6 +1,6 @@
 import { type Address, encodeFunctionData, erc20Abi, toHex } from 'viem'
 import type { Token } from '../engine/index.ts'
-import type { TransactionRequest } from './buildRouteTransaction.ts'
+import type { TransactionRequest } from '../schemas/swap.ts'
 
 /** Gas limit of an ERC-20 approve with margin: ~46k from zero (routing.md 5.1), USDC's proxy a little more. */
 const APPROVE_GAS = 80_000n

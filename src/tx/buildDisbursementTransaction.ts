@@ -3,7 +3,8 @@ import { BASE_TX_GAS, type Catalogue, type Token, withGasMargin } from '../engin
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
-import { type BuildRouteTransactionReturnType, chainIdOf, type RouterOrder, type TransactionRequest } from './buildRouteTransaction.ts'
+import { type BuildRouteTransactionReturnType, chainIdOf, type RouterOrder } from './buildRouteTransaction.ts'
+import type { TransactionRequest } from '../schemas/swap.ts'
 import type { RouterDeployment } from './routerDeployment.ts'
 
 /** One recipient's part of a disbursement. */

@@ -14,6 +14,7 @@ import {
   withGasMargin,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
+import type { TransactionRequest } from '../schemas/swap.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
 import type { RouterCall } from './call.ts'
@@ -26,8 +27,6 @@ const SWAP_DEADLINE_SEC = 30 * 60
 /** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
 const ACROSS_FILL_WINDOW_SEC = 6 * 60 * 60
 
-/** An unsigned transaction as the wire carries it: hex quantities, as wallets and LI.FI expect. */
-export type TransactionRequest = { chainId: number; from: Address; to: Address; data: Hex; value: Hex; gas: Hex }
 
 /** The `Order` struct of contracts/SwapEaziTypes.sol. */
 export type RouterOrder = {

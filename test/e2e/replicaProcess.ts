@@ -26,7 +26,7 @@ export type StartReplicaOptions = {
 }
 
 /**
- * Starts `swapeazi serve` as its own process (`node --import tsx src/cli.ts serve`, no npx in between, so the pid is
+ * Starts `swapeazi serve` as its own process (`node --import tsx src/cli/main.ts serve`, no npx in between, so the pid is
  * the server's) and resolves with its URL once it logs `event: 'listening'`. Pass SWAPEAZI_PORT=0 for an OS-chosen
  * port. Rejects, after killing it, if it exits or stays silent past the timeout.
  */
@@ -37,7 +37,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     const value = process.env[name]
     if (value !== undefined && env[name] === undefined) env[name] = value
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const { stop } = trackChildProcess(child, STOP_TIMEOUT_MS)
   let log = ''
 

@@ -1,6 +1,6 @@
 import { pino } from 'pino'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
-import { type AppDeps, createApp } from '../../src/http/createApp.ts'
+import { createServer, type ServerDeps } from '../../src/app/createServer.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
 import { sanctionsListScreener } from '../../src/compliance/sanctionsListScreener.ts'
@@ -56,7 +56,7 @@ export function lazyMemoryStore(): Store {
 let sharedStore: Store | undefined
 
 /** Dependencies for the in-process app: the real catalogue, a silent logger and a fixed clock. */
-export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
+export function testDeps(overrides: Partial<ServerDeps> = {}): ServerDeps {
   return {
     catalogue: loaded.catalogue,
     files: loaded.files,
@@ -78,10 +78,10 @@ export function testDeps(overrides: Partial<AppDeps> = {}): AppDeps {
   }
 }
 
-export type TestApp = ReturnType<typeof createApp>
+export type TestApp = ReturnType<typeof createServer>
 
-export function testApp(overrides: Partial<AppDeps> = {}): TestApp {
-  return createApp(testDeps(overrides))
+export function testApp(overrides: Partial<ServerDeps> = {}): TestApp {
+  return createServer(testDeps(overrides))
 }
 
 /** POSTs `body` as JSON (serialised with JSON.stringify) to the app, no socket. */

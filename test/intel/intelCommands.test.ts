@@ -12,7 +12,7 @@ const work = mkdtempSync(join(tmpdir(), 'swapeazi-intel-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 const cli = (args: string[]): Promise<{ stdout: string; stderr: string }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'intel', ...args], {
+  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'intel', ...args], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', SWAPEAZI_DATA_DIR: join(work, 'data'), SWAPEAZI_LOG_LEVEL: 'silent' },
   })

@@ -1,6 +1,6 @@
 import * as z from 'zod'
-import { QuoteParams, QuoteResult, RankedQuote, RankedQuoteEntry, UnsupportedPair } from '../src/schemas/quote.ts'
-import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
+import { QuoteParams, QuoteResult, RankedQuote, RankedQuoteEntry, UnsupportedPair } from '../../schemas/quote.ts'
+import { defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 const describeQuote = (q: QuoteResult): string =>
   `${q.fromAmount} ${q.fromToken} on ${q.fromChain} → ${q.toAmount} ${q.toToken} on ${q.toChain} (at least ${q.toAmountMin}) via ${q.bridge === 'none' ? q.tool : q.bridge}, about ${q.estimatedDuration} s, fee ${q.fee.amount} ${q.fee.token}`

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util'
-import { buildAppDeps } from './appDeps.ts'
-import { KEY_TIERS, type KeyTier, verifyApiKey } from './auth/apiKey.ts'
-import type { Config } from './config.ts'
-import { issueOperatorKey } from './service/issueApiKey.ts'
-import { parseUsagePeriod, usagePeriod } from './intel/usagePeriod.ts'
-import { INTEL_KEY_SUBJECT_PREFIX, intelKeySubject } from './intel/usageSubjects.ts'
+import { buildAppDeps } from '../app/buildAppDeps.ts'
+import { KEY_TIERS, type KeyTier, verifyApiKey } from '../auth/apiKey.ts'
+import type { Config } from '../config.ts'
+import { issueOperatorKey } from '../service/issueApiKey.ts'
+import { parseUsagePeriod, usagePeriod } from '../intel/usagePeriod.ts'
+import { INTEL_KEY_SUBJECT_PREFIX, intelKeySubject } from '../intel/usageSubjects.ts'
 
 export const KEYS_USAGE = `Usage:
   swapeazi keys issue [--tier free|pro]

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { loadCatalogue } from './catalogue/loadCatalogue.ts'
-import { loadSanctionsList } from './compliance/loadSanctionsList.ts'
-import { sanctionsListScreener } from './compliance/sanctionsListScreener.ts'
-import type { Config } from './config.ts'
-import type { AppDeps } from './http/createApp.ts'
-import { createLogger } from './logger.ts'
-import { settlerFromConfig } from './payments/x402/settlerFromConfig.ts'
-import { openStore } from './store/openStore.ts'
-import { routerDeployment } from './tx/routerDeployment.ts'
+import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
+import { loadSanctionsList } from '../compliance/loadSanctionsList.ts'
+import { sanctionsListScreener } from '../compliance/sanctionsListScreener.ts'
+import type { Config } from '../config.ts'
+import type { ServerDeps } from './createServer.ts'
+import { createLogger } from './createLogger.ts'
+import { settlerFromConfig } from './settlerFromConfig.ts'
+import { openStore } from '../store/openStore.ts'
+import { routerDeployment } from '../tx/routerDeployment.ts'
 
-const PACKAGE_JSON = new URL('../package.json', import.meta.url)
+const PACKAGE_JSON = new URL('../../package.json', import.meta.url)
 
 /** The package version, for health and OpenAPI. */
 export function packageVersion(): string {
@@ -21,7 +21,7 @@ export function packageVersion(): string {
  * Wires the real dependencies from configuration: catalogue and sanctions list from disk, the store (PGlite or
  * PostgreSQL, migrated), the settler, pino logger, wall clock. The caller closes `store.sql` on shutdown.
  */
-export async function buildAppDeps(config: Config): Promise<AppDeps> {
+export async function buildAppDeps(config: Config): Promise<ServerDeps> {
   const { catalogue, files } = loadCatalogue(config.manifestDir)
   const sanctions = loadSanctionsList(config.sanctionsFile)
   const store = await openStore(config.store)

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util'
 import { type Address, createPublicClient, createWalletClient, defineChain, http, isAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { loadCatalogue } from './catalogue/loadCatalogue.ts'
-import type { Config } from './config.ts'
-import { deployRouter, INERT_OWNER } from './contracts/deployRouter.ts'
-import { swapEaziRouterAbi } from './contracts/routerArtifact.ts'
-import { CHAIN_CODES, type ChainCode } from './schemas/catalogue.ts'
-import { routerTargets } from './tx/routerTargets.ts'
+import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
+import type { Config } from '../config.ts'
+import { deployRouter, INERT_OWNER } from '../contracts/deployRouter.ts'
+import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
+import { CHAIN_CODES, type ChainCode } from '../schemas/catalogue.ts'
+import { routerTargets } from '../tx/routerTargets.ts'
 
 export const ROUTER_USAGE = `Usage:
   swapeazi router deploy --rpc-url URL --owner 0x... --treasury 0x... [--salt 0x...]

@@ -1,4 +1,4 @@
-import type { CapabilityManifest } from '../schemas/discovery.ts'
+import type { CapabilityManifest } from '../../schemas/discovery.ts'
 import { escapeHtml } from './escapeHtml.ts'
 import { renderLayout } from './renderLayout.ts'
 import { safeHref } from './safeHref.ts'

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises'
-import { buildAppDeps } from './appDeps.ts'
-import type { Config } from './config.ts'
-import { importObservations } from './intel/importObservations.ts'
+import { buildAppDeps } from '../app/buildAppDeps.ts'
+import type { Config } from '../config.ts'
+import { importObservations } from '../intel/importObservations.ts'
 
 export const INTEL_USAGE = `Usage:
   swapeazi intel import FILE.jsonl

@@ -1,7 +1,7 @@
 import * as z from 'zod'
-import { CapabilityManifest } from '../src/schemas/discovery.ts'
-import { CorridorEntry, ChainEntry } from '../src/schemas/catalogue.ts'
-import { CAPABILITIES_URI, defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
+import { CapabilityManifest } from '../../schemas/discovery.ts'
+import { CorridorEntry, ChainEntry } from '../../schemas/catalogue.ts'
+import { CAPABILITIES_URI, defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 export const discoverRoutes = defineTool({
   name: 'discover_routes',

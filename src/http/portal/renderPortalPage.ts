@@ -1,5 +1,5 @@
-import type { CapabilityManifest, ChainsResponse, CorridorsResponse } from '../schemas/discovery.ts'
-import { SELF_SERVE_KEYS_PER_IP, SELF_SERVE_WINDOW_MS } from '../service/issueApiKey.ts'
+import type { CapabilityManifest, ChainsResponse, CorridorsResponse } from '../../schemas/discovery.ts'
+import { SELF_SERVE_KEYS_PER_IP, SELF_SERVE_WINDOW_MS } from '../../service/issueApiKey.ts'
 import { escapeHtml } from './escapeHtml.ts'
 import { renderLayout } from './renderLayout.ts'
 import { tronCorridors } from './tronCorridors.ts'

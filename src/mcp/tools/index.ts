@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../src/mcp/tool.ts'
+import type { ToolDefinition } from '../tool.ts'
 import { buildSwap } from './buildSwap.ts'
 import { corridorIntelligence } from './corridorIntelligence.ts'
 import { discoverRoutes } from './discoverRoutes.ts'

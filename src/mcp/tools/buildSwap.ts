@@ -1,9 +1,9 @@
 import * as z from 'zod'
-import { formatUnits } from '../src/engine/index.ts'
-import { QuoteParams } from '../src/schemas/quote.ts'
-import { SwapResult } from '../src/schemas/swap.ts'
-import { defineTool, failed, failedCall } from '../src/mcp/tool.ts'
-import { PaymentReceipt } from '../src/schemas/x402.ts'
+import { formatUnits } from '../../engine/index.ts'
+import { QuoteParams } from '../../schemas/quote.ts'
+import { SwapResult } from '../../schemas/swap.ts'
+import { defineTool, failed, failedCall } from '../tool.ts'
+import { PaymentReceipt } from '../../schemas/x402.ts'
 
 const usdc = (atomic: bigint): string => formatUnits(atomic, 6)
 

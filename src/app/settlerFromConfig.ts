@@ -1,11 +1,11 @@
 import { createPublicClient, createWalletClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { base } from 'viem/chains'
-import type { Config } from '../../config.ts'
-import { facilitatorSettler } from './facilitatorSettler.ts'
-import { ledgerSettler } from './ledgerSettler.ts'
-import { onchainSettler } from './onchainSettler.ts'
-import type { Settler } from './settlement.ts'
+import type { Config } from '../config.ts'
+import { facilitatorSettler } from '../payments/x402/facilitatorSettler.ts'
+import { ledgerSettler } from '../payments/x402/ledgerSettler.ts'
+import { onchainSettler } from '../payments/x402/onchainSettler.ts'
+import type { Settler } from '../payments/x402/settlement.ts'
 
 /** The settler the configuration names (DESIGN 7.10): ledger, on-chain on a Base RPC, or an x402 facilitator. */
 export function settlerFromConfig(settlement: Config['payments']['settlement']): Settler {

@@ -1,8 +1,8 @@
 import * as z from 'zod'
-import { ChainCode, CorridorEntry, DECIMAL_PATTERN } from '../src/schemas/catalogue.ts'
-import { CorridorsResponse } from '../src/schemas/discovery.ts'
-import { QuoteResult, UnsupportedPair } from '../src/schemas/quote.ts'
-import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
+import { ChainCode, CorridorEntry, DECIMAL_PATTERN } from '../../schemas/catalogue.ts'
+import { CorridorsResponse } from '../../schemas/discovery.ts'
+import { QuoteResult, UnsupportedPair } from '../../schemas/quote.ts'
+import { defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 /** A neutral sender for probe quotes: a quote binds an address but moves nothing. */
 const PROBE_ADDRESS = '0x0000000000000000000000000000000000000001'

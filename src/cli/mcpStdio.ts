@@ -1,22 +1,13 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { buildAppDeps, packageVersion } from '../appDeps.ts'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { buildAppDeps, packageVersion } from '../app/buildAppDeps.ts'
+import { createLogger } from '../app/createLogger.ts'
 import type { Config } from '../config.ts'
 import { createApp } from '../http/createApp.ts'
-import { createLogger } from '../logger.ts'
+import { createMcpServer } from '../mcp/createMcpServer.ts'
+import { keepStdoutForProtocol, serveStdio } from '../mcp/serveStdio.ts'
+import { createServiceClient, inProcessFetch } from '../mcp/serviceClient.ts'
+import { createToolContext } from '../mcp/toolContext.ts'
 import { openStore } from '../store/openStore.ts'
-import { createMcpServer } from './createMcpServer.ts'
-import { createServiceClient, inProcessFetch } from './serviceClient.ts'
-import { createToolContext } from './toolContext.ts'
-
-/** stdout carries JSON-RPC only: anything a dependency prints through console goes to stderr instead. */
-function keepStdoutForProtocol(): void {
-  const toStderr = (...args: unknown[]): void => {
-    process.stderr.write(`${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}\n`)
-  }
-  console.log = toStderr
-  console.info = toStderr
-  console.debug = toStderr
-}
 
 /**
  * `swapeazi mcp`: the MCP server over stdio for LLM hosts (DESIGN 8). The tools call SWAPEAZI_BASE_URL when it is
@@ -27,7 +18,7 @@ export async function runMcpStdio(config: Config): Promise<void> {
   keepStdoutForProtocol()
   const remote = config.mcp.baseUrl
   let close: () => Promise<void>
-  let server
+  let server: McpServer
   if (remote === undefined) {
     const deps = await buildAppDeps(config)
     const app = createApp(deps)
@@ -38,16 +29,12 @@ export async function runMcpStdio(config: Config): Promise<void> {
     const log = createLogger(config.logLevel)
     const store = config.mcp.walletPrivateKey === undefined ? undefined : await openStore(config.store)
     const client = createServiceClient(remote, (input, init) => fetch(input, init))
-    const context = store === undefined ? { client, ...(config.mcp.apiKey === undefined ? {} : { apiKey: config.mcp.apiKey }) } : createToolContext({ client, settings: config.mcp, budget: store.budget, clock: Date.now, log })
+    const context =
+      store === undefined
+        ? { client, ...(config.mcp.apiKey === undefined ? {} : { apiKey: config.mcp.apiKey }) }
+        : createToolContext({ client, settings: config.mcp, budget: store.budget, clock: Date.now, log })
     server = createMcpServer({ ...context, version: packageVersion(), log })
     close = async () => store?.sql.close()
   }
-  const transport = new StdioServerTransport()
-  transport.onclose = () => {
-    void close().finally(() => process.exit(0))
-  }
-  await server.connect(transport)
-  process.stdin.once('end', () => {
-    void server.close()
-  })
+  await serveStdio(server, close)
 }

@@ -1,11 +1,11 @@
 import { serve } from '@hono/node-server'
-import { buildAppDeps } from './appDeps.ts'
-import { loadConfig } from './config.ts'
-import { CatalogueError } from './engine/index.ts'
-import { createApp } from './http/createApp.ts'
+import { buildAppDeps } from '../app/buildAppDeps.ts'
+import { createServer } from '../app/createServer.ts'
+import { loadConfig } from '../config.ts'
+import { CatalogueError } from '../engine/index.ts'
 import { INTEL_USAGE, runIntelCommand } from './intelCommands.ts'
 import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
-import { runMcpStdio } from './mcp/stdio.ts'
+import { runMcpStdio } from './mcpStdio.ts'
 import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 
 const USAGE = `Usage: swapeazi <command>
@@ -38,7 +38,7 @@ async function runServe(): Promise<void> {
       { event: 'router_default_inert', router: config.router.address },
       'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it',
     )
-  const app = createApp(deps)
+  const app = createServer(deps)
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
     deps.log.info(
       { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: config.publicUrl, snapshot_as_of: deps.catalogue.asOf },

@@ -1,7 +1,7 @@
 import * as z from 'zod'
-import { DECIMAL_PATTERN } from '../src/schemas/catalogue.ts'
-import { CorridorIntelligence } from '../src/schemas/intelligence.ts'
-import { defineTool, failed, failedCall, READ_ONLY } from '../src/mcp/tool.ts'
+import { DECIMAL_PATTERN } from '../../schemas/catalogue.ts'
+import { CorridorIntelligence } from '../../schemas/intelligence.ts'
+import { defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 export const corridorIntelligence = defineTool({
   name: 'corridor_intelligence',
