@@ -14,7 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import * as z from 'zod'
 import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { loadConfig } from '../src/config.ts'
-import { formatUnits } from '../src/engine/index.ts'
+import { formatAtomic } from '../src/engine/index.ts'
 import { createServer } from '../src/app/createServer.ts'
 import { createMcpServer } from '../src/mcp/createMcpServer.ts'
 import { createServiceClient, inProcessFetch } from '../src/mcp/serviceClient.ts'
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     await client.connect(clientSide)
 
     print(`SwapEazi ${deps.version} agent demo: an embedded service (in-memory store, ${deps.settler.mode} settlement), MCP over an in-memory transport`)
-    print(`Agent wallet (throwaway, holds nothing): ${wallet}; build_swap budget ${formatUnits(config.mcp.dailyBudgetAtomic, 6)} USDC a day`)
+    print(`Agent wallet (throwaway, holds nothing): ${wallet}; build_swap budget ${formatAtomic(config.mcp.dailyBudgetAtomic, 6)} USDC a day`)
     const tools = await client.listTools()
     print(`Tools: ${tools.tools.map((tool) => tool.name).join(', ')}`)
     print()

@@ -4,16 +4,16 @@ export const E18 = 10n ** 18n
 const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/
 const LOOSE_DECIMAL = /^[0-9]+(\.[0-9]+)?$/
 
-export type ParseUnitsResult =
+export type ParseUnitsExactResult =
   | { ok: true; value: bigint }
   | { ok: false; reason: 'not_decimal' | 'too_many_decimals'; maxDecimals: number }
 
 /**
- * Parses a decimal string into atomic units of a token with `decimals` places. Unlike viem's parseUnits it never
- * rounds: more fraction digits than the token has is an error, so a caller is never charged or promised a figure
- * other than the one it wrote.
+ * Parses a decimal string into atomic units of a token with `decimals` places. Unlike viem's `parseUnits` it rejects,
+ * never rounds: more fraction digits than the token has is an error (a result, not a throw), so a caller is never
+ * charged or promised a figure other than the one it wrote.
  */
-export function parseUnits(text: string, decimals: number, { strict = true }: { strict?: boolean } = {}): ParseUnitsResult {
+export function parseUnitsExact(text: string, decimals: number, { strict = true }: { strict?: boolean } = {}): ParseUnitsExactResult {
   if (!(strict ? DECIMAL : LOOSE_DECIMAL).test(text)) return { ok: false, reason: 'not_decimal', maxDecimals: decimals }
   const [whole = '0', fraction = ''] = text.split('.')
   if (fraction.length > decimals) return { ok: false, reason: 'too_many_decimals', maxDecimals: decimals }
@@ -22,7 +22,7 @@ export function parseUnits(text: string, decimals: number, { strict = true }: { 
 
 /** Parses a trusted catalogue decimal (already schema-checked) into `decimals` places; throws on excess precision. */
 export function parseFixed(text: string, decimals = 18): bigint {
-  const parsed = parseUnits(text, decimals, { strict: false })
+  const parsed = parseUnitsExact(text, decimals, { strict: false })
   if (!parsed.ok) throw new RangeError(`"${text}" is not a decimal with at most ${decimals} fraction digits`)
   return parsed.value
 }
@@ -36,8 +36,12 @@ export function pow10(exponent: number): bigint {
 
 const ZERO = 48 // '0'
 
-/** Formats atomic units as a plain decimal string without trailing zeros ("1.5", "0.000001", "12"). */
-export function formatUnits(value: bigint, decimals: number): string {
+/**
+ * Formats atomic units as a plain decimal string without trailing zeros ("1.5", "0.000001", "12"). Its output equals
+ * viem's `formatUnits` for every value (the tests compare them); the engine has its own because it imports only
+ * `schemas` (DESIGN), never viem.
+ */
+export function formatAtomic(value: bigint, decimals: number): string {
   const negative = value < 0n
   const digits = (negative ? -value : value).toString()
   if (decimals === 0) return negative ? `-${digits}` : digits
@@ -53,13 +57,13 @@ export function formatUnits(value: bigint, decimals: number): string {
 export function formatFixedUp(valueE18: bigint, places: number): string {
   const step = pow10(18 - places)
   const rounded = ceilDiv(valueE18, step) * step
-  return formatUnits(rounded, 18)
+  return formatAtomic(rounded, 18)
 }
 
 /** Formats an 18-decimal fixed-point value with at most `places` fraction digits, rounding down (rates we show). */
 export function formatFixedDown(valueE18: bigint, places: number): string {
   const step = pow10(18 - places)
-  return formatUnits((valueE18 / step) * step, 18)
+  return formatAtomic((valueE18 / step) * step, 18)
 }
 
 /** Integer division rounding towards positive infinity, for non-negative numerators and positive divisors. */

@@ -6,13 +6,13 @@ export { type TokenPair, corridorPairs } from './corridorPairs.ts'
 export {
   ceilDiv,
   E18,
+  formatAtomic,
   formatFixedDown,
   formatFixedUp,
-  formatUnits,
   numberToFixed,
   parseFixed,
-  type ParseUnitsResult,
-  parseUnits,
+  type ParseUnitsExactResult,
+  parseUnitsExact,
   pow10,
 } from './decimal.ts'
 export { BASE_TX_GAS, withGasMargin } from './gas.ts'

@@ -1,4 +1,4 @@
-import { type Catalogue, NO_BRIDGE, parseUnits } from '../engine/index.ts'
+import { type Catalogue, NO_BRIDGE, parseUnitsExact } from '../engine/index.ts'
 import type { ObservationLine } from '../schemas/intelligence.ts'
 import type { Observation } from '../store/createIntelStore.ts'
 import { corridorPart, outcomePart } from './observationParts.ts'
@@ -20,7 +20,7 @@ export function observationFromLine(catalogue: Catalogue, line: ObservationLine)
   const isSameChain = line.fromChain === line.toChain
   if (isSameChain !== (bridge === NO_BRIDGE))
     return { ok: false, field: 'bridge', message: isSameChain ? `must be ${NO_BRIDGE} for a same-chain swap` : `a transfer from ${line.fromChain} to ${line.toChain} needs a bridge, not ${NO_BRIDGE}` }
-  const amount = parseUnits(line.amount, from.decimals, { strict: false })
+  const amount = parseUnitsExact(line.amount, from.decimals, { strict: false })
   if (!amount.ok) return { ok: false, field: 'amount', message: `has more than ${from.decimals} fraction digits, the decimals of ${from.symbol}` }
   if (amount.value === 0n) return { ok: false, field: 'amount', message: 'must be greater than 0' }
   return {

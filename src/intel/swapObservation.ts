@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { type Catalogue, parseUnits } from '../engine/index.ts'
+import { type Catalogue, parseUnitsExact } from '../engine/index.ts'
 import { ChainCode } from '../schemas/catalogue.ts'
 import type { SwapOutcome } from '../schemas/intelligence.ts'
 import type { BuiltSwap, Observation } from '../store/createIntelStore.ts'
@@ -23,7 +23,7 @@ export function swapObservation(catalogue: Catalogue, swap: BuiltSwap, outcome: 
   const from = catalogue.tokens.get(`${fromChain}:${swap.fromToken}`)
   const to = catalogue.tokens.get(`${toChain}:${swap.toToken}`)
   if (from === undefined || to === undefined) throw new Error(`swap ${swap.ref}: ${swap.fromToken} on ${fromChain} or ${swap.toToken} on ${toChain} is no longer in the catalogue`)
-  const amount = parseUnits(swap.fromAmount, from.decimals, { strict: false })
+  const amount = parseUnitsExact(swap.fromAmount, from.decimals, { strict: false })
   if (!amount.ok) throw new Error(`swap ${swap.ref}: from_amount ${swap.fromAmount} is not an amount of ${from.symbol}`)
   return {
     id: swap.ref,

@@ -1,5 +1,5 @@
 import type { Address } from 'viem'
-import { formatUnits, type PricedRoute, type QuoteAmounts } from '../engine/index.ts'
+import { formatAtomic, type PricedRoute, type QuoteAmounts } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -76,7 +76,7 @@ export function buildFirstEncodable(deps: ServiceDeps, parameters: BuildFirstEnc
   deps.log.warn({ event: 'route_not_executable', routes: failures }, 'no viable route could be encoded')
   throw new ServiceError(
     'route_not_executable',
-    `${formatUnits(request.amountIn, request.from.decimals)} ${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} can be quoted but not yet executed: a venue on every route lacks the on-chain parameters the transaction needs. Try another destination token or chain.`,
+    `${formatAtomic(request.amountIn, request.from.decimals)} ${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} can be quoted but not yet executed: a venue on every route lacks the on-chain parameters the transaction needs. Try another destination token or chain.`,
     { routes: failures.length },
   )
 }

@@ -1,5 +1,5 @@
 import { type Address, getAddress } from 'viem'
-import { formatUnits, numberToFixed, parseUnits, quoteAmounts, type Token } from '../engine/index.ts'
+import { formatAtomic, numberToFixed, parseUnitsExact, quoteAmounts, type Token } from '../engine/index.ts'
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
@@ -56,9 +56,9 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
       totalFee += feeAmount
       items.push({
         ...itemBase(leg, from, from),
-        fee: formatUnits(feeAmount, from.decimals),
-        toAmount: formatUnits(toAmount, from.decimals),
-        toAmountMin: formatUnits(toAmount, from.decimals),
+        fee: formatAtomic(feeAmount, from.decimals),
+        toAmount: formatAtomic(toAmount, from.decimals),
+        toAmountMin: formatAtomic(toAmount, from.decimals),
         kind: 'transfer',
         bridge: 'none',
         estimatedDuration: deps.catalogue.chains.get(from.chain)?.blockTimeSec ?? 0,
@@ -82,7 +82,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
 
   const sender = getAddress(params.fromAddress)
   const batch = buildDisbursementTransaction({ catalogue: deps.catalogue, routerOn: deps.routerOn, token: from, sender, ref: refBytes32, legs })
-  const totals = { amount: formatUnits(batch.amountIn, from.decimals), fee: formatUnits(totalFee, from.decimals), recipients: items.length }
+  const totals = { amount: formatAtomic(batch.amountIn, from.decimals), fee: formatAtomic(totalFee, from.decimals), recipients: items.length }
   await deps.store.disbursements.recordDisbursement(
     {
     ref,
@@ -133,7 +133,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
 
 /** The recipient as resolved: checksummed address, canonical symbol, the amount in its canonical decimal form. */
 function itemBase(leg: PlannedLeg, from: Token, to: Token): Pick<DisbursementItem, 'index' | 'address' | 'toChain' | 'toToken' | 'amount'> {
-  return { index: leg.index, address: leg.address, toChain: to.chain, toToken: to.symbol, amount: formatUnits(leg.amountIn, from.decimals) }
+  return { index: leg.index, address: leg.address, toChain: to.chain, toToken: to.symbol, amount: formatAtomic(leg.amountIn, from.decimals) }
 }
 
 /**
@@ -156,7 +156,7 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
   const planned: PlannedLeg[] = []
   params.recipients.forEach((recipient, index) => {
     const at = `recipients.${index}`
-    const amount = parseUnits(recipient.amount, from.decimals, { strict: false })
+    const amount = parseUnitsExact(recipient.amount, from.decimals, { strict: false })
     if (!amount.ok) errors.push({ field: `${at}.amount`, message: `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits` })
     else if (amount.value === 0n) errors.push({ field: `${at}.amount`, message: 'must be greater than 0' })
     if (!hasValidChecksum(recipient.address))
@@ -200,10 +200,10 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
 function transferTooSmall(deps: ServiceDeps, token: Token, amount: bigint): ServiceError {
   let min = amount + 1n
   while (quoteAmounts(deps.catalogue, token, token, min, 0n).toAmount <= 0n) min += 1n
-  const minText = formatUnits(min, token.decimals)
+  const minText = formatAtomic(min, token.decimals)
   return new ServiceError(
     'amount_out_of_range',
-    `${formatUnits(amount, token.decimals)} ${token.symbol} leaves nothing after the ${Number(deps.catalogue.pricing.feeBps) / 100}% fee. Send at least ${minText} ${token.symbol}.`,
+    `${formatAtomic(amount, token.decimals)} ${token.symbol} leaves nothing after the ${Number(deps.catalogue.pricing.feeBps) / 100}% fee. Send at least ${minText} ${token.symbol}.`,
     { viableRange: { min: minText, token: token.symbol } },
   )
 }

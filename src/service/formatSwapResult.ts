@@ -1,5 +1,5 @@
 import { getAddress } from 'viem'
-import { formatUnits } from '../engine/index.ts'
+import { formatAtomic } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
@@ -37,7 +37,7 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
       tool: quote.tool,
       fees: {
         swapFee: quote.fee,
-        agentCallFee: agentCallFee === null ? null : { amount: formatUnits(agentCallFee.atomic, 6), token: 'USDC', network: 'base', atomic: agentCallFee.atomic.toString() },
+        agentCallFee: agentCallFee === null ? null : { amount: formatAtomic(agentCallFee.atomic, 6), token: 'USDC', network: 'base', atomic: agentCallFee.atomic.toString() },
         routeCostUsd: quote.route.realCost.usd,
         estimatedGasUSD: quote.estimatedGasUSD,
       },

@@ -1,6 +1,6 @@
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { hashClientIp } from '../auth/clientIpHash.ts'
-import { E18, parseUnits } from '../engine/index.ts'
+import { E18, parseUnitsExact } from '../engine/index.ts'
 import { corridorAnswer } from '../intel/corridorAnswer.ts'
 import { type CorridorPair, PAIR_CODES, parsePairCode } from '../intel/parsePairCode.ts'
 import { publishedPriors } from '../intel/publishedPriors.ts'
@@ -48,7 +48,7 @@ function parseRequest(deps: Pick<ServiceDeps, 'catalogue'>, pairText: string, am
       { errors: [{ field: 'pair', message: pair.message }], acceptedCodes: accepted },
     )
   if (amountText === undefined) return { pair: pair.pair, amount: null }
-  const units = AMOUNT.test(amountText) ? parseUnits(amountText, 18, { strict: false }) : undefined
+  const units = AMOUNT.test(amountText) ? parseUnitsExact(amountText, 18, { strict: false }) : undefined
   if (units === undefined || !units.ok || units.value === 0n)
     throw new ServiceError('invalid_request', `amount must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator); got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`, {
       errors: [{ field: 'amount', message: 'must be a positive decimal string' }],

@@ -1,4 +1,4 @@
-import { findRoutes, formatUnits, type FindRoutesReturnType, viableRange } from '../engine/index.ts'
+import { findRoutes, formatAtomic, type FindRoutesReturnType, viableRange } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
@@ -26,10 +26,10 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
     const range = viableRange(deps.catalogue, request.from, request.to)
     if (!range) return unsupported
     const { from } = request
-    const viable = { min: formatUnits(range.minIn, from.decimals), max: formatUnits(range.maxIn, from.decimals), token: from.symbol }
+    const viable = { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
     throw new ServiceError(
       'amount_out_of_range',
-      `${formatUnits(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
+      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
       { viableRange: viable },
     )
   }

@@ -1,4 +1,4 @@
-import { corridorPairs, findRoutes, formatUnits, numberToFixed, pow10, viableRange } from '../engine/index.ts'
+import { corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
 import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -39,7 +39,7 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
                   toChain: to.chain,
                   venues: [...venues],
                   bridges: [...bridges],
-                  viableRange: { min: formatUnits(range.minIn, from.decimals), max: formatUnits(range.maxIn, from.decimals), token: from.symbol },
+                  viableRange: { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol },
                   typicalDurationSec: found.kind === 'routes' ? found.ranked.BALANCED.durationP50Sec : null,
                 },
               ]

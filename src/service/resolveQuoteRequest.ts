@@ -1,5 +1,5 @@
 import { isAddress } from 'viem'
-import { numberToFixed, parseUnits, type Token } from '../engine/index.ts'
+import { numberToFixed, parseUnitsExact, type Token } from '../engine/index.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
@@ -38,7 +38,7 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
-  const amount = parseUnits(params.fromAmount, from.decimals, { strict: false })
+  const amount = parseUnitsExact(params.fromAmount, from.decimals, { strict: false })
   if (!amount.ok)
     throw invalid('fromAmount', `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`)
   if (amount.value === 0n) throw invalid('fromAmount', 'must be greater than 0')

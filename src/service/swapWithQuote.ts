@@ -1,4 +1,4 @@
-import { findRoutes, formatUnits, type Token } from '../engine/index.ts'
+import { findRoutes, formatAtomic, type Token } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { ServiceDeps } from './deps.ts'
 import { buildFirstEncodable } from './buildSwapTransaction.ts'
@@ -43,7 +43,7 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
   if (found.amounts.toAmountMin < promisedMin)
     throw new ServiceError(
       'quote_expired',
-      `Prices moved since the quote: it promised at least ${formatUnits(promisedMin, request.to.decimals)} ${request.to.symbol}, the route now gives ${formatUnits(found.amounts.toAmountMin, request.to.decimals)}. ${QUOTE_AGAIN}`,
+      `Prices moved since the quote: it promised at least ${formatAtomic(promisedMin, request.to.decimals)} ${request.to.symbol}, the route now gives ${formatAtomic(found.amounts.toAmountMin, request.to.decimals)}. ${QUOTE_AGAIN}`,
       { reason: 'price_moved' },
     )
 

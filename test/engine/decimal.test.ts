@@ -1,8 +1,9 @@
 import fc from 'fast-check'
+import { formatUnits, parseUnits } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { ceilDiv, formatFixedDown, formatFixedUp, formatUnits, numberToFixed, parseUnits, pow10 } from '../../src/engine/decimal.ts'
+import { ceilDiv, formatAtomic, formatFixedDown, formatFixedUp, numberToFixed, parseUnitsExact, pow10 } from '../../src/engine/decimal.ts'
 
-describe('parseUnits', () => {
+describe('parseUnitsExact', () => {
   it.each([
     ['1', 6, 1_000_000n],
     ['0.000001', 6, 1n],
@@ -12,34 +13,39 @@ describe('parseUnits', () => {
     ['123456789.123456789012345678', 18, 123456789123456789012345678n],
     ['7', 0, 7n],
   ])('parses %s with %i decimals', (text, decimals, value) => {
-    expect(parseUnits(text, decimals)).toEqual({ ok: true, value })
+    expect(parseUnitsExact(text, decimals)).toEqual({ ok: true, value })
   })
 
   it.each(['1e3', '-1', ' 1', '1 ', '1.', '.5', '01', '00', '', '1,5', '0x10', '+1', '1.2.3', 'NaN', 'Infinity', '１'])(
     'rejects %j as not a decimal',
     (text) => {
-      expect(parseUnits(text, 6)).toEqual({ ok: false, reason: 'not_decimal', maxDecimals: 6 })
+      expect(parseUnitsExact(text, 6)).toEqual({ ok: false, reason: 'not_decimal', maxDecimals: 6 })
     },
   )
 
   it('rejects more fraction digits than the token has, never rounding', () => {
-    expect(parseUnits('1.0000001', 6)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 6 })
-    expect(parseUnits('1.0000000', 6)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 6 })
-    expect(parseUnits('0.1', 0)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 0 })
-    expect(parseUnits('1.000000', 6)).toEqual({ ok: true, value: 1_000_000n })
+    expect(parseUnitsExact('1.0000001', 6)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 6 })
+    expect(parseUnitsExact('1.0000000', 6)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 6 })
+    expect(parseUnitsExact('0.1', 0)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 0 })
+    expect(parseUnitsExact('1.000000', 6)).toEqual({ ok: true, value: 1_000_000n })
+  })
+
+  it('differs from viem parseUnits, which rounds the excess away', () => {
+    expect(parseUnits('1.0000005', 6)).toBe(1_000_001n)
+    expect(parseUnitsExact('1.0000005', 6)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: 6 })
   })
 
   it('rejects any string with one fraction digit too many (property)', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 18 }), (whole, decimals) => {
         const text = `${whole}.${'0'.repeat(decimals)}1`
-        expect(parseUnits(text, decimals)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: decimals })
+        expect(parseUnitsExact(text, decimals)).toEqual({ ok: false, reason: 'too_many_decimals', maxDecimals: decimals })
       }),
     )
   })
 })
 
-describe('formatUnits', () => {
+describe('formatAtomic', () => {
   it.each([
     [0n, 6, '0'],
     [1n, 6, '0.000001'],
@@ -49,22 +55,33 @@ describe('formatUnits', () => {
     [10n ** 18n + 1n, 18, '1.000000000000000001'],
     [42n, 0, '42'],
   ])('formats %s with %i decimals as %s', (value, decimals, text) => {
-    expect(formatUnits(value, decimals)).toBe(text)
+    expect(formatAtomic(value, decimals)).toBe(text)
   })
 
-  it('round-trips through parseUnits for every non-negative amount (property)', () => {
+  it('round-trips through parseUnitsExact for every non-negative amount (property)', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 10n ** 40n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
-        const text = formatUnits(value, decimals)
+        const text = formatAtomic(value, decimals)
         expect(text).toMatch(/^(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$/)
-        expect(parseUnits(text, decimals)).toEqual({ ok: true, value })
+        expect(parseUnitsExact(text, decimals)).toEqual({ ok: true, value })
       }),
     )
   })
 })
 
-describe('formatUnits against division', () => {
-  // formatUnits slices the digit string; this reference divides, so the two share no code.
+describe('formatAtomic against viem', () => {
+  // The engine cannot import viem; the output must still be what viem's formatUnits gives.
+  it('equals formatUnits for positive and negative amounts at every scale (property)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
+        expect(formatAtomic(value, decimals)).toBe(formatUnits(value, decimals))
+      }),
+    )
+  })
+})
+
+describe('formatAtomic against division', () => {
+  // formatAtomic slices the digit string; this reference divides, so the two share no code.
   const byDivision = (value: bigint, decimals: number): string => {
     const sign = value < 0n ? '-' : ''
     const abs = value < 0n ? -value : value
@@ -76,7 +93,7 @@ describe('formatUnits against division', () => {
   it('agrees for positive and negative amounts at every scale (property)', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
-        expect(formatUnits(value, decimals)).toBe(byDivision(value, decimals))
+        expect(formatAtomic(value, decimals)).toBe(byDivision(value, decimals))
       }),
     )
   })

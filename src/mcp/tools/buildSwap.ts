@@ -1,11 +1,11 @@
 import * as z from 'zod'
-import { formatUnits } from '../../engine/index.ts'
+import { formatAtomic } from '../../engine/index.ts'
 import { QuoteParams } from '../../schemas/quote.ts'
 import { SwapResult } from '../../schemas/swap.ts'
 import { defineTool, failed, failedCall } from '../tool.ts'
 import { PaymentReceipt } from '../../schemas/x402.ts'
 
-const usdc = (atomic: bigint): string => formatUnits(atomic, 6)
+const usdc = (atomic: bigint): string => formatAtomic(atomic, 6)
 
 /** What build_swap passes on from the service's SwapResult as it is. */
 const SWAP_FIELDS = {
