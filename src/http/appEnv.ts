@@ -1,6 +1,14 @@
 import type { Context } from 'hono'
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { missingKeyError } from '../service/authenticateApiKey.ts'
+import type { ServiceDeps } from '../service/deps.ts'
+
+export type AppDeps = ServiceDeps & {
+  /** Absolute base URL the service is reached at (OpenAPI `servers`, x402 `resource`). */
+  publicUrl: string
+  /** Read the client IP from X-Forwarded-For (behind our own proxy). */
+  trustProxy?: boolean
+}
 
 /** What the middleware puts on every request's context. */
 export type AppEnv = { Variables: { requestId: string; apiKey?: ApiKeyClaims; apiKeySource?: ApiKeySource } }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
-import { PORTAL_CSP } from '../../src/http/portalRoutes.ts'
+import { PORTAL_CSP } from '../../src/http/portalEndpoints.ts'
 import { CorridorsFile } from '../../src/schemas/catalogue.ts'
 import { APP_URL, MANIFEST_DIR, get, testApp } from './testApp.ts'
 

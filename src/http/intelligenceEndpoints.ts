@@ -1,14 +1,12 @@
-import { Hono } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
-import type { ServiceDeps } from '../service/deps.ts'
+import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { getCorridorIntelligence } from '../service/getCorridorIntelligence.ts'
 import { ServiceError } from '../service/serviceError.ts'
-import type { AppEnv } from './appEnv.ts'
 import { clientIp } from './clientIp.ts'
-import { methodNotAllowed } from './problem.ts'
+import { defineEndpoint } from './endpoint.ts'
+import { jsonResponse, problemResponseDoc } from './openapiDoc.ts'
 import { requestHeader } from './requestHeader.ts'
 
-const PATH = '/api/v1/intelligence/corridor/:pair'
 /** The free tier's monthly quota as an IETF RateLimit policy, beside any per-minute one already on the response. */
 const POLICY = 'intel-free'
 
@@ -28,16 +26,47 @@ function checkAuthorizationScheme(authorization: string | undefined): void {
 }
 
 /** GET /api/v1/intelligence/corridor/{pair}?amount= (spec endpoint 12, DESIGN 7.17). */
-export function intelligenceRoutes(deps: ServiceDeps, trustProxy: boolean): Hono<AppEnv> {
-  const app = new Hono<AppEnv>()
-  app.get(PATH, async (c) => {
+export const getCorridorIntelligenceEndpoint = defineEndpoint({
+  method: 'GET',
+  path: '/api/v1/intelligence/corridor/{pair}',
+  doc: {
+    summary: 'Corridor intelligence: free tier (100 calls per IP per UTC month) without a key; per-bridge figures with a pro key as Bearer',
+    operationId: 'getCorridorIntelligence',
+    description:
+      'Figures are computed over recorded transfers of the last 90 days; with fewer than 20 settled ones the answer falls back to the bridges\' published settlement-time priors and says so (`basis`, `sampleSize`). A free key as Bearer gets the free answer.',
+    security: [{}, { bearer: [] }],
+    parameters: [
+      {
+        name: 'pair',
+        in: 'path',
+        required: true,
+        description:
+          '<A>-<B>, source first; each a chain code (ETH, BAS, POL, ARB, OPT, BNB, GNO, CEL, SOL, TRX) or a currency code (USD, EUR, GBP, ZAR, NGN, KES, SGD), case-insensitive',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'amount',
+        in: 'query',
+        required: false,
+        description: 'Decimal amount: in the source currency when A is a currency code, else USD; ranks the optimal route within its size band',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      200: jsonResponse(CorridorIntelligence, 'The free (`tier: free`) or pro (`tier: pro`) answer'),
+      400: problemResponseDoc('invalid_request: an unknown pair code (`acceptedCodes` lists them) or a bad amount'),
+      401: problemResponseDoc('invalid_key: the Bearer key is malformed, forged or revoked'),
+      429: problemResponseDoc('rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC)'),
+    },
+  },
+  handler: (deps) => async (c) => {
     checkAuthorizationScheme(requestHeader(c, 'authorization'))
     // The rate-limit middleware verified any key sent; intelligence reads only a Bearer one.
     const source = c.get('apiKeySource')
     const result = await getCorridorIntelligence(deps, {
-      pair: c.req.param('pair'),
+      pair: c.req.param('pair') ?? '',
       amount: c.req.query('amount'),
-      ip: clientIp(c, trustProxy),
+      ip: clientIp(c, deps.trustProxy ?? false),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
     })
@@ -47,7 +76,5 @@ export function intelligenceRoutes(deps: ServiceDeps, trustProxy: boolean): Hono
       for (const [name, value] of Object.entries(rateLimitHeaders({ policy: POLICY, ...quota }, windowSec))) c.header(name, value, { append: true })
     }
     return c.json(result.body, 200, { 'cache-control': 'no-store' })
-  })
-  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], PATH, methodNotAllowed('GET'))
-  return app
-}
+  },
+})

@@ -1,0 +1,47 @@
+import { getCapabilities, getHealthEndpoint, listChainsEndpoint, listCorridorsEndpoint } from './discoveryEndpoints.ts'
+import { defineEndpoint, type Endpoint } from './endpoint.ts'
+import { getCorridorIntelligenceEndpoint } from './intelligenceEndpoints.ts'
+import { issueKey } from './keyEndpoints.ts'
+import { disburseEndpoint, getSwap, swapWithKey } from './keyedSwapEndpoints.ts'
+import { buildOpenApi } from './openapi.ts'
+import { portalPage, portalScript, portalStyles, tronPage } from './portalEndpoints.ts'
+import { quoteMpp, quoteRanked, quoteX402 } from './quoteEndpoints.ts'
+import { getX402Manifest, swapMpp, swapX402 } from './swapEndpoints.ts'
+
+/** GET /openapi.json: the document derived from this app's endpoints, built once. */
+export const getOpenApi = defineEndpoint({
+  method: 'GET',
+  path: '/openapi.json',
+  doc: { summary: 'This document', operationId: 'getOpenApi', responses: { 200: { description: 'OpenAPI 3.1 document' } } },
+  handler: (deps, scope) => {
+    const document = buildOpenApi(scope.endpoints, deps.version, deps.publicUrl)
+    return (c) => c.json(document)
+  },
+})
+
+/**
+ * Every endpoint of the HTTP API, in the order /openapi.json lists them: the app's routes, its 405 answers and the
+ * OpenAPI document all derive from this table. /mcp is not here: the composition root mounts it (src/app).
+ */
+export const ENDPOINTS: readonly Endpoint[] = [
+  getCapabilities,
+  quoteX402,
+  quoteMpp,
+  quoteRanked,
+  getHealthEndpoint,
+  listChainsEndpoint,
+  listCorridorsEndpoint,
+  swapX402,
+  swapMpp,
+  getX402Manifest,
+  issueKey,
+  getCorridorIntelligenceEndpoint,
+  swapWithKey,
+  getSwap,
+  disburseEndpoint,
+  getOpenApi,
+  portalPage,
+  tronPage,
+  portalScript,
+  portalStyles,
+]

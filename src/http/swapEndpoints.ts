@@ -1,0 +1,72 @@
+import { encodePaymentReceipt } from '../payments/x402/paymentReceipt.ts'
+import { QuoteParams } from '../schemas/quote.ts'
+import { SwapResult } from '../schemas/swap.ts'
+import { X402Challenge, X402Manifest } from '../schemas/x402.ts'
+import { describeX402Resources } from '../service/describeX402Resources.ts'
+import { payForSwap } from '../service/payForSwap.ts'
+import { ServiceError } from '../service/serviceError.ts'
+import { defineEndpoint, type Endpoint } from './endpoint.ts'
+import { ADDRESS_SCREENED, jsonResponse, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
+import { requestHeader } from './requestHeader.ts'
+
+/**
+ * POST /api/x402/swap and /api/mpp/swap (one handler, spec rule 3): the body is validated, the swap screened and
+ * built before any 402; then the X-PAYMENT is verified and settled, and the answer carries X-PAYMENT-RESPONSE.
+ */
+const paidSwap = (path: string, summary: string, operationId: string): Endpoint =>
+  defineEndpoint({
+    method: 'POST',
+    path,
+    body: QuoteParams,
+    doc: {
+      summary,
+      operationId,
+      description:
+        'Without X-PAYMENT: 402 with the x402 v1 challenge. With it: the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction. Validation (400), screening (403) and routing (422) come before any 402.',
+      parameters: [
+        {
+          name: 'X-PAYMENT',
+          in: 'header',
+          required: false,
+          description: 'base64 (standard or url-safe) of an x402 v1 exact payment for accepts[0]',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        200: jsonResponse(SwapResult, 'The built swap', {
+          'X-PAYMENT-RESPONSE': { description: 'base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)', schema: { type: 'string' } },
+        }),
+        402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)'),
+        400: problemResponseDoc('invalid_request, or conflicting_payment (X-PAYMENT and Authorization: Payment together)'),
+        403: ADDRESS_SCREENED,
+        413: PAYLOAD_TOO_LARGE,
+        415: UNSUPPORTED_MEDIA_TYPE,
+        422: problemResponseDoc('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable'),
+      },
+    },
+    handler: (deps) => async (c, input) => {
+      const params = await input.body()
+      const paymentHeader = requestHeader(c, 'x-payment')
+      const authorization = requestHeader(c, 'authorization')
+      if (paymentHeader !== undefined && authorization !== undefined && /^payment\s/i.test(authorization))
+        throw new ServiceError('conflicting_payment', 'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.')
+      const outcome = await payForSwap(deps, { params, paymentHeader, resource: `${deps.publicUrl}${path}`, channel: 'x402' })
+      if (outcome.kind === 'payment_required') return c.json(outcome.challenge, 402)
+      return c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })
+    },
+  })
+
+export const swapX402 = paidSwap('/api/x402/swap', 'Paid swap build over x402 (USD 0.02 in USDC on Base)', 'swapX402')
+export const swapMpp = paidSwap('/api/mpp/swap', 'The same paid swap handler on the MPP path', 'swapMpp')
+
+/** GET /.well-known/x402.json: the payment manifest of the paid endpoints (DESIGN 7.19). */
+export const getX402Manifest = defineEndpoint({
+  method: 'GET',
+  path: '/.well-known/x402.json',
+  doc: {
+    summary: 'x402 payment manifest: each paid endpoint with the requirements its 402 carries',
+    operationId: 'getX402Manifest',
+    responses: { 200: jsonResponse(X402Manifest, 'Payment manifest') },
+  },
+  handler: (deps) => (c) => c.json(describeX402Resources(deps, deps.publicUrl)),
+})
