@@ -87,7 +87,7 @@ type Phase = { calls: number; ms: number }
 /** Signs the way x402-fetch does (test/payments/signPayment.ts), keeping the typed data for the bare-recovery baseline. */
 async function signPayments(accounts: LocalAccount[], requirements: PaymentRequirements, count: number, first: number): Promise<SignedPayment[]> {
   const nowSec = Math.floor(Date.now() / 1000)
-  const domain = { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset as Address }
+  const domain = { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset }
   const signed: SignedPayment[] = []
   for (let i = 0; i < count; i++) {
     const account = accounts[(first + i) % accounts.length]!
@@ -172,7 +172,7 @@ async function breakDown(deps: ServerDeps, resource: string, requirements: Payme
       recordSettledSwap: timed(ms, 'record', store.recordSettledSwap.bind(store)),
     },
     screener: { screen: timed(ms, 'screen', screener.screen.bind(screener)) },
-    settler: { mode: settler.mode, check: timed(ms, 'check', settler.check.bind(settler)), settle: timed(ms, 'settle', settler.settle.bind(settler)) },
+    settler: { mode: settler.mode, collect: timed(ms, 'collect', settler.collect.bind(settler)) },
   }
   ms['total'] = ms['build'] = ms['decode'] = ms['verify'] = ms['recover'] = 0
   for (let i = 0; i < calls; i++) {
@@ -198,14 +198,15 @@ async function breakDown(deps: ServerDeps, resource: string, requirements: Payme
     if (outcome.kind !== 'paid') throw new Error(`breakdown swap ${i + 1} was refused (${outcome.challenge.error}): ${outcome.challenge.detail}`)
   }
   const us = (key: string): number => ((ms[key] ?? 0) * 1_000) / calls
-  const steps = us('reserve') + us('record') + us('screen') + us('check') + us('settle') + us('build') + us('decode') + us('verify')
+  // The settler's collect includes the store writes it makes (reserve, record), timed inside it as well.
+  const steps = us('screen') + us('collect') + us('build') + us('decode') + us('verify')
   return {
     calls,
     totalUs: us('total'),
     reserveUs: us('reserve'),
     recordUs: us('record'),
     screenUs: us('screen'),
-    settleUs: us('check') + us('settle'),
+    settleUs: us('collect') - us('reserve') - us('record'),
     buildUs: us('build'),
     decodeUs: us('decode'),
     verifyUs: us('verify'),

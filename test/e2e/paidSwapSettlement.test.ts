@@ -4,8 +4,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { wrapFetchWithPayment } from 'x402-fetch'
 import { decodeXPaymentResponse } from 'x402/shared'
 import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
-import type { Settler } from '../../src/payments/x402/settlement.ts'
-import { settlerFromConfig } from '../../src/app/settlerFromConfig.ts'
+import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
+import type { ExternalSettlement, Settler } from '../../src/payments/x402/settlement.ts'
+import { baseOnchainSettler, settlerFromConfig } from '../../src/app/settlerFromConfig.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { PaymentPayload, X402Challenge } from '../../src/schemas/x402.ts'
 import { ANVIL_MNEMONIC, writeContractAndWait } from '../chain/anvil.ts'
@@ -23,7 +24,7 @@ const BYSTANDER_INDEX = 5
 let chain: BaseUsdcChain
 let facilitator: LocalFacilitator
 /** The production on-chain settler, built from configuration against anvil. */
-let onchain: Settler
+let onchain: Settler & ExternalSettlement
 const store = lazyMemoryStore()
 
 function devKey(addressIndex: number): Hex {
@@ -37,7 +38,7 @@ const facilitatorAddress = (): Address => chain.anvil.accounts[FACILITATOR_INDEX
 
 beforeAll(async () => {
   chain = await startBaseUsdc()
-  onchain = settlerFromConfig({ mode: 'onchain', rpcUrl: chain.anvil.rpcUrl, settlerPrivateKey: devKey(SETTLER_INDEX) })
+  onchain = baseOnchainSettler({ rpcUrl: chain.anvil.rpcUrl, settlerPrivateKey: devKey(SETTLER_INDEX) })
   facilitator = await startLocalFacilitator({ rpcUrl: chain.anvil.rpcUrl, privateKey: devKey(FACILITATOR_INDEX) })
 }, 120_000)
 
@@ -280,8 +281,7 @@ describe('a settlement that does not complete', () => {
     const failureMessage = 'The node refused the settlement transaction; nothing was charged.'
     const settled: string[] = []
     let isFirst = true
-    const failingFirst: Settler = {
-      mode: onchain.mode,
+    const failingFirst: Settler = externalSettler(onchain.mode, {
       check: (payment) => onchain.check(payment),
       settle: async (payment, swapEaziRef) => {
         settled.push(swapEaziRef)
@@ -291,7 +291,7 @@ describe('a settlement that does not complete', () => {
         }
         return onchain.settle(payment, swapEaziRef)
       },
-    }
+    })
     const before = await balances(payer.address, payTo)
     const gasNonce = await gasNonceOf(settlerAddress())
     const client = payingClient(() => appWith(failingFirst, payTo), payer)
@@ -334,14 +334,13 @@ describe('a settlement that does not complete', () => {
     const transaction = `0xabc${'0'.repeat(61)}`
     const message = `The settlement transaction ${transaction} was broadcast but not confirmed within 60 s; its outcome is being reconciled.`
     const settled: string[] = []
-    const ambiguous: Settler = {
-      mode: onchain.mode,
+    const ambiguous: Settler = externalSettler(onchain.mode, {
       check: (payment) => onchain.check(payment),
       settle: async (_payment, swapEaziRef) => {
         settled.push(swapEaziRef)
         return { ok: false, reason: 'settlement_failed', isAmbiguous: true, transaction, message }
       },
-    }
+    })
     const app = appWith(ambiguous, payTo)
     const before = await balances(payer.address, payTo)
     const client = payingClient(() => app, payer)

@@ -5,6 +5,7 @@ import { wrapFetchWithPayment } from 'x402-fetch'
 import { decodeXPaymentResponse } from 'x402/shared'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { X402Challenge } from '../../src/schemas/x402.ts'
+import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { encodeHeader, signPayment, USDC_BASE } from '../payments/signPayment.ts'
 import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
 import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
@@ -235,7 +236,7 @@ describe('a swap that cannot be built charges nothing', () => {
     const failing = testApp({
       clock: Date.now,
       store,
-      settler: { mode: 'ledger', check: async () => ({ ok: true }), settle: async () => Promise.reject(new Error('settler exploded')) },
+      settler: externalSettler('onchain', { check: async () => ({ ok: true }), settle: async () => Promise.reject(new Error('settler exploded')) }),
     })
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
     const before = await countRows('x402_payments')
@@ -251,7 +252,7 @@ describe('a swap that cannot be built charges nothing', () => {
     const refusing = testApp({
       clock: Date.now,
       store,
-      settler: { mode: 'ledger', check: async () => ({ ok: true }), settle: async () => ({ ok: false, reason: 'settlement_failed', message: 'The chain refused.' }) },
+      settler: externalSettler('onchain', { check: async () => ({ ok: true }), settle: async () => ({ ok: false, reason: 'settlement_failed', message: 'The chain refused.' }) }),
     })
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
     const before = { payments: await countRows('x402_payments'), swaps: await countRows('swaps') }

@@ -2,7 +2,7 @@ import { type Address, type Hash, toHex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type FacilitatorFetch, facilitatorSettler } from '../../src/payments/x402/facilitatorSettler.ts'
-import type { Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
+import type { ExternalSettlement, Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { ANVIL_MNEMONIC } from '../chain/anvil.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
 import { closedPort } from '../support/closedPort.ts'
@@ -12,7 +12,7 @@ const FACILITATOR_ACCOUNT_INDEX = 3
 
 let chain: BaseUsdcChain
 let facilitator: LocalFacilitator
-let settler: Settler
+let settler: Settler & ExternalSettlement
 
 const payer = (): (typeof chain.anvil.accounts)[number] => chain.anvil.accounts[1]!
 const payTo = (): Address => chain.anvil.accounts[2]!.address

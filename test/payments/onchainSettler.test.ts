@@ -6,12 +6,12 @@ import {
   type OnchainSettlerWalletClient,
   onchainSettler,
 } from '../../src/payments/x402/onchainSettler.ts'
-import type { Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
+import type { ExternalSettlement, Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
 import { closedPort } from '../support/closedPort.ts'
 
 let chain: BaseUsdcChain
-let settler: Settler
+let settler: Settler & ExternalSettlement
 
 // anvil dev accounts by role; the last one mints (baseUsdc.ts).
 const payer = (): (typeof chain.anvil.accounts)[number] => chain.anvil.accounts[1]!
@@ -222,7 +222,7 @@ describe('onchainSettler', () => {
   it('is ambiguous when the receipt does not arrive within receiptTimeoutMs (block not mined yet)', async () => {
     const { payment } = await signedPayment({ payer: payer(), payTo: payTo() })
     await chain.anvil.testClient.setAutomine(false)
-    let outcome: Awaited<ReturnType<Settler['settle']>>
+    let outcome: Awaited<ReturnType<ExternalSettlement['settle']>>
     try {
       outcome = await onchainSettler({
         publicClient: chain.anvil.publicClient,

@@ -1,6 +1,7 @@
 import type { PaymentRejectReason } from '../../schemas/x402.ts'
 import { FacilitatorSettleResponse, FacilitatorVerifyResponse } from '../../schemas/x402Facilitator.ts'
-import type { PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
+import { externalSettler } from './collectExternally.ts'
+import type { ExternalSettlement, PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
 
 /** The `fetch` the settler calls; the global one fits, and a test can pass a stub. */
 export type FacilitatorFetch = (url: string, init: RequestInit) => Promise<Response>
@@ -39,7 +40,7 @@ const INVALID_REASONS: readonly { pattern: RegExp; reason: PaymentRejectReason; 
  * our behalf, with `{x402Version: 1, paymentPayload, paymentRequirements}`. Its answers are validated; every failure
  * is a value. A `/settle` that fails in transit is ambiguous: the facilitator may have broadcast the transfer.
  */
-export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Settler {
+export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Settler & ExternalSettlement {
   const baseUrl = parameters.url.replace(/\/+$/, '')
   const fetchFn = parameters.fetch ?? globalThis.fetch
   const timeoutMs = parameters.timeoutMs ?? DEFAULT_TIMEOUT_MS
@@ -75,8 +76,7 @@ export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Se
     return { kind: 'answered', status: response.status, isOk: response.ok, json }
   }
 
-  return {
-    mode: 'facilitator',
+  const external: ExternalSettlement = {
 
     async check(payment) {
       const exchange = await post('verify', payment)
@@ -109,6 +109,7 @@ export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Se
       }
     },
   }
+  return externalSettler('facilitator', external)
 }
 
 type Exchange =

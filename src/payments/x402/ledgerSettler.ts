@@ -1,13 +1,18 @@
-import type { Settler } from './settlement.ts'
+import { ALREADY_USED, reservationOf, type Settler } from './settlement.ts'
 
 /**
- * The embedded default (DESIGN 7.10): a verified authorization is recorded in the store, not broadcast. The store
- * write that records the swap is the settlement; the receipt's transaction is `ledger:<swapEaziRef>`.
+ * The embedded default (DESIGN 7.10): a verified authorization is recorded in the store, not broadcast. The record is
+ * the settlement, so reserving the authorization, settling it and recording the swap are one atomic statement; the
+ * receipt's transaction is `ledger:<swapEaziRef>`.
  */
 export function ledgerSettler(): Settler {
   return {
     mode: 'ledger',
-    check: async () => ({ ok: true }),
-    settle: async (_payment, swapEaziRef) => ({ ok: true, transaction: `ledger:${swapEaziRef}` }),
+    async collect({ payment, swap, store, now }) {
+      const transaction = `ledger:${swap.ref}`
+      const at = now()
+      const isRecorded = await store.recordSettledSwap(reservationOf(payment, 'ledger', swap.ref, at), { transaction, settledAt: at }, swap)
+      return isRecorded ? { ok: true, transaction } : ALREADY_USED
+    },
   }
 }

@@ -1,6 +1,7 @@
 import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, parseSignature } from 'viem'
 import { eip3009Abi } from './eip3009Abi.ts'
-import type { PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
+import { externalSettler } from './collectExternally.ts'
+import type { ExternalSettlement, PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
 
 type Eip3009Abi = typeof eip3009Abi
 
@@ -66,11 +67,10 @@ const UNREACHABLE =
  * `transferWithAuthorization` from our own gas wallet, simulated first so a revert costs nothing and is reported.
  * Every failure is a value; one after the broadcast whose outcome is unknown is marked ambiguous with its hash.
  */
-export function onchainSettler(parameters: OnchainSettlerParameters): Settler {
+export function onchainSettler(parameters: OnchainSettlerParameters): Settler & ExternalSettlement {
   const { publicClient, walletClient } = parameters
   const receiptTimeoutMs = parameters.receiptTimeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
-  return {
-    mode: 'onchain',
+  const external: ExternalSettlement = {
 
     async check(payment) {
       let isUsed: unknown
@@ -164,6 +164,7 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler {
       return { ok: true, transaction: hash }
     },
   }
+  return externalSettler('onchain', external)
 }
 
 function transferWithAuthorizationCall(payment: VerifiedPayment): TransferWithAuthorizationCall {

@@ -1,5 +1,7 @@
 import type { Address, Hex } from 'viem'
+import type { Logger } from 'pino'
 import type { PaymentPayload, PaymentRejectReason, PaymentRequirements } from '../../schemas/x402.ts'
+import type { PaymentReservation, Store, SwapRecord } from '../../store/createStore.ts'
 
 /** A payment whose fields and signature passed verification: the EIP-3009 authorization, in atomic units. */
 export type VerifiedPayment = {
@@ -33,14 +35,65 @@ export type SettleOutcome =
    */
   | (PaymentRejection & { isAmbiguous?: boolean; transaction?: string })
 
-/** Settles verified payments; each mode is one implementation (ledger, on-chain, facilitator). */
-export type Settler = {
-  mode: SettlementMode
+/**
+ * Money moved by an outside party (Base itself, or an x402 facilitator): checked before any work, then settled. The
+ * on-chain and facilitator settlers are these two steps wrapped by `collectExternally`.
+ */
+export type ExternalSettlement = {
   /**
    * Checks that need the chain or a facilitator before any work is done (authorization unused, balance enough).
    * Runs after the local (payer, nonce) reservation.
    */
   check(payment: VerifiedPayment): Promise<CheckOutcome>
-  /** Moves the money, or records it (ledger). `swapEaziRef` names the swap the payment is for. */
+  /** Moves the money. `swapEaziRef` names the swap the payment is for. */
   settle(payment: VerifiedPayment, swapEaziRef: string): Promise<SettleOutcome>
+}
+
+/** The store writes a settler makes: single-use reservation, release, and the swap recorded with its payment. */
+export type PaymentLedger = Pick<Store, 'reservePayment' | 'releasePayment' | 'markPaymentUnsettled' | 'recordPaidSwap' | 'recordSettledSwap'>
+
+export type CollectParameters = {
+  payment: VerifiedPayment
+  /** The built swap the payment buys, recorded with it. */
+  swap: SwapRecord
+  store: PaymentLedger
+  now: () => Date
+  log: Logger
+}
+
+/** Collected (the receipt's transaction), or refused; `isAmbiguous`: money may have moved, the authorization stays held. */
+export type CollectOutcome = { ok: true; transaction: string } | (PaymentRejection & { isAmbiguous?: boolean })
+
+/**
+ * Takes payment for a built swap (DESIGN 7.9, 7.10); each mode is one implementation (ledger, on-chain,
+ * facilitator). Whatever the mode, an authorization pays for at most one swap across every replica, a swap is
+ * recorded with the payment that bought it, and a refusal leaves nothing charged unless `isAmbiguous` says so.
+ */
+export type Settler = {
+  mode: SettlementMode
+  collect(parameters: CollectParameters): Promise<CollectOutcome>
+}
+
+/** The reservation row of a payment held for one swap. */
+export function reservationOf(payment: VerifiedPayment, mode: SettlementMode, swapRef: string, reservedAt: Date): PaymentReservation {
+  return {
+    payer: payment.payer,
+    nonce: payment.nonce,
+    value: payment.value,
+    asset: payment.asset,
+    payTo: payment.payTo,
+    validAfter: payment.validAfter,
+    validBefore: payment.validBefore,
+    signature: payment.signature,
+    settlementMode: mode,
+    swapRef,
+    reservedAt,
+  }
+}
+
+/** The refusal of an authorization that already paid for a swap (here or on another replica). */
+export const ALREADY_USED: PaymentRejection = {
+  ok: false,
+  reason: 'payment_already_used',
+  message: 'This authorization (payer and nonce) has already paid for a swap. Sign a new payment with a fresh nonce; x402 clients do so on every call.',
 }

@@ -55,7 +55,7 @@ export async function verifyPayment(parameters: VerifyPaymentParameters): Promis
     return reject('authorization_not_yet_valid', `The authorization is not valid until ${validAfter} (server time ${now}); check the signer's clock, or set validAfter in the past.`)
   if (validBefore > now + MAX_VALIDITY_AHEAD_SEC)
     return reject('invalid_payment', `validBefore is ${validBefore - now} s ahead; at most ${MAX_VALIDITY_AHEAD_SEC} s is accepted (the challenge asks for ${requirements.maxTimeoutSeconds}).`)
-  const signature = payload.payload.signature as Hex
+  const { signature } = payload.payload
   // 65 bytes: an EOA's ECDSA signature. Smart-wallet (ERC-1271/6492) signatures need the chain to verify.
   if (signature.length !== 132)
     return reject('invalid_signature', 'The signature is not a 65-byte ECDSA signature; pay from an externally owned account.')
@@ -63,10 +63,10 @@ export async function verifyPayment(parameters: VerifyPaymentParameters): Promis
   let signer: Address
   try {
     signer = await recoverTypedDataAddress({
-      domain: { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset as Address },
+      domain: { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset },
       types: TRANSFER_WITH_AUTHORIZATION_TYPES,
       primaryType: 'TransferWithAuthorization',
-      message: { from: payer, to: getAddress(auth.to), value, validAfter, validBefore, nonce: auth.nonce as Hex },
+      message: { from: payer, to: getAddress(auth.to), value, validAfter, validBefore, nonce: auth.nonce },
       signature,
     })
   } catch {

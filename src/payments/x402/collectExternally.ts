@@ -1,0 +1,51 @@
+import { ALREADY_USED, type CollectOutcome, type CollectParameters, type ExternalSettlement, reservationOf, type SettlementMode, type Settler } from './settlement.ts'
+
+/**
+ * Collects through an outside party: reserve (payer, nonce) in the store first, so no replica can spend the
+ * authorization twice; check and settle; then record the swap with its payment in one transaction. A refusal gives
+ * the reservation back, except after a broadcast whose outcome is unknown: then it stays, marked unsettled with
+ * what to reconcile, so the authorization can never pay twice.
+ */
+export async function collectExternally(mode: SettlementMode, settlement: ExternalSettlement, parameters: CollectParameters): Promise<CollectOutcome> {
+  const { payment, swap, store, now, log } = parameters
+  if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now())))) return ALREADY_USED
+  const release = (): Promise<void> => store.releasePayment(payment.payer, payment.nonce, swap.ref)
+  let transaction: string
+  try {
+    const checked = await settlement.check(payment)
+    if (!checked.ok) {
+      await release()
+      return checked
+    }
+    const settled = await settlement.settle(payment, swap.ref)
+    if (!settled.ok) {
+      if (settled.isAmbiguous === true)
+        await store.markPaymentUnsettled(payment.payer, payment.nonce, {
+          error: settled.message,
+          ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }),
+        })
+      else await release()
+      return settled
+    }
+    transaction = settled.transaction
+  } catch (error) {
+    await release().catch(() => {})
+    throw error
+  }
+  // Money moved: if this write fails the swap is still delivered (it was paid for), and the log says what to reconcile.
+  const settledAt = now()
+  try {
+    await store.recordPaidSwap({ payer: payment.payer, nonce: payment.nonce, transaction, settledAt }, swap)
+  } catch (error) {
+    log.error(
+      { event: 'swap_record_failed', swap_ref: swap.ref, payer: payment.payer, nonce: payment.nonce, transaction, err: error },
+      'paid swap delivered but not recorded: reconcile from the transaction',
+    )
+  }
+  return { ok: true, transaction }
+}
+
+/** A settler over an outside party's two steps; it keeps them, so a caller (or a test) can run each on its own. */
+export function externalSettler(mode: SettlementMode, settlement: ExternalSettlement): Settler & ExternalSettlement {
+  return { mode, check: settlement.check, settle: settlement.settle, collect: (parameters) => collectExternally(mode, settlement, parameters) }
+}
