@@ -9,7 +9,7 @@ import { createServer } from '../src/app/createServer.ts'
 import { QuoteParams } from '../src/schemas/quote.ts'
 import { formatQuote } from '../src/service/formatQuote.ts'
 import { getQuote } from '../src/service/getQuote.ts'
-import { signQuoteId } from '../src/service/quoteToken.ts'
+import { type QuoteClaims, signQuoteId } from '../src/service/quoteToken.ts'
 import { resolveQuoteRequest } from '../src/service/resolveQuoteRequest.ts'
 import { QUOTE_BODY } from './endpointThroughput.ts'
 
@@ -38,7 +38,7 @@ export async function runQuotePieces(rounds: number): Promise<void> {
   if (found.kind !== 'routes') throw new Error('the bench request must route')
   const quoted = getQuote(deps, params)
   if (quoted.kind !== 'quote') throw new Error('the bench request must quote')
-  const claims = {
+  const claims: QuoteClaims = {
     fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAmount: '1000000000',
     fromAddress: '0x1111111111111111111111111111111111111111', toAddress: null, slippageE18: '5000000000000000',
     routeId: found.ranked.BALANCED.route.id, toAmount: '995000000', toAmountMin: '990025000', asOf: deps.catalogue.asOf, exp: 1_900_000_000,

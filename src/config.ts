@@ -6,15 +6,17 @@ import { DEFAULT_RATE_LIMITS, type RateLimits } from './auth/rateLimits.ts'
 import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { parseFixed } from './engine/index.ts'
+import { AddressSchema, fixedHexSchema } from './schemas/address.ts'
 import { ChainCode } from './schemas/catalogue.ts'
 import { LOOPBACK_HOSTS, type McpSettings } from './mcp/mcpSettings.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-const HexAddress = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
-  .refine((value) => value === value.toLowerCase() || isAddress(value, { strict: true }), 'has a mixed-case EIP-55 checksum that does not match')
+const HexAddress = AddressSchema.refine(
+  (value) => value === value.toLowerCase() || isAddress(value, { strict: true }),
+  'has a mixed-case EIP-55 checksum that does not match',
+)
+const PrivateKey = fixedHexSchema(32, 'must be 0x followed by 64 hex characters')
 
 /** Every environment variable the service reads; each is documented in README.md. */
 const Env = z.object({
@@ -26,13 +28,13 @@ const Env = z.object({
   SWAPEAZI_QUOTE_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_ROUTER_ADDRESS: HexAddress.optional(),
   SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
-  SWAPEAZI_DEPLOYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_DEPLOYER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
   SWAPEAZI_PAY_TO: HexAddress.optional(),
   SWAPEAZI_SETTLEMENT: z.enum(['ledger', 'onchain', 'facilitator']).default('ledger'),
   SWAPEAZI_BASE_RPC_URL: z.url().optional(),
-  SWAPEAZI_SETTLER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_SETTLER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_FACILITATOR_URL: z.url().optional(),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -41,7 +43,7 @@ const Env = z.object({
   SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
   SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
   SWAPEAZI_BASE_URL: z.url().optional(),
-  SWAPEAZI_WALLET_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters').optional(),
+  SWAPEAZI_WALLET_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_DAILY_BUDGET_USDC: z
     .string()
     .regex(/^[0-9]+(\.[0-9]{1,6})?$/, 'must be a USDC amount such as "1.00" (at most 6 decimals)')
@@ -120,7 +122,7 @@ function settlementConfig(e: Env): Config['payments']['settlement'] {
         ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : []),
       ]
       if (absent.length > 0 || e.SWAPEAZI_BASE_RPC_URL === undefined || e.SWAPEAZI_SETTLER_PRIVATE_KEY === undefined) return missing(absent)
-      return { mode: 'onchain', rpcUrl: e.SWAPEAZI_BASE_RPC_URL, settlerPrivateKey: e.SWAPEAZI_SETTLER_PRIVATE_KEY as `0x${string}` }
+      return { mode: 'onchain', rpcUrl: e.SWAPEAZI_BASE_RPC_URL, settlerPrivateKey: e.SWAPEAZI_SETTLER_PRIVATE_KEY }
     }
     case 'facilitator': {
       const absent = [...(e.SWAPEAZI_FACILITATOR_URL === undefined ? ['SWAPEAZI_FACILITATOR_URL'] : []), ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : [])]
@@ -145,7 +147,7 @@ function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCod
     const lines = parsed.error.issues.map((issue) => `SWAPEAZI_ROUTER_ADDRESSES.${issue.path.join('.')}: ${issue.message}`)
     throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
   }
-  return parsed.data as Partial<Record<ChainCode, Address>>
+  return parsed.data
 }
 
 /** Reads and validates the environment: the only place that touches process.env. */
@@ -164,13 +166,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     manifestDir: e.SWAPEAZI_MANIFEST_DIR,
     ...(e.SWAPEAZI_QUOTE_SECRET === undefined ? {} : { quoteSecret: new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) }),
     logLevel: e.SWAPEAZI_LOG_LEVEL,
-    ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY as `0x${string}` }),
+    ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY }),
     store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
     mcp: {
       ...(e.SWAPEAZI_BASE_URL === undefined ? {} : { baseUrl: e.SWAPEAZI_BASE_URL.replace(/\/$/, '') }),
-      ...(e.SWAPEAZI_WALLET_PRIVATE_KEY === undefined ? {} : { walletPrivateKey: e.SWAPEAZI_WALLET_PRIVATE_KEY as `0x${string}` }),
+      ...(e.SWAPEAZI_WALLET_PRIVATE_KEY === undefined ? {} : { walletPrivateKey: e.SWAPEAZI_WALLET_PRIVATE_KEY }),
       dailyBudgetAtomic: parseFixed(e.SWAPEAZI_DAILY_BUDGET_USDC, 6),
       ...(e.SWAPEAZI_API_KEY === undefined ? {} : { apiKey: e.SWAPEAZI_API_KEY }),
       allowedHosts: allowedHosts(e),
@@ -178,12 +180,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS, free: e.SWAPEAZI_RATE_LIMIT_FREE, pro: e.SWAPEAZI_RATE_LIMIT_PRO },
     sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`,
     payments: {
-      payTo: (e.SWAPEAZI_PAY_TO as Address | undefined) ?? INERT_OWNER,
+      payTo: e.SWAPEAZI_PAY_TO ?? INERT_OWNER,
       isPayToDefault: e.SWAPEAZI_PAY_TO === undefined,
       settlement: settlementConfig(e),
     },
     router: {
-      address: (e.SWAPEAZI_ROUTER_ADDRESS as Address | undefined) ?? DEFAULT_ROUTER_ADDRESS,
+      address: e.SWAPEAZI_ROUTER_ADDRESS ?? DEFAULT_ROUTER_ADDRESS,
       byChain: parseRouterAddresses(e.SWAPEAZI_ROUTER_ADDRESSES),
       isDefault: e.SWAPEAZI_ROUTER_ADDRESS === undefined && e.SWAPEAZI_ROUTER_ADDRESSES === undefined,
     },

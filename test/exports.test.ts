@@ -21,6 +21,7 @@ describe('public exports', () => {
         "formatAtomic",
         "formatFixedDown",
         "formatFixedUp",
+        "isEvmToken",
         "numberToFixed",
         "parseFixed",
         "parseUnitsExact",

@@ -6,7 +6,8 @@ import {
   type ChainsFile,
   type CorridorsFile,
   type Currency,
-  EVM_CHAIN_CODES,
+  isEvmChain,
+  isEvmTokenEntry,
   type MarketFile,
   type PricingFile,
   type TokensFile,
@@ -18,6 +19,7 @@ import type {
   Bridge,
   BridgeLane,
   Catalogue,
+  CatalogueToken,
   ChainInfo,
   DurationPrior,
   SwapEdge,
@@ -58,25 +60,33 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
   const fxUsdE18 = {} as Record<Currency, bigint>
   for (const [currency, rate] of Object.entries(market.fx)) fxUsdE18[currency as Currency] = parseFixed(rate.usd)
 
-  const tokens = new Map<string, Token>()
-  const tokensByLowerKey = new Map<string, Token>()
-  const allTokensByLowerKey = new Map<string, Token>()
+  const tokens = new Map<string, CatalogueToken>()
+  /** The tokens on EVM chains, the only ones venues and bridge lanes may carry. */
+  const evmTokens = new Map<string, Token>()
+  const tokensByLowerKey = new Map<string, CatalogueToken>()
+  const allTokensByLowerKey = new Map<string, CatalogueToken>()
   files.tokens.tokens.forEach((entry, index) => {
     const key = `${entry.chain}:${entry.symbol}`
     if (tokens.has(key)) throw new CatalogueError('tokens', `tokens[${index}]`, `duplicate token ${key}`)
     const ratio = market.tokenPrices[entry.symbol]
     const priceUsdE18 = (fxUsdE18[entry.currency] * (ratio ? parseFixed(ratio.ratio) : E18)) / E18
-    const token: Token = {
+    const fields = {
       key,
-      chain: entry.chain,
       symbol: entry.symbol,
-      address: entry.address,
       decimals: entry.decimals,
       currency: entry.currency,
       isHub: entry.hub === true,
       hasPermit: entry.permit === true,
       needsApprovalReset: entry.approvalReset === true,
       priceUsdE18,
+    }
+    let token: CatalogueToken
+    if (isEvmTokenEntry(entry)) {
+      const evmToken: Token = { ...fields, chain: entry.chain, address: entry.address }
+      evmTokens.set(key, evmToken)
+      token = evmToken
+    } else {
+      token = { ...fields, chain: entry.chain, address: entry.address }
     }
     tokens.set(key, token)
     const lowerKey = `${entry.chain}:${entry.symbol.toLowerCase()}`
@@ -93,7 +103,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
         throw new CatalogueError('chains', `chains[${index}].tokens[${t}]`, `${symbol} on ${entry.id} is not in tokens.json`)
     })
     const gas = market.chains[entry.id]
-    const isAgentCallable = (EVM_CHAIN_CODES as readonly string[]).includes(entry.id)
+    const isAgentCallable = isEvmChain(entry.id)
     if (isAgentCallable && !gas) throw new CatalogueError('market', `chains.${entry.id}`, 'no gas and native price for this chain')
     // gas price in wei (gwei has 9 places) × USD per native token (1e18 wei): USD per gas unit, 18-decimal.
     const gasUnitUsdE18 = gas ? (parseFixed(gas.gasPriceGwei, 9) * parseFixed(gas.nativeUsd)) / E18 : 0n
@@ -113,13 +123,17 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
   for (const token of tokens.values())
     if (!chains.has(token.chain)) throw new CatalogueError('tokens', token.key, `chain ${token.chain} is not in chains.json`)
 
+  /** A token a venue or bridge names: listed in tokens.json, on an EVM chain. */
+  const routableToken = (file: string, field: string, chain: ChainCode, symbol: string): Token => {
+    const key = `${chain}:${symbol}`
+    const token = evmTokens.get(key)
+    if (token) return token
+    throw new CatalogueError(file, field, tokens.has(key) ? `${symbol} on ${chain} is listed for discovery only: no venue or bridge carries it` : `${symbol} on ${chain} is not in tokens.json`)
+  }
+
   const venues: Venue[] = files.venues.venues.map((entry, index) => {
     const at = `venues[${index}]`
-    const venueTokens = entry.tokens.map((symbol, t) => {
-      const token = tokens.get(`${entry.chain}:${symbol}`)
-      if (!token) throw new CatalogueError('venues', `${at}.tokens[${t}]`, `${symbol} on ${entry.chain} is not in tokens.json`)
-      return token
-    })
+    const venueTokens = entry.tokens.map((symbol, t) => routableToken('venues', `${at}.tokens[${t}]`, entry.chain, symbol))
     const state = market.venues[entry.id]
     if (!state) throw new CatalogueError('market', `venues.${entry.id}`, 'no state for this venue')
     let pricing: VenuePricing
@@ -201,12 +215,10 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       durationBySource,
     }
     bridges.push(bridge)
-    const endpoints = entry.endpoints.map((endpoint, e) => {
-      const token = tokens.get(`${endpoint.chain}:${endpoint.token}`)
-      if (!token)
-        throw new CatalogueError('bridges', `${at}.endpoints[${e}]`, `${endpoint.token} on ${endpoint.chain} is not in tokens.json`)
-      return { ...endpoint, token }
-    })
+    const endpoints = entry.endpoints.map((endpoint, e) => ({
+      ...endpoint,
+      token: routableToken('bridges', `${at}.endpoints[${e}]`, endpoint.chain, endpoint.token),
+    }))
     for (const source of endpoints) {
       if (source.inboundOnly === true || source.contract === undefined) continue
       for (const destination of endpoints) {

@@ -1,13 +1,12 @@
-import type { ChainCode, CorridorEntry, Currency } from '../schemas/catalogue.ts'
+import type { Address } from '../schemas/address.ts'
+import type { ChainCode, CorridorEntry, Currency, EvmChainCode, ListedChainCode } from '../schemas/catalogue.ts'
 import type { PreparedStableSwap } from './stableSwap.ts'
 import type { SolidlyStablePool } from './solidlyStable.ts'
 
-/** A token on one chain; `key` is `CHAIN:SYMBOL`. Prices are USD per whole token, 18-decimal fixed point. */
-export type Token = {
+/** What every token of the catalogue has; `key` is `CHAIN:SYMBOL`. Prices are USD per whole token, 18-decimal fixed point. */
+type TokenFields = {
   key: string
-  chain: ChainCode
   symbol: string
-  address: string
   decimals: number
   currency: Currency
   isHub: boolean
@@ -16,6 +15,18 @@ export type Token = {
   needsApprovalReset: boolean
   priceUsdE18: bigint
 }
+
+/** A token on an EVM chain, the chains quotes and swaps accept: what venues, lanes and routes carry. */
+export type Token = TokenFields & { chain: EvmChainCode; address: Address }
+
+/**
+ * A token on a chain listed for discovery only (Solana, Tron; DESIGN 7.1): shown and observed, never routed. Its
+ * address is in that chain's own form (base58), not an EVM address.
+ */
+export type ListedToken = TokenFields & { chain: ListedChainCode; address: string }
+
+/** Any token of the catalogue; `isEvmToken` tells a routable one. */
+export type CatalogueToken = Token | ListedToken
 
 export type ChainInfo = {
   id: ChainCode
@@ -44,8 +55,8 @@ export type Venue = {
   name: string
   tool: string
   protocol: string
-  contract: string
-  pool?: string
+  contract: Address
+  pool?: Address
   params: Readonly<Record<string, string | number | boolean>>
   tokens: readonly Token[]
   feePpm: bigint
@@ -82,12 +93,12 @@ export type BridgeLane = {
   bridge: Bridge
   from: Token
   to: Token
-  sourceContract: string
+  sourceContract: Address
   destinationDomain?: number
   /** The bridge's contract on the destination chain (the OFT that credits the recipient), if it has one. */
-  destinationContract?: string
+  destinationContract?: Address
   /** The contract that delivers to the recipient on the destination chain (see BridgeEndpoint.deliveredBy). */
-  deliveredBy?: string
+  deliveredBy?: Address
 }
 
 export type Pricing = {
@@ -103,11 +114,11 @@ export type Catalogue = {
   asOf: string
   chains: ReadonlyMap<ChainCode, ChainInfo>
   /** Every token including hubs, by `CHAIN:SYMBOL`. */
-  tokens: ReadonlyMap<string, Token>
+  tokens: ReadonlyMap<string, CatalogueToken>
   /** Case-insensitive lookup: `CHAIN:lowercase symbol` → token (user-facing tokens only). */
-  tokensByLowerKey: ReadonlyMap<string, Token>
+  tokensByLowerKey: ReadonlyMap<string, CatalogueToken>
   /** The same, hubs included: routes pass through hubs, so observed transfers may name them. */
-  allTokensByLowerKey: ReadonlyMap<string, Token>
+  allTokensByLowerKey: ReadonlyMap<string, CatalogueToken>
   venues: readonly Venue[]
   bridges: readonly Bridge[]
   /** Every bridge name on the wire (`bridgeWireName`) and `NO_BRIDGE`, sorted. */

@@ -1,12 +1,12 @@
-import { type Token, usdValue } from '../engine/index.ts'
+import { type CatalogueToken, usdValue } from '../engine/index.ts'
 import type { SwapOutcome } from '../schemas/intelligence.ts'
 import type { Observation } from '../store/createIntelStore.ts'
 import { formatUsd } from './sizeBand.ts'
 
 /** The corridor part of an observation: chains, canonical tokens, their currencies, and the amount with its USD value. */
 export function corridorPart(
-  from: Token,
-  to: Token,
+  from: CatalogueToken,
+  to: CatalogueToken,
   amount: { text: string; atomic: bigint },
 ): Pick<Observation, 'fromChain' | 'toChain' | 'fromToken' | 'toToken' | 'fromCurrency' | 'toCurrency' | 'amount' | 'amountUsd'> {
   return {

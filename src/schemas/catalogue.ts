@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { AddressSchema } from './address.ts'
 
 /**
  * Schemas of the files under `manifest/`. Every figure carries its source; decimal figures are strings so no
@@ -12,6 +13,17 @@ export type ChainCode = z.infer<typeof ChainCode>
 
 /** Chains a caller may name in QuoteParams (DESIGN 7.1: the spec's six plus GNO and CEL). */
 export const EVM_CHAIN_CODES = ['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'] as const
+export const EvmChainCode = z.enum(EVM_CHAIN_CODES)
+export type EvmChainCode = z.infer<typeof EvmChainCode>
+
+/** Chains listed for discovery only (DESIGN 7.1): not EVM, so their token addresses take the chain's own form. */
+export const ListedChainCode = ChainCode.exclude(EVM_CHAIN_CODES)
+export type ListedChainCode = z.infer<typeof ListedChainCode>
+
+/** Whether a chain is one of the EVM chains quotes and swaps accept. */
+export function isEvmChain(chain: ChainCode): chain is EvmChainCode {
+  return (EVM_CHAIN_CODES as readonly ChainCode[]).includes(chain)
+}
 
 export const CURRENCIES = ['USD', 'EUR', 'GBP', 'ZAR', 'NGN', 'KES', 'SGD'] as const
 export const Currency = z.enum(CURRENCIES)
@@ -36,24 +48,39 @@ export const ChainEntry = z.strictObject({
 export type ChainEntry = z.infer<typeof ChainEntry>
 export const ChainsFile = z.strictObject({ chains: z.array(ChainEntry) })
 
-export const TokenEntry = z.strictObject({
-  chain: ChainCode,
-  symbol: z.string().min(1),
-  address: z.string().min(20),
-  decimals: z.number().int().min(0).max(36),
-  /** The fiat currency the token tracks; its USD price is fx[currency] × tokenPrices[symbol] (default 1). */
-  currency: Currency,
-  /** A hub token is one the engine may route through but a user cannot ask for (DESIGN 4). */
-  hub: z.boolean().optional(),
-  /** Whether the token implements EIP-2612 permit (the router's executeWithPermit). */
-  permit: z.boolean().optional(),
-  /** The token refuses to change a non-zero allowance (USDT on Ethereum): approvals reset to zero first. */
-  approvalReset: z.boolean().optional(),
-  /** Where the catalogue departs from the spec's table (real decimals win: a wrong value moves 10^12 times the amount). */
-  note: z.string().min(1).optional(),
-  source: Source,
-})
+/** A token of `chain` whose contract is `address`: the fields every token entry has, in file order. */
+function tokenEntry<C extends z.ZodType<ChainCode>, A extends z.ZodType<string>>(chain: C, address: A) {
+  return z.strictObject({
+    chain,
+    symbol: z.string().min(1),
+    address,
+    decimals: z.number().int().min(0).max(36),
+    /** The fiat currency the token tracks; its USD price is fx[currency] × tokenPrices[symbol] (default 1). */
+    currency: Currency,
+    /** A hub token is one the engine may route through but a user cannot ask for (DESIGN 4). */
+    hub: z.boolean().optional(),
+    /** Whether the token implements EIP-2612 permit (the router's executeWithPermit). */
+    permit: z.boolean().optional(),
+    /** The token refuses to change a non-zero allowance (USDT on Ethereum): approvals reset to zero first. */
+    approvalReset: z.boolean().optional(),
+    /** Where the catalogue departs from the spec's table (real decimals win: a wrong value moves 10^12 times the amount). */
+    note: z.string().min(1).optional(),
+    source: Source,
+  })
+}
+
+/** A token on an EVM chain: its contract is an EVM address. */
+export const EvmTokenEntry = tokenEntry(EvmChainCode, AddressSchema)
+/** A token on a discovery-only chain (Solana, Tron): its address is in that chain's own form (base58). */
+export const ListedTokenEntry = tokenEntry(ListedChainCode, z.string().min(20))
+export const TokenEntry = z.discriminatedUnion('chain', [EvmTokenEntry, ListedTokenEntry])
 export type TokenEntry = z.infer<typeof TokenEntry>
+export type EvmTokenEntry = z.infer<typeof EvmTokenEntry>
+
+/** Whether a token entry is on an EVM chain, so its address is an EVM address. */
+export function isEvmTokenEntry(entry: TokenEntry): entry is EvmTokenEntry {
+  return isEvmChain(entry.chain)
+}
 export const TokensFile = z.strictObject({ tokens: z.array(TokenEntry) })
 
 export const CorridorEntry = z.strictObject({
@@ -91,9 +118,9 @@ export const VenueEntry = z.strictObject({
   protocol: VenueProtocol,
   model: VenueModel,
   /** The contract a swap call is sent to: the pool itself (Curve) or the protocol's router or broker. */
-  contract: z.string().min(20),
+  contract: AddressSchema,
   /** The pool, where calldata does not name it (Uniswap v3, Solidly and Pancake routers find it from the tokens). */
-  pool: z.string().min(20).optional(),
+  pool: AddressSchema.optional(),
   /** Protocol-specific call parameters (Uniswap fee tier, Solidly `stable` flag, Mento exchange provider). */
   params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   tokens: z.array(z.string().min(1)).min(2),
@@ -117,11 +144,11 @@ export const BridgeEndpoint = z
     chain: ChainCode,
     token: z.string().min(1),
     /** The contract the deposit is sent to on this chain (TokenMessengerV2, SpokePool, Stargate pool, OFT). */
-    contract: z.string().min(20).optional(),
+    contract: AddressSchema.optional(),
     /** Protocol-specific destination id: CCTP domain, LayerZero EID. */
     domain: z.number().int().min(0).optional(),
     /** The contract that delivers bridged tokens and their message here: our executor accepts deliveries from it. */
-    deliveredBy: z.string().min(20).optional(),
+    deliveredBy: AddressSchema.optional(),
     /** The bridge delivers here but we know no contract to deposit from here: no lane starts on this endpoint. */
     inboundOnly: z.boolean().optional(),
   })

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { AddressSchema } from './address.ts'
 import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
 
 /** Spec 8: the slippage tolerance when a request names none. */
@@ -16,15 +17,8 @@ export const QuoteParams = z
       .max(80)
       .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
       .describe('Human-readable decimal amount of fromToken, as a string; no more fraction digits than the token has'),
-    fromAddress: z
-      .string()
-      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
-      .describe('Sender wallet address'),
-    toAddress: z
-      .string()
-      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
-      .optional()
-      .describe('Recipient on the destination chain (extension of the spec); defaults to fromAddress'),
+    fromAddress: AddressSchema.describe('Sender wallet address'),
+    toAddress: AddressSchema.optional().describe('Recipient on the destination chain (extension of the spec); defaults to fromAddress'),
     slippage: z
       .number()
       .min(0, 'must be at least 0')

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { AddressSchema as EvmAddress, fixedHexSchema } from './address.ts'
 
 /** The reason codes a rejected payment carries in the 402 challenge's `error` (DESIGN 7.8). */
 export const PAYMENT_REJECT_REASONS = [
@@ -17,7 +18,6 @@ export const PAYMENT_REJECT_REASONS = [
 export const PaymentRejectReason = z.enum(PAYMENT_REJECT_REASONS)
 export type PaymentRejectReason = z.infer<typeof PaymentRejectReason>
 
-const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex characters')
 const UintString = z.string().regex(/^[0-9]{1,78}$/, 'must be a non-negative integer string')
 
 /**
@@ -69,7 +69,7 @@ export const ExactEvmAuthorization = z.object({
   value: UintString,
   validAfter: UintString,
   validBefore: UintString,
-  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex characters'),
+  nonce: fixedHexSchema(32, 'must be 0x followed by 64 hex characters'),
 })
 
 /** The JSON inside `X-PAYMENT` (x402 v1, scheme exact, EVM). Version and scheme are checked after parsing. */
@@ -78,7 +78,7 @@ export const PaymentPayload = z.object({
   scheme: z.string(),
   network: z.string(),
   payload: z.object({
-    signature: z.string().regex(/^0x[0-9a-fA-F]+$/, 'must be 0x-prefixed hex'),
+    signature: z.templateLiteral(['0x', z.string().regex(/^[0-9a-fA-F]+$/)], { error: (issue) => (typeof issue.input === 'string' ? 'must be 0x-prefixed hex' : undefined) }),
     authorization: ExactEvmAuthorization,
   }),
 })

@@ -62,13 +62,13 @@ export function buildFirstEncodable(deps: ServiceDeps, parameters: BuildFirstEnc
         amountIn: request.amountIn,
         amounts,
         slippageE18: request.slippageE18,
-        sender: request.fromAddress as Address,
-        recipient: request.toAddress as Address,
+        sender: request.fromAddress,
+        recipient: request.toAddress,
         ref: swapRefToBytes32(swapEaziRef),
         nowSec: Math.floor(deps.clock() / 1000),
       })
       const quote = formatQuote(deps, request, amounts, priced)
-      return { swapEaziRef, quote, build, toAddress: request.toAddress as Address }
+      return { swapEaziRef, quote, build, toAddress: request.toAddress }
     } catch (error) {
       failures.push(`${priced.route.id}: ${error instanceof Error ? error.message : String(error)}`)
     }

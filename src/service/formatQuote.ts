@@ -9,6 +9,7 @@ import {
   type QuoteAmounts,
   usdValue,
 } from '../engine/index.ts'
+import { lowercaseAddress } from '../schemas/address.ts'
 import type { QuoteResult } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { signQuoteId } from './quoteToken.ts'
@@ -46,8 +47,8 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
   const { from, to } = request
   const nowSec = Math.floor(deps.clock() / 1000)
   const exp = nowSec + deps.catalogue.pricing.quoteTtlSec
-  const fromAddress = request.fromAddress.toLowerCase()
-  const toAddress = request.toAddress.toLowerCase()
+  const fromAddress = lowercaseAddress(request.fromAddress)
+  const toAddress = lowercaseAddress(request.toAddress)
   const quoteId = signQuoteId(deps.quoteSecret, {
     fromChain: from.chain,
     toChain: to.chain,

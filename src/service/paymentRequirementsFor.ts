@@ -1,4 +1,4 @@
-import type { Address } from 'viem'
+import { isEvmToken } from '../engine/index.ts'
 import { buildPaymentRequirements } from '../payments/x402/paymentRequirements.ts'
 import type { PaymentRequirements } from '../schemas/x402.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -13,6 +13,6 @@ const DESCRIPTION =
 export function paymentRequirementsFor(deps: Pick<ServiceDeps, 'catalogue' | 'payTo'>, resource: string): PaymentRequirements {
   // Spec 2.6: the asset is the manifest's Base USDC entry.
   const usdc = deps.catalogue.tokensByLowerKey.get('BAS:usdc')
-  if (!usdc) throw new Error('the catalogue lists no USDC on Base, the asset every x402 payment is made in')
-  return buildPaymentRequirements({ resource, payTo: deps.payTo, asset: usdc.address as Address, description: DESCRIPTION })
+  if (!usdc || !isEvmToken(usdc)) throw new Error('the catalogue lists no USDC on Base, the asset every x402 payment is made in')
+  return buildPaymentRequirements({ resource, payTo: deps.payTo, asset: usdc.address, description: DESCRIPTION })
 }

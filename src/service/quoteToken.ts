@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import * as z from 'zod'
+import { AddressSchema } from '../schemas/address.ts'
 import { hmacSha256 } from './hmacSha256.ts'
 
 const PREFIX = 'q1.'
@@ -11,12 +12,12 @@ export const QuoteClaims = z.object({
   fromToken: z.string(),
   toToken: z.string(),
   fromAmount: z.string(),
-  fromAddress: z.string(),
+  fromAddress: AddressSchema,
   /**
    * The recipient on the destination chain, lowercase; null when it is the sender (none was named), and a keyed
    * swap may then name one.
    */
-  toAddress: z.string().nullable(),
+  toAddress: AddressSchema.nullable(),
   slippageE18: z.string(),
   routeId: z.string(),
   toAmount: z.string(),

@@ -1,5 +1,5 @@
-import { isAddress } from 'viem'
-import { numberToFixed, parseUnitsExact, type Token } from '../engine/index.ts'
+import { type Address, isAddress } from 'viem'
+import { isEvmToken, numberToFixed, parseUnitsExact, type Token } from '../engine/index.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
@@ -9,15 +9,18 @@ export type ResolvedQuoteRequest = {
   to: Token
   amountIn: bigint
   slippageE18: bigint
-  fromAddress: string
+  fromAddress: Address
   /** The recipient on the destination chain: toAddress, or fromAddress when none was given. */
-  toAddress: string
+  toAddress: Address
 }
 
-/** The catalogue token a symbol names on a chain (case-insensitive); 422 `unsupported_token` listing the chain's tokens. */
+/**
+ * The catalogue token a symbol names on a chain (case-insensitive); 422 `unsupported_token` listing the chain's tokens.
+ * Callers check the chain is agent-callable first, so a token found there is on an EVM chain.
+ */
 export function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'], symbol: string, field: string): Token {
   const token = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
-  if (token) return token
+  if (token && isEvmToken(token)) return token
   const listed = deps.catalogue.chains.get(chain)?.tokens ?? []
   throw new ServiceError('unsupported_token', `${symbol} is not listed on ${chain}. Tokens on ${chain}: ${listed.join(', ')}.`, {
     field,

@@ -1,4 +1,5 @@
-import { findRoutes, formatAtomic, type Token } from '../engine/index.ts'
+import type { Address } from 'viem'
+import { findRoutes, formatAtomic, isEvmToken, type Token } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { ServiceDeps } from './deps.ts'
 import { buildFirstEncodable } from './buildSwapTransaction.ts'
@@ -13,7 +14,7 @@ import { newSwapRef } from './swapRef.ts'
 export type SwapWithQuoteParameters = {
   quoteId: string
   /** The recipient, when the quote named none (it was quoted to its sender). */
-  toAddress?: string | undefined
+  toAddress?: Address | undefined
   /** The API key the swap is built under. */
   keyId: string
 }
@@ -69,7 +70,7 @@ function verifiedClaims(deps: ServiceDeps, quoteId: string): QuoteClaims {
 }
 
 /** The quote's recipient; a request may name one only when the quote was to its own sender. */
-function recipientOf(claims: QuoteClaims, requested: string | undefined): string {
+function recipientOf(claims: QuoteClaims, requested: Address | undefined): Address {
   if (requested === undefined) return claims.toAddress ?? claims.fromAddress
   if (claims.toAddress === null || claims.toAddress === requested.toLowerCase()) return requested
   throw new ServiceError('invalid_request', `The quote is bound to the recipient ${claims.toAddress}; omit toAddress, or quote again for another recipient.`, {
@@ -77,10 +78,10 @@ function recipientOf(claims: QuoteClaims, requested: string | undefined): string
   })
 }
 
-function requestOf(deps: ServiceDeps, claims: QuoteClaims, toAddress: string): ResolvedQuoteRequest {
+function requestOf(deps: ServiceDeps, claims: QuoteClaims, toAddress: Address): ResolvedQuoteRequest {
   const token = (chain: string, symbol: string): Token => {
     const found = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
-    if (found === undefined) throw new ServiceError('quote_expired', `${symbol} on ${chain} is no longer served. ${QUOTE_AGAIN}`, { reason: 'token_withdrawn' })
+    if (found === undefined || !isEvmToken(found)) throw new ServiceError('quote_expired', `${symbol} on ${chain} is no longer served. ${QUOTE_AGAIN}`, { reason: 'token_withdrawn' })
     return found
   }
   return {

@@ -26,7 +26,7 @@ function approveRequest(parameters: BuildApprovalParameters, amount: bigint): Tr
   return {
     chainId: parameters.chainId,
     from: parameters.owner,
-    to: parameters.token.address as Address,
+    to: parameters.token.address,
     data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [parameters.spender, amount] }),
     value: '0x0',
     gas: toHex(APPROVE_GAS),
@@ -37,7 +37,7 @@ function approveRequest(parameters: BuildApprovalParameters, amount: bigint): Tr
 export function buildApproval(parameters: BuildApprovalParameters): BuildApprovalReturnType {
   const resetFirst = parameters.token.needsApprovalReset
   return {
-    approval: { token: parameters.token.address as Address, spender: parameters.spender, amount: parameters.amount, resetFirst },
+    approval: { token: parameters.token.address, spender: parameters.spender, amount: parameters.amount, resetFirst },
     approvalTransactionRequest: approveRequest(parameters, parameters.amount),
     ...(resetFirst ? { approvalResetTransactionRequest: approveRequest(parameters, 0n) } : {}),
   }

@@ -45,7 +45,7 @@ export type BuildDisbursementTransactionReturnType = BuildApprovalReturnType & {
 function transferOrder(catalogue: Catalogue, token: Token, ref: Hex, leg: Extract<DisbursementLeg, { kind: 'transfer' }>): DisbursementOrder {
   const { amount, fee, recipient } = leg
   if (fee < 0n || fee >= amount) throw new RangeError(`a transfer of ${amount} atomic ${token.symbol} with fee ${fee} leaves the recipient nothing`)
-  const tokenAddress = token.address as Address
+  const tokenAddress = token.address
   return {
     order: { ref, tokenIn: tokenAddress, amountIn: amount, fee, tokenOut: tokenAddress, minOut: amount - fee, recipient, calls: [] },
     // Pull of fee and input, the executor's delivery and its check, the event and the order's calldata: the router
@@ -63,7 +63,7 @@ function transferOrder(catalogue: Catalogue, token: Token, ref: Hex, leg: Extrac
 export function buildDisbursementTransaction(parameters: BuildDisbursementTransactionParameters): BuildDisbursementTransactionReturnType {
   const { catalogue, token, sender, ref, legs } = parameters
   if (legs.length === 0) throw new RangeError('a disbursement needs at least one leg')
-  const tokenAddress = (token.address as Address).toLowerCase()
+  const tokenAddress = token.address.toLowerCase()
   const orders = legs.map((leg, k): DisbursementOrder => {
     if (leg.kind === 'transfer') return transferOrder(catalogue, token, ref, leg)
     const { order, sized } = leg.build

@@ -137,8 +137,8 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
       const destinationSteps = sized.steps.slice(bridgeIndex + 1)
       destinationOrder = {
         ref,
-        token: lane.to.address as Address,
-        tokenOut: route.to.address as Address,
+        token: lane.to.address,
+        tokenOut: route.to.address,
         minOut: amounts.toAmountMin,
         recipient,
         calls: swapCalls(destinationSteps, route.destinationSwaps, slippageE18, destination.executor, deadlineSec),
@@ -174,10 +174,10 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   const isSameChain = !lane
   const order: RouterOrder = {
     ref,
-    tokenIn: route.from.address as Address,
+    tokenIn: route.from.address,
     amountIn,
     fee: margin,
-    tokenOut: isSameChain ? (route.to.address as Address) : zeroAddress,
+    tokenOut: isSameChain ? route.to.address : zeroAddress,
     minOut: isSameChain ? amounts.toAmountMin : 0n,
     recipient,
     calls,

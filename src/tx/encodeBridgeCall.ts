@@ -54,8 +54,8 @@ function rescaleUp(amount: bigint, fromDecimals: number, toDecimals: number): bi
 export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): RouterCall {
   const { lane, amountIn, recipient, message } = parameters
   const { bridge } = lane
-  const contract = lane.sourceContract as Address
-  const burnToken = lane.from.address as Address
+  const contract = lane.sourceContract
+  const burnToken = lane.from.address
   let encode: (amount: bigint) => Hex
   let value = 0n
   switch (bridge.protocol) {
@@ -91,7 +91,7 @@ export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): Router
             toBytes32(parameters.refundTo),
             toBytes32(recipient),
             toBytes32(burnToken),
-            toBytes32(lane.to.address as Address),
+            toBytes32(lane.to.address),
             amount,
             parameters.outputAmount,
             BigInt(parameters.destinationChainId),

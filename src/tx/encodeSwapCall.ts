@@ -1,4 +1,4 @@
-import { type Address, encodeFunctionData, type Hex } from 'viem'
+import { type Address, encodeFunctionData, type Hex, isAddress, isHex } from 'viem'
 import type { SwapEdge, Venue } from '../engine/index.ts'
 import {
   balancerVaultAbi,
@@ -29,15 +29,24 @@ function param(venue: Venue, name: string, kind: 'string' | 'number' | 'boolean'
   return value as string | number | boolean
 }
 
-const hexParam = (venue: Venue, name: string): Hex => param(venue, name, 'string') as Hex
-const addressParam = (venue: Venue, name: string): Address => param(venue, name, 'string') as Address
+function hexParam(venue: Venue, name: string): Hex {
+  const value = param(venue, name, 'string') as string
+  if (!isHex(value, { strict: true })) throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (0x-prefixed hex) in manifest/venues.json`)
+  return value
+}
+
+function addressParam(venue: Venue, name: string): Address {
+  const value = param(venue, name, 'string') as string
+  if (!isAddress(value, { strict: false })) throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (an address) in manifest/venues.json`)
+  return value
+}
 
 /** Encodes one same-chain swap as a router call against the venue's public ABI. */
 export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall {
   const { edge, amountIn, minOut, recipient, deadlineSec } = parameters
   const { venue } = edge
-  const tokenIn = edge.from.address as Address
-  const tokenOut = edge.to.address as Address
+  const tokenIn = edge.from.address
+  const tokenOut = edge.to.address
   let encode: (amount: bigint) => Hex
   switch (venue.protocol) {
     case 'uniswap-v3':
@@ -92,5 +101,5 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
       throw new Error(`no transaction encoding for venue protocol ${venue.protocol} (${venue.id})`)
   }
   const { data, amountOffset } = encodeWithAmountSlot(encode, amountIn)
-  return { target: venue.contract as Address, token: tokenIn, amountOffset, value: 0n, data }
+  return { target: venue.contract, token: tokenIn, amountOffset, value: 0n, data }
 }

@@ -11,10 +11,10 @@ export type RouterTarget = { address: Address; why: string }
  */
 export function routerTargets(catalogue: Catalogue, chain: ChainCode): RouterTarget[] {
   const found = new Map<string, RouterTarget>()
-  const add = (address: string | undefined, why: string): void => {
+  const add = (address: Address | undefined, why: string): void => {
     if (address === undefined) return
     const key = address.toLowerCase()
-    if (!found.has(key)) found.set(key, { address: address as Address, why })
+    if (!found.has(key)) found.set(key, { address, why })
   }
   for (const venue of catalogue.venues) if (venue.chain === chain) add(venue.contract, `venue ${venue.id}`)
   for (const [key, lanes] of catalogue.lanes) {

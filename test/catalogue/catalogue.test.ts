@@ -210,6 +210,28 @@ describe('a malformed catalogue stops the load, naming file and field', () => {
     expect(error.message).toMatchInlineSnapshot(`"manifest/tokens.json: tokens[3].decimals: Invalid input: expected number, received string"`)
   })
 
+  it("rejects an EVM token whose address is in Solana's form", () => {
+    const error = loadError(corrupted('tokens', (json) => (json.tokens[3].address = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v')))
+    expect(error.field).toBe('tokens[3].address')
+    expect(error.message).toMatchInlineSnapshot(`"manifest/tokens.json: tokens[3].address: must be 0x followed by 40 hex characters"`)
+  })
+
+  it("rejects a venue's contract that is not an EVM address", () => {
+    const error = loadError(corrupted('venues', (json) => (json.venues[5].contract = '0x1234')))
+    expect(error.field).toBe('venues[5].contract')
+    expect(error.message).toMatchInlineSnapshot(`"manifest/venues.json: venues[5].contract: must be 0x followed by 40 hex characters"`)
+  })
+
+  it('rejects a venue on a discovery-only chain: no route carries Solana or Tron tokens', () => {
+    const error = loadError(
+      corrupted('venues', (json) => {
+        json.venues[5].chain = 'SOL'
+        json.venues[5].tokens = ['USDC', 'USDT']
+      }),
+    )
+    expect(error.message).toMatchInlineSnapshot(`"manifest/venues.json: venues[5].tokens[0]: USDC on SOL is listed for discovery only: no venue or bridge carries it"`)
+  })
+
   it("rejects a venue's negative feePpm", () => {
     const error = loadError(corrupted('venues', (json) => (json.venues[5].feePpm = -1)))
     expect(error.field).toBe('venues[5].feePpm')

@@ -102,8 +102,8 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
     const usdc = tokenOf(world, 'POL:USDC')
     const eure = tokenOf(world, 'POL:EURe')
     // The pool now pays half the oracle rate: far below the minimum.
-    const [num, den] = (await destination.instance.publicClient.readContract({ address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'rateOf', args: [usdc.address, eure.address] })) as [bigint, bigint]
-    await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den * 2n] })
+    const [num, den] = (await destination.instance.publicClient.readContract({ address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'rateOf', args: [usdc.address, eure.address] })) as [bigint, bigint]
+    await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den * 2n] })
     try {
       const usdcBefore = await balanceOf(destination.instance, usdc, plan.recipient)
       const eureBefore = await balanceOf(destination.instance, eure, plan.recipient)
@@ -117,7 +117,7 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
       expect(await balanceOf(destination.instance, eure, plan.recipient)).toBe(eureBefore)
       await expectRouterEmpty('POL')
     } finally {
-      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract as Address, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den] })
+      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den] })
     }
   })
 })

@@ -2,10 +2,10 @@
 // catalogue names there, our router deployed through the CREATE2 proxy and allow-listed exactly as
 // `swapeazi router allow` would, and catalogue files rewritten to point at what was deployed.
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
-import { type Catalogue, type CatalogueFiles, compileCatalogue, pow10, type Token } from '../../src/engine/index.ts'
+import { type Catalogue, type CatalogueFiles, compileCatalogue, isEvmToken, pow10, type Token } from '../../src/engine/index.ts'
 import { deployRouter } from '../../src/contracts/deployRouter.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { type ChainCode, isEvmTokenEntry } from '../../src/schemas/catalogue.ts'
 import { type RouterDeployment, routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { routerTargets } from '../../src/tx/routerTargets.ts'
 import { type AnvilInstance, startAnvil, writeContractAndWait } from './anvil.ts'
@@ -44,7 +44,7 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
   const real = compileCatalogue(original)
   const tokenOn = (symbol: string): Token => {
     const token = real.tokens.get(`${chain}:${symbol}`)
-    if (!token) throw new Error(`${symbol} is not on ${chain}`)
+    if (!token || !isEvmToken(token)) throw new Error(`${symbol} is not on ${chain}`)
     return token
   }
   const [deployer] = instance.accounts
@@ -156,8 +156,8 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
 
 /** Rewrites every address of `chain` in the files through the stand-in map. */
 function patchFiles(files: CatalogueFiles, setup: ChainSetup): void {
-  const swap = (real: string): string => setup.replaced.get(real.toLowerCase()) ?? real
-  for (const token of files.tokens.tokens) if (token.chain === setup.chain) token.address = swap(token.address)
+  const swap = (real: Address): Address => setup.replaced.get(real.toLowerCase()) ?? real
+  for (const token of files.tokens.tokens) if (isEvmTokenEntry(token) && token.chain === setup.chain) token.address = swap(token.address)
   for (const venue of files.venues.venues) if (venue.chain === setup.chain) venue.contract = swap(venue.contract)
   for (const bridge of files.bridges.bridges)
     for (const endpoint of bridge.endpoints)

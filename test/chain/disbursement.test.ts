@@ -120,7 +120,7 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
     // Sender paid exactly the sum; the treasury got exactly the sum of the orders' fees; the allowance is spent.
     expect(await balanceOf(bas.instance, usdc(), sender.address)).toBe(0n)
     expect((await balanceOf(bas.instance, usdc(), bas.treasury)) - treasuryBefore).toBe(orders.reduce((sum, order) => sum + order.fee, 0n))
-    expect(await bas.instance.publicClient.readContract({ address: usdc().address as Address, abi: erc20Abi, functionName: 'allowance', args: [sender.address, bas.router.router] })).toBe(0n)
+    expect(await bas.instance.publicClient.readContract({ address: usdc().address, abi: erc20Abi, functionName: 'allowance', args: [sender.address, bas.router.router] })).toBe(0n)
     // Only the Stargate leg's messaging fee (and gas) left the sender's native balance.
     const gasPaid = receipt.gasUsed * receipt.effectiveGasPrice
     expect(nativeBefore - (await bas.instance.publicClient.getBalance({ address: sender.address })) - gasPaid).toBe(stargateFee)
@@ -183,13 +183,13 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
 
   async function funded(amount: bigint): Promise<void> {
     await mintTo(bas.instance, usdc().address, sender().address, amount)
-    await writeContractAndWait(bas.instance, sender(), { address: usdc().address as Address, abi: erc20Abi, functionName: 'approve', args: [bas.router.router, amount] })
+    await writeContractAndWait(bas.instance, sender(), { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [bas.router.router, amount] })
   }
   const held = () => balanceOf(bas.instance, usdc(), sender().address)
   const ref = swapRefToBytes32(newDisbursementRef(Date.now()))
   const transfer = (amount: bigint, recipient: Address): RouterOrder => {
     const fee = (amount * 50n + 9_999n) / 10_000n
-    return { ref, tokenIn: usdc().address as Address, amountIn: amount, fee, tokenOut: usdc().address as Address, minOut: amount - fee, recipient, calls: [] }
+    return { ref, tokenIn: usdc().address, amountIn: amount, fee, tokenOut: usdc().address, minOut: amount - fee, recipient, calls: [] }
   }
 
   it('a transfer whose floor is one unit above amount less fee reverts the whole batch', async () => {
@@ -226,7 +226,7 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
     const stargate = await routeLeg('POL:USDC', 3n, (id) => id === 'stargate-usdc-taxi:BAS>POL', recipientAddress(25), ref, sender())
     const fee = stargate.build.order.calls.at(-1)!.value
     await expect(sendEstimated(bas.instance, sender(), request([stargate.build.order], fee - 1n))).rejects.toThrow(/SwapEazi: value is below the orders' native fees/)
-    const otherToken = { ...one, tokenOut: tokenOf(world, 'BAS:EURC').address as Address }
+    const otherToken = { ...one, tokenOut: tokenOf(world, 'BAS:EURC').address }
     await expect(sendEstimated(bas.instance, sender(), request([otherToken]))).rejects.toThrow(/SwapEazi: order has no calls/)
     const bridgeOut = { ...one, tokenOut: zeroAddress }
     await expect(sendEstimated(bas.instance, sender(), request([bridgeOut]))).rejects.toThrow(/SwapEazi: order has no calls/)

@@ -1,7 +1,7 @@
 // Runs a built route on the anvil chains of `deployCatalogueOnChains` and relays its bridge message to the
 // destination chain the way each bridge's own executor would.
 import { type Address, erc20Abi, getAddress, type Hex, hexToBigInt, type TransactionReceipt } from 'viem'
-import { findRoutes, type PricedRoute, type Token } from '../../src/engine/index.ts'
+import { findRoutes, isEvmToken, type PricedRoute, type Token } from '../../src/engine/index.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { buildRouteTransaction, type BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
@@ -20,12 +20,12 @@ export function setupOf(world: CatalogueOnChains, chain: ChainCode): ChainSetup 
 
 export function tokenOf(world: CatalogueOnChains, key: string): Token {
   const token = world.catalogue.tokens.get(key)
-  if (!token) throw new Error(`token ${key} not in the catalogue`)
+  if (!token || !isEvmToken(token)) throw new Error(`token ${key} not in the catalogue`)
   return token
 }
 
 export async function balanceOf(instance: AnvilInstance, token: Token | Address, owner: Address): Promise<bigint> {
-  const address = (typeof token === 'string' ? token : token.address) as Address
+  const address = typeof token === 'string' ? token : token.address
   return instance.publicClient.readContract({ address, abi: erc20Abi, functionName: 'balanceOf', args: [owner] })
 }
 
@@ -84,7 +84,7 @@ export async function executeSwap(world: CatalogueOnChains, plan: PlannedSwap): 
   const source = setupOf(world, plan.priced.route.from.chain)
   const { instance } = source
   await writeContractAndWait(instance, instance.accounts[0]!, {
-    address: plan.priced.route.from.address as Address,
+    address: plan.priced.route.from.address,
     abi: standInAbi('TestToken'),
     functionName: 'mint',
     args: [plan.sender.address, plan.build.order.amountIn],
@@ -152,7 +152,7 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
         address: deliveredBy,
         abi: standInAbi('LayerZeroEndpointStandIn'),
         functionName: 'deliver',
-        args: [lane.destinationContract as Address, lane.to.address as Address, getAddress(`0x${param.to.slice(26)}`), amountLD, lane.destinationDomain ?? 0, `0x${plan.build.order.recipient.slice(2).padStart(64, '0')}`, param.composeMsg],
+        args: [lane.destinationContract as Address, lane.to.address, getAddress(`0x${param.to.slice(26)}`), amountLD, lane.destinationDomain ?? 0, `0x${plan.build.order.recipient.slice(2).padStart(64, '0')}`, param.composeMsg],
       })
     }
   }

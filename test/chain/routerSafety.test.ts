@@ -33,7 +33,7 @@ const pool = () => getAddress(world.catalogue.venues.find((venue) => venue.id ==
 const plan = (): Promise<PlannedSwap> => planSwap(world, 'ETH:USDC', 'ETH:DAI', 1000n, (id) => id === ROUTE)
 
 const allowance = (owner: Address): Promise<bigint> =>
-  instance.publicClient.readContract({ address: usdc().address as Address, abi: erc20Abi, functionName: 'allowance', args: [owner, eth.router.router] })
+  instance.publicClient.readContract({ address: usdc().address, abi: erc20Abi, functionName: 'allowance', args: [owner, eth.router.router] })
 
 /** USDC and DAI of everyone a failed swap could have touched. */
 async function holdings(swap: PlannedSwap, ...others: Address[]): Promise<Record<string, bigint>> {
@@ -54,9 +54,9 @@ async function fundAndApprove(swap: PlannedSwap): Promise<void> {
 
 /** Clears what fundAndApprove left after a refused swap, so later tests start from zero. */
 async function withdraw(account: Account): Promise<void> {
-  await writeContractAndWait(instance, account, { address: usdc().address as Address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, 0n] })
+  await writeContractAndWait(instance, account, { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, 0n] })
   const left = await balanceOf(instance, usdc(), account.address)
-  if (left > 0n) await writeContractAndWait(instance, account, { address: usdc().address as Address, abi: standInAbi('TestToken'), functionName: 'burn', args: [account.address, left] })
+  if (left > 0n) await writeContractAndWait(instance, account, { address: usdc().address, abi: standInAbi('TestToken'), functionName: 'burn', args: [account.address, left] })
 }
 
 const executeData = (order: RouterOrder) => encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'execute', args: [order] })
@@ -132,7 +132,7 @@ describe('the router refuses, and the signer keeps the funds', () => {
     await fundAndApprove(swap)
     const before = await holdings(swap)
     // A 3pool stand-in with the same coins and a generous rate, funded: it would pay, but it is not on the list.
-    const coins = world.catalogue.venues.find((venue) => venue.id === 'eth-curve-3pool')!.tokens.map((token) => token.address as Address)
+    const coins = world.catalogue.venues.find((venue) => venue.id === 'eth-curve-3pool')!.tokens.map((token) => token.address)
     const rogue = await deployStandIn(instance, instance.accounts[0]!, 'CurvePoolStandIn', [coins])
     await writeContractAndWait(instance, instance.accounts[0]!, { address: rogue, abi: standInAbi('CurvePoolStandIn'), functionName: 'setRate', args: [usdc().address, dai().address, 10n ** 12n * 2n, 1n] })
     await mintTo(instance, dai().address, rogue, 10n ** 24n)
@@ -148,7 +148,7 @@ describe('the router refuses, and the signer keeps the funds', () => {
     expect(await allowance(swap.sender.address)).toBe(0n)
     const before = await holdings(swap)
     await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
-    await writeContractAndWait(instance, swap.sender, { address: usdc().address as Address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, swap.build.order.amountIn - 1n] })
+    await writeContractAndWait(instance, swap.sender, { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, swap.build.order.amountIn - 1n] })
     await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
     expect(await holdings(swap)).toEqual(before)
     expect(await allowance(swap.sender.address)).toBe(swap.build.order.amountIn - 1n)
@@ -182,7 +182,7 @@ describe("the owner controls the allow-list and the treasury, never users' token
   it("an allow-listed token cannot be made to move a victim's approved tokens", async () => {
     const owner = eth.owner
     const victim = instance.accounts[6]!
-    const token = usdc().address as Address
+    const token = usdc().address
     const stake = 5_000n * 10n ** 6n
     await mintTo(instance, token, victim.address, stake)
     await writeContractAndWait(instance, victim, { address: token, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, maxUint256] })
@@ -255,7 +255,7 @@ describe("the owner controls the allow-list and the treasury, never users' token
 describe('EIP-2612 permit instead of an approval transaction', () => {
 
   async function signPermit(signer: Account, owner: Address, value: bigint) {
-    const token = usdc().address as Address
+    const token = usdc().address
     const nonce = (await instance.publicClient.readContract({ address: token, abi: standInAbi('TestToken'), functionName: 'nonces', args: [owner] })) as bigint
     const deadline = (await instance.publicClient.getBlock()).timestamp + 600n
     const signature = await signer.signTypedData({
@@ -293,7 +293,7 @@ describe('EIP-2612 permit instead of an approval transaction', () => {
     expect(received >= swap.toAmountMin).toBe(true)
     // The permit granted exactly amountIn, all of it spent; its nonce is used.
     expect(await allowance(swap.sender.address)).toBe(0n)
-    expect(await instance.publicClient.readContract({ address: usdc().address as Address, abi: standInAbi('TestToken'), functionName: 'nonces', args: [swap.sender.address] })).toBe(nonce + 1n)
+    expect(await instance.publicClient.readContract({ address: usdc().address, abi: standInAbi('TestToken'), functionName: 'nonces', args: [swap.sender.address] })).toBe(nonce + 1n)
     await expectRouterEmpty(world, 'ETH')
   })
 

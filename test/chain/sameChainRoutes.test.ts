@@ -136,11 +136,11 @@ describe('same-chain routes on every venue protocol', () => {
     expect(approvalResetTransactionRequest).toBeDefined()
     expect(approval).toMatchObject({ token: usdt.address, spender: setup.router.router, amount: plan.build.order.amountIn })
 
-    const allowance = () => instance.publicClient.readContract({ address: usdt.address as Address, abi: erc20Abi, functionName: 'allowance', args: [plan.sender.address, setup.router.router] })
+    const allowance = () => instance.publicClient.readContract({ address: usdt.address, abi: erc20Abi, functionName: 'allowance', args: [plan.sender.address, setup.router.router] })
     const before = await balancesBefore(plan)
     await mintTo(instance, usdt.address, plan.sender.address, plan.build.order.amountIn)
     // A leftover allowance (an earlier approval the router never spent).
-    await writeContractAndWait(instance, plan.sender, { address: usdt.address as Address, abi: standInAbi('ResetApprovalToken'), functionName: 'approve', args: [setup.router.router, 1n] })
+    await writeContractAndWait(instance, plan.sender, { address: usdt.address, abi: standInAbi('ResetApprovalToken'), functionName: 'approve', args: [setup.router.router, 1n] })
     expect(await allowance()).toBe(1n)
 
     // The plain approval now fails, both as a wallet sends it and with its reason when simulated.
@@ -232,7 +232,7 @@ function deliverOft(plan: PlannedSwap, receipt: TransactionReceipt, amountLD: bi
     address: getAddress(lane.deliveredBy!),
     abi: standInAbi('LayerZeroEndpointStandIn'),
     functionName: 'deliver',
-    args: [oapp, lane.to.address as Address, getAddress(`0x${param.to.slice(26)}`), amountLD, srcEid, pad(plan.sender.address), param.composeMsg],
+    args: [oapp, lane.to.address, getAddress(`0x${param.to.slice(26)}`), amountLD, srcEid, pad(plan.sender.address), param.composeMsg],
   })
 }
 
@@ -288,7 +288,7 @@ describe('USDT0 from Arbitrum: the OFT and the legacy mesh', () => {
     const celo = setupOf(world, 'CEL')
     const files = JSON.parse(JSON.stringify(world.files)) as typeof world.files
     const endpoint = files.bridges.bridges.find((bridge) => bridge.id === 'usdt0-legacy-mesh')!.endpoints.find((entry) => entry.chain === 'CEL')!
-    const celoUsdt = world.catalogue.tokens.get('CEL:USDT')!.address as Address
+    const celoUsdt = tokenOf(world, 'CEL:USDT').address
     endpoint.contract = await deployStandIn(celo.instance, celo.instance.accounts[0]!, 'StargateOftStandIn', [celoUsdt, 0n])
     const known = { ...world, files, catalogue: compileCatalogue(files) }
     for (const target of routerTargets(known.catalogue, 'CEL'))

@@ -4,6 +4,7 @@ import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { findRoutes } from '../../src/engine/findRoutes.ts'
 import { rankRoutes } from '../../src/engine/rankRoutes.ts'
 import type { PricedRoute } from '../../src/engine/route.ts'
+import { isEvmToken } from '../../src/engine/isEvmToken.ts'
 import type { Token } from '../../src/engine/types.ts'
 
 const { catalogue, files } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
@@ -12,7 +13,7 @@ const E18 = 10n ** 18n
 
 function token(key: string): Token {
   const found = catalogue.tokens.get(key)
-  if (!found) throw new Error(`no token ${key}`)
+  if (!found || !isEvmToken(found)) throw new Error(`no token ${key}`)
   return found
 }
 

@@ -4,13 +4,14 @@ import { findRoutes } from '../../src/engine/findRoutes.ts'
 import type { CandidateRoute, PricedRoute } from '../../src/engine/route.ts'
 import { simulateRoute } from '../../src/engine/simulateRoute.ts'
 import { sizeRouteInput } from '../../src/engine/sizeRouteInput.ts'
+import { isEvmToken } from '../../src/engine/isEvmToken.ts'
 import type { Token } from '../../src/engine/types.ts'
 
 const { catalogue } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
 
 function token(key: string): Token {
   const found = catalogue.tokens.get(key)
-  if (!found) throw new Error(`no token ${key}`)
+  if (!found || !isEvmToken(found)) throw new Error(`no token ${key}`)
   return found
 }
 
@@ -40,7 +41,7 @@ function leastInput({ route, amountIn, toAmount }: Case): bigint {
 
 /** Every viable route of every pair of user-facing EVM tokens, at 50 and 1,000 units. */
 function sweep(): Case[] {
-  const tokens = [...catalogue.tokens.values()].filter((t) => !t.isHub && t.chain !== 'SOL' && t.chain !== 'TRX')
+  const tokens = [...catalogue.tokens.values()].filter(isEvmToken).filter((t) => !t.isHub)
   const cases: Case[] = []
   for (const from of tokens)
     for (const to of tokens) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { candidateRoutes } from '../../src/engine/index.ts'
+import { candidateRoutes, isEvmToken } from '../../src/engine/index.ts'
 import { QuoteResult, UnsupportedPair } from '../../src/schemas/quote.ts'
 import { verifyQuoteId } from '../../src/service/quoteToken.ts'
 import {
@@ -228,8 +228,8 @@ describe('unsupported pair (spec 2.3, DESIGN 7.2)', () => {
     const { catalogue } = testDeps()
     const from = catalogue.tokens.get('ETH:RLUSD')
     const to = catalogue.tokens.get('ETH:USDD')
-    expect(from && to).toBeTruthy()
-    if (from && to) expect(candidateRoutes(catalogue, from, to)).toEqual([])
+    if (!from || !to || !isEvmToken(from) || !isEvmToken(to)) throw new Error('RLUSD and USDD are EVM tokens of the catalogue')
+    expect(candidateRoutes(catalogue, from, to)).toEqual([])
   })
 
   it.each(['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote'])('%s answers 200 with exactly the spec 2.3 object', async (path) => {

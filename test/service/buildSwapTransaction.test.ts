@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
+import type { QuoteParams } from '../../src/schemas/quote.ts'
 import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
 import { ServiceError } from '../../src/service/serviceError.ts'
 import { newSwapRef, swapRefToBytes32 } from '../../src/service/swapRef.ts'
 import { FROM_ADDRESS, NOW_MS, testDeps } from '../http/testApp.ts'
 
-const params = (overrides: Record<string, unknown> = {}) => ({
-  fromChain: 'BAS' as const,
-  toChain: 'POL' as const,
+const params = (overrides: Partial<QuoteParams> = {}): QuoteParams => ({
+  fromChain: 'BAS',
+  toChain: 'POL',
   fromToken: 'USDC',
   toToken: 'USDC',
   fromAmount: '1000',

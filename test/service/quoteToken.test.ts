@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import type { Address } from '../../src/schemas/address.ts'
 import { QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
 
 const secret = new TextEncoder().encode('a-quote-secret-of-at-least-32-chars!')
@@ -58,14 +59,16 @@ describe('the signed payload', () => {
     unit: fc.oneof(fc.constantFrom('"', '\\', '\n', '\u0000', '\u007f', '\u2028', '\ud800', '\udfff', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
     maxLength: 40,
   })
+  // The type asks for 0x and then anything: the arbitrary text follows the prefix.
+  const address = text.map((rest): Address => `0x${rest}`)
   const anyClaims: fc.Arbitrary<QuoteClaims> = fc.record({
     fromChain: text,
     toChain: text,
     fromToken: text,
     toToken: text,
     fromAmount: text,
-    fromAddress: text,
-    toAddress: fc.option(text, { nil: null }),
+    fromAddress: address,
+    toAddress: fc.option(address, { nil: null }),
     slippageE18: text,
     routeId: text,
     toAmount: text,

@@ -2,7 +2,7 @@ import { type Address, decodeFunctionData, erc20Abi, hexToBigInt } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { findRoutes, type Token } from '../../src/engine/index.ts'
+import { findRoutes, isEvmToken, type Token } from '../../src/engine/index.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../../src/tx/buildDisbursementTransaction.ts'
 import { buildRouteTransaction, type RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
@@ -15,7 +15,7 @@ const REF = `0x${'ab'.repeat(32)}` as const
 const recipient = (n: number): Address => `0x${n.toString(16).padStart(40, '0')}`
 const token = (key: string): Token => {
   const found = catalogue.tokens.get(key)
-  if (!found) throw new Error(`${key} is not in the catalogue`)
+  if (!found || !isEvmToken(found)) throw new Error(`${key} is not in the catalogue`)
   return found
 }
 
