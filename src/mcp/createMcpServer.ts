@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from 'pino'
 import { TOOLS } from './tools/index.ts'
-import { CAPABILITIES_URI, type ToolContext, type ToolDefinition } from './tool.ts'
+import { CAPABILITIES_URI, type Tool, type ToolContext } from './tool.ts'
 
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }
 
@@ -35,15 +35,15 @@ export function createMcpServer(parameters: CreateMcpServerParameters): McpServe
   return server
 }
 
-function registerTool(server: McpServer, tool: ToolDefinition, context: ToolContext, log: Logger): void {
+function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: Logger): void {
   server.registerTool(
     tool.name,
     { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
     async (args: unknown): Promise<CallToolResult> => {
       try {
-        const result = await tool.run(context, args as never)
+        const result = await tool.run(context, args)
         if (!result.ok) return { isError: true, content: [{ type: 'text', text: result.message }] }
-        return { content: [{ type: 'text', text: result.summary }], structuredContent: result.structured as Record<string, unknown> }
+        return { content: [{ type: 'text', text: result.summary }], structuredContent: result.structured }
       } catch (error) {
         log.error({ event: 'mcp_tool_failed', tool: tool.name, err: error }, 'mcp_tool_failed')
         return {

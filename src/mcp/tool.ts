@@ -1,5 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
-import type * as z from 'zod'
+import * as z from 'zod'
 import type { Payer } from './payer.ts'
 import { describeFailure, type ServiceClient, type ServiceResponse } from './serviceClient.ts'
 
@@ -17,20 +17,30 @@ export type ToolContext = {
 /** A tool's answer: the structured result and a one-line summary, or a failure an agent can act on (text only). */
 export type ToolResult<Output> = { ok: true; structured: Output; summary: string } | { ok: false; message: string }
 
-/** One MCP tool (DESIGN 8): zod input and output shapes, annotations, a description written for a model, a handler. */
-export type ToolDefinition<Input extends z.ZodRawShape = z.ZodRawShape, Output extends z.ZodRawShape = z.ZodRawShape> = {
+/** One MCP tool as it is written (DESIGN 8): zod input and output shapes, annotations, a description written for a model, a handler. */
+export type ToolDefinition<Input extends z.ZodRawShape, Output extends z.ZodRawShape> = {
   name: string
   title: string
   description: string
   inputSchema: Input
   outputSchema: Output
   annotations: ToolAnnotations
-  run(context: ToolContext, args: z.infer<z.ZodObject<Input>>): Promise<ToolResult<z.infer<z.ZodObject<Output>>>>
+  run(context: ToolContext, args: z.output<z.ZodObject<Input>>): Promise<ToolResult<z.output<z.ZodObject<Output>>>>
 }
 
-/** Keeps each tool's types exact where it is written, and erases them for the tools array. */
-export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape>(tool: ToolDefinition<Input, Output>): ToolDefinition {
-  return tool as unknown as ToolDefinition
+/**
+ * A tool as the server holds it, whatever its shapes: its handler takes the arguments as they arrive and parses them
+ * with the tool's own input schema (the SDK has already checked them against the same schema, so the parse only
+ * recovers their type).
+ */
+export type Tool = Omit<ToolDefinition<z.ZodRawShape, z.ZodRawShape>, 'run'> & {
+  run(context: ToolContext, args: unknown): Promise<ToolResult<Record<string, unknown>>>
+}
+
+/** Keeps each tool's types exact where it is written; what it returns fits the tools array. */
+export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape>(tool: ToolDefinition<Input, Output>): Tool {
+  const input = z.object(tool.inputSchema)
+  return { ...tool, run: (context, args) => tool.run(context, input.parse(args)) }
 }
 
 export const failed = (message: string): { ok: false; message: string } => ({ ok: false, message })

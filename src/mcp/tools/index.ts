@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../tool.ts'
+import type { Tool } from '../tool.ts'
 import { buildSwap } from './buildSwap.ts'
 import { corridorIntelligence } from './corridorIntelligence.ts'
 import { discoverRoutes } from './discoverRoutes.ts'
@@ -6,4 +6,4 @@ import { getQuote } from './getQuote.ts'
 import { probeCorridor } from './probeCorridor.ts'
 
 /** The MCP server's tools (DESIGN 8), in the order an agent uses them. */
-export const TOOLS: readonly ToolDefinition[] = [discoverRoutes, probeCorridor, getQuote, buildSwap, corridorIntelligence]
+export const TOOLS: readonly Tool[] = [discoverRoutes, probeCorridor, getQuote, buildSwap, corridorIntelligence]
