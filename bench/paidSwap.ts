@@ -3,7 +3,7 @@
 // one call at a time, the two alternating in short slices within each round so both see the same machine load.
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { type Address, getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
+import { getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { benchConfig } from './benchConfig.ts'
