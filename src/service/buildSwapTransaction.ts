@@ -1,5 +1,5 @@
 import type { Address } from 'viem'
-import { formatAtomic, type PricedRoute, type QuoteAmounts } from '../engine/index.ts'
+import { formatAtomic, type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -54,12 +54,17 @@ export function buildFirstEncodable(deps: ServiceDeps, parameters: BuildFirstEnc
   const { request, amounts, ordered, swapEaziRef } = parameters
   const failures: string[] = []
   for (const priced of ordered) {
+    // Sized once by the engine; the encoder prices nothing itself.
+    const sized = sizeRoute(deps.catalogue, priced.route, request.amountIn, amounts.toAmount)
+    if (sized === undefined) {
+      failures.push(`${priced.route.id}: cannot deliver the quoted amount`)
+      continue
+    }
     try {
       const build = buildRouteTransaction({
         catalogue: deps.catalogue,
         routerOn: deps.routerOn,
-        route: priced.route,
-        amountIn: request.amountIn,
+        sized,
         amounts,
         slippageE18: request.slippageE18,
         sender: request.fromAddress,

@@ -7,8 +7,7 @@ import {
   pow10,
   type PricedRoute,
   type QuoteAmounts,
-  simulateRoute,
-  sizeRouteInput,
+  type SizedRoute,
   type StepEstimate,
   type Token,
   withGasMargin,
@@ -54,8 +53,8 @@ export type BuildRouteTransactionParameters = {
   catalogue: Catalogue
   /** The router and executor on a chain (configuration; the same CREATE2 address by default). */
   routerOn: (chain: ChainCode) => RouterDeployment
-  route: CandidateRoute
-  amountIn: bigint
+  /** The chosen route, sized once by the engine (`sizeRoute`): the encoder prices nothing itself. */
+  sized: SizedRoute
   amounts: QuoteAmounts
   slippageE18: bigint
   sender: Address
@@ -106,7 +105,7 @@ const encodeDestinationOrder = (order: DestinationOrder): Hex =>
   encodeAbiParameters(getAbiItem({ abi: swapEaziExecutorAbi, name: 'runDestination' }).inputs, [order])
 
 /**
- * Turns a priced route into the one transaction the user signs: a call to our router's `execute` whose inner calls
+ * Encodes a sized route as the one transaction the user signs: a call to our router's `execute` whose inner calls
  * are the route's venue and bridge calls, encoded by viem against their public ABIs. The route runs only the
  * input sized to deliver `toAmount` (DESIGN 3); the rest of the input is the margin the router sends to the
  * treasury. Every minimum in the calldata derives from the quote: the same-chain output is checked against
@@ -114,12 +113,10 @@ const encodeDestinationOrder = (order: DestinationOrder): Hex =>
  * `toAmountMin` for the executor there.
  */
 export function buildRouteTransaction(parameters: BuildRouteTransactionParameters): BuildRouteTransactionReturnType {
-  const { catalogue, route, amountIn, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
+  const { catalogue, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
+  const { route, routedAmount, margin, sized } = parameters.sized
+  const amountIn = routedAmount + margin
   const source = parameters.routerOn(route.from.chain)
-  const routedAmount = sizeRouteInput(catalogue, route, amountIn, amounts.toAmount)
-  const sized = simulateRoute(catalogue, route, routedAmount)
-  if (sized.amountOut < amounts.toAmount) throw new Error(`route ${route.id} cannot deliver the quoted amount`)
-  const margin = amountIn - routedAmount
   const deadlineSec = BigInt(nowSec + SWAP_DEADLINE_SEC)
 
   const calls = swapCalls(sized.steps, route.sourceSwaps, slippageE18, source.executor, deadlineSec)

@@ -1,7 +1,7 @@
 // Runs a built route on the anvil chains of `deployCatalogueOnChains` and relays its bridge message to the
 // destination chain the way each bridge's own executor would.
 import { type Address, erc20Abi, getAddress, type Hex, hexToBigInt, type TransactionReceipt } from 'viem'
-import { findRoutes, isEvmToken, type PricedRoute, type Token } from '../../src/engine/index.ts'
+import { findRoutes, isEvmToken, type PricedRoute, sizeRoute, type Token } from '../../src/engine/index.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { buildRouteTransaction, type BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
@@ -67,8 +67,7 @@ export async function planSwap(
   const build = buildRouteTransaction({
     catalogue: world.catalogue,
     routerOn: (chain) => setupOf(world, chain).router,
-    route: priced.route,
-    amountIn,
+    sized: sizeRoute(world.catalogue, priced.route, amountIn, found.amounts.toAmount)!,
     amounts: found.amounts,
     slippageE18: SLIPPAGE_E18,
     sender: sender.address,

@@ -2,7 +2,7 @@ import { type Address, decodeFunctionData, erc20Abi, hexToBigInt } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { findRoutes, isEvmToken, type Token } from '../../src/engine/index.ts'
+import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/index.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../../src/tx/buildDisbursementTransaction.ts'
 import { buildRouteTransaction, type RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
@@ -25,7 +25,7 @@ function routeLeg(fromKey: string, toKey: string, amountIn: bigint, to: Address,
   if (found.kind !== 'routes') throw new Error(found.kind)
   const priced = pick ? found.viable.find((route) => pick(route.route.id)) : found.ranked.BALANCED
   if (!priced) throw new Error(`no viable route picked; viable: ${found.viable.map((route) => route.route.id).join(', ')}`)
-  const build = buildRouteTransaction({ catalogue, routerOn: () => ROUTER, route: priced.route, amountIn, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: to, ref: REF, nowSec: 1_800_000_000 })
+  const build = buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: to, ref: REF, nowSec: 1_800_000_000 })
   return { kind: 'route' as const, build }
 }
 

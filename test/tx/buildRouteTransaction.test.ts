@@ -2,7 +2,7 @@ import { type Address, decodeFunctionData, erc20Abi, hexToBigInt } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { findRoutes, isEvmToken, type Token } from '../../src/engine/index.ts'
+import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/index.ts'
 import { buildRouteTransaction } from '../../src/tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 
@@ -27,7 +27,7 @@ function buildAll(fromKey: string, toKey: string) {
   return found.viable.map((priced) => ({
     priced,
     found,
-    build: buildRouteTransaction({ catalogue, routerOn: () => ROUTER, route: priced.route, amountIn: priced.amountIn, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 }),
+    build: buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 }),
   }))
 }
 
@@ -43,7 +43,7 @@ describe('buildRouteTransaction', () => {
         if (found.kind !== 'routes') continue
         for (const priced of found.viable) {
           try {
-            buildRouteTransaction({ catalogue, routerOn: () => ROUTER, route: priced.route, amountIn: priced.amountIn, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
+            buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
             built++
           } catch (error) {
             refused.add((error as Error).message)
@@ -74,6 +74,29 @@ describe('buildRouteTransaction', () => {
       // The margin is the part of the 0.5% the route does not need, never more than the fee itself.
       expect(build.margin > 0n && build.margin <= found.amounts.feeAmount).toBe(true)
     }
+  })
+
+  // The encoder prices nothing: a route sized once by the engine is encoded with exactly its figures, so a request
+  // routes and sizes its swap once. Altered figures show up verbatim in the calldata.
+  it('encodes the sized route it is given, without pricing it again', () => {
+    const from = token('ETH:USDC')
+    const to = token('ETH:USDT')
+    const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** 6n, slippageE18: SLIPPAGE })
+    if (found.kind !== 'routes') throw new Error(found.kind)
+    const sized = sizeRoute(catalogue, found.ranked.BALANCED.route, found.ranked.BALANCED.amountIn, found.amounts.toAmount)!
+    const [firstStep] = sized.sized.steps
+    const altered = {
+      ...sized,
+      routedAmount: sized.routedAmount - 7n,
+      margin: sized.margin + 7n,
+      sized: { ...sized.sized, gasLimit: 123_456n, steps: [{ ...firstStep!, amountIn: 777n }, ...sized.sized.steps.slice(1)] },
+    }
+    const build = buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: altered, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
+    const [order] = decodeFunctionData({ abi: swapEaziRouterAbi, data: build.transactionRequest.data }).args as [typeof build.order]
+    expect(order.fee).toBe(sized.margin + 7n)
+    expect(order.amountIn).toBe(found.ranked.BALANCED.amountIn)
+    expect(hexToBigInt(build.transactionRequest.gas)).toBe(123_456n)
+    expect(order.calls[0]!.data).toContain((777n).toString(16).padStart(64, '0'))
   })
 
   it('approves exactly amountIn, and asks USDT on Ethereum to reset its allowance first', () => {
