@@ -29,6 +29,7 @@ describe('public exports', () => {
         "quoteAmounts",
         "rankRoutes",
         "simulateRoute",
+        "sizeRoute",
         "sizeRouteInput",
         "swapOut",
         "swapPaths",
