@@ -1,25 +1,23 @@
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { verifyApiKey } from '../src/auth/apiKey.ts'
 import { usagePeriod } from '../src/intel/usagePeriod.ts'
 import { intelKeySubject } from '../src/intel/usageSubjects.ts'
 import { openStore } from '../src/store/openStore.ts'
+import { type CliRun, runCliInProcess } from './support/runCliInProcess.ts'
 
-const run = promisify(execFile)
-const ROOT = new URL('..', import.meta.url).pathname
 const dataDir = mkdtempSync(join(tmpdir(), 'swapeazi-keys-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const SECRET = 'operator-key-secret-operator-key-secret'
-const cli = (args: string[], secret = SECRET): Promise<{ stdout: string; stderr: string }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_LOG_LEVEL: 'silent' },
-  })
+/** `swapeazi keys ARGS` in-process, over the one data dir; resolves to the run when it exits 0, else rejects with the run. */
+async function cli(args: string[], secret = SECRET): Promise<CliRun> {
+  const run = await runCliInProcess(['keys', ...args], { SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_LOG_LEVEL: 'silent' })
+  if (run.code !== 0) throw Object.assign(new Error(`swapeazi keys ${args.join(' ')} exited ${run.code}`), run)
+  return run
+}
 
 describe('swapeazi keys', () => {
   it('issues a pro key under the configured secret, then revokes it by key and by id', async () => {
@@ -32,9 +30,9 @@ describe('swapeazi keys', () => {
   }, 120_000)
 
   it('refuses an unknown tier and a key from another secret, with a message', async () => {
-    await expect(cli(['issue', '--tier', 'gold'])).rejects.toMatchObject({ stderr: expect.stringContaining('--tier must be one of free, pro') })
+    await expect(cli(['issue', '--tier', 'gold'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--tier must be one of free, pro') })
     const foreign = JSON.parse((await cli(['issue'], 'another-secret-another-secret-another')).stdout) as { key: string }
-    await expect(cli(['revoke', foreign.key])).rejects.toMatchObject({ stderr: expect.stringContaining('revoke it by its key_ id') })
+    await expect(cli(['revoke', foreign.key])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('revoke it by its key_ id') })
   }, 120_000)
 
   it('prints a month\'s metered intelligence calls per key, for every key or one key', async () => {
@@ -58,7 +56,7 @@ describe('swapeazi keys', () => {
     expect(JSON.parse((await cli(['usage', a.key])).stdout)).toEqual({ month, keys: [{ id: a.id, intelligenceCalls: 3 }] })
     expect(JSON.parse((await cli(['usage', b.id, '--month', '2020-01'])).stdout)).toEqual({ month: '2020-01', keys: [{ id: b.id, intelligenceCalls: 1 }] })
     expect(JSON.parse((await cli(['usage', '--month', '2020-02'])).stdout)).toEqual({ month: '2020-02', keys: [] })
-    await expect(cli(['usage', '--month', '2020-13'])).rejects.toMatchObject({ stderr: expect.stringContaining('--month takes a calendar month as YYYY-MM') })
-    await expect(cli(['usage', 'key_nothex'])).rejects.toMatchObject({ stderr: expect.stringContaining('a key id looks like key_') })
+    await expect(cli(['usage', '--month', '2020-13'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--month takes a calendar month as YYYY-MM') })
+    await expect(cli(['usage', 'key_nothex'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('a key id looks like key_') })
   }, 180_000)
 })

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import type { Logger } from 'pino'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
 import { loadSanctionsList } from '../compliance/loadSanctionsList.ts'
 import { sanctionsListScreener } from '../compliance/sanctionsListScreener.ts'
@@ -19,9 +20,10 @@ export function packageVersion(): string {
 
 /**
  * Wires the real dependencies from configuration: catalogue and sanctions list from disk, the store (PGlite or
- * PostgreSQL, migrated), the settler, pino logger, wall clock. The caller closes `store.sql` on shutdown.
+ * PostgreSQL, migrated), the settler, pino logger (on stderr unless `log` is given), wall clock. The caller closes
+ * `store.sql` on shutdown.
  */
-export async function buildAppDeps(config: Config): Promise<ServerDeps> {
+export async function buildAppDeps(config: Config, log: Logger = createLogger(config.logLevel)): Promise<ServerDeps> {
   const { catalogue, files } = loadCatalogue(config.manifestDir)
   const sanctions = loadSanctionsList(config.sanctionsFile)
   const store = await openStore(config.store)
@@ -33,7 +35,7 @@ export async function buildAppDeps(config: Config): Promise<ServerDeps> {
     catalogue,
     files,
     clock: Date.now,
-    log: createLogger(config.logLevel),
+    log,
     quoteSecret,
     appUrl: config.appUrl,
     version: packageVersion(),

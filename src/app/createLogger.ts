@@ -1,7 +1,7 @@
-import { pino, type Logger } from 'pino'
+import { type DestinationStream, pino, type Logger } from 'pino'
 
-/** pino JSON on stderr (stdout belongs to MCP stdio); secrets and payment material are redacted. */
-export function createLogger(level: string): Logger {
+/** pino JSON on stderr (stdout belongs to MCP stdio), or on `destination`; secrets and payment material are redacted. */
+export function createLogger(level: string, destination: DestinationStream = pino.destination(2)): Logger {
   return pino(
     {
       level,
@@ -11,6 +11,6 @@ export function createLogger(level: string): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination(2),
+    destination,
   )
 }

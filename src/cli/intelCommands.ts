@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises'
+import type { Writable } from 'node:stream'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import type { Config } from '../config.ts'
 import { importObservations } from '../intel/importObservations.ts'
@@ -11,7 +12,7 @@ export const INTEL_USAGE = `Usage:
       skipped, so re-running an import is harmless. Prints {file, lines, imported, skipped}.`
 
 /** `swapeazi intel import`: operator commands for corridor intelligence over the configured store. */
-export async function runIntelCommand(config: Config, argv: readonly string[]): Promise<void> {
+export async function runIntelCommand(config: Config, argv: readonly string[], out: Writable): Promise<void> {
   const [command, ...rest] = argv
   if (command !== 'import') throw new Error(`unknown intel command "${command ?? ''}"\n\n${INTEL_USAGE}`)
   const [file] = rest
@@ -26,7 +27,7 @@ export async function runIntelCommand(config: Config, argv: readonly string[]): 
     const deps = await buildAppDeps({ ...config, logLevel: 'silent' })
     try {
       const result = await importObservations(deps, handle.readLines({ encoding: 'utf8' }))
-      process.stdout.write(`${JSON.stringify({ file, lines: result.lines, imported: result.inserted, skipped: result.skipped })}\n`)
+      out.write(`${JSON.stringify({ file, lines: result.lines, imported: result.inserted, skipped: result.skipped })}\n`)
     } finally {
       await deps.store.sql.close()
     }

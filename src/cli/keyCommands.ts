@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import type { Writable } from 'node:stream'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { KEY_TIERS, type KeyTier, verifyApiKey } from '../auth/apiKey.ts'
 import type { Config } from '../config.ts'
@@ -29,7 +30,7 @@ function keyIdOf(secret: Uint8Array, target: string, verb: string): string {
 }
 
 /** `swapeazi keys issue|revoke|usage`: operator commands over the configured store and key secret. */
-export async function runKeyCommand(config: Config, argv: readonly string[]): Promise<void> {
+export async function runKeyCommand(config: Config, argv: readonly string[], out: Writable): Promise<void> {
   const [command, ...rest] = argv
   const deps = await buildAppDeps({ ...config, logLevel: 'silent' })
   try {
@@ -37,7 +38,7 @@ export async function runKeyCommand(config: Config, argv: readonly string[]): Pr
       const { values } = parseArgs({ args: [...rest], options: { tier: { type: 'string', default: 'pro' } }, strict: true })
       const tier = values.tier as KeyTier
       if (!KEY_TIERS.includes(tier)) throw new Error(`--tier must be one of ${KEY_TIERS.join(', ')}`)
-      process.stdout.write(`${JSON.stringify(await issueOperatorKey(deps, tier))}\n`)
+      out.write(`${JSON.stringify(await issueOperatorKey(deps, tier))}\n`)
       return
     }
     if (command === 'revoke') {
@@ -45,7 +46,7 @@ export async function runKeyCommand(config: Config, argv: readonly string[]): Pr
       if (target === undefined || rest.length !== 1) throw new Error(`name one key or key id to revoke\n\n${KEYS_USAGE}`)
       const id = keyIdOf(deps.keySecret, target, 'revoke')
       const isNew = await deps.store.keys.revoke(id, new Date(deps.clock()))
-      process.stdout.write(`${JSON.stringify({ id, revoked: true, alreadyRevoked: !isNew })}\n`)
+      out.write(`${JSON.stringify({ id, revoked: true, alreadyRevoked: !isNew })}\n`)
       return
     }
     if (command === 'usage') {
@@ -60,7 +61,7 @@ export async function runKeyCommand(config: Config, argv: readonly string[]): Pr
         .filter((row) => id === undefined || row.subject === intelKeySubject(id))
         .map((row) => ({ id: row.subject.slice(INTEL_KEY_SUBJECT_PREFIX.length), intelligenceCalls: row.calls }))
       if (id !== undefined && keys.length === 0) keys.push({ id, intelligenceCalls: 0 })
-      process.stdout.write(`${JSON.stringify({ month, keys })}\n`)
+      out.write(`${JSON.stringify({ month, keys })}\n`)
       return
     }
     throw new Error(`unknown keys command "${command ?? ''}"\n\n${KEYS_USAGE}`)

@@ -1,10 +1,11 @@
+import type { Readable, Writable } from 'node:stream'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { buildAppDeps, packageVersion } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import type { Config } from '../config.ts'
 import { createApp } from '../http/createApp.ts'
 import { createMcpServer } from '../mcp/createMcpServer.ts'
-import { keepStdoutForProtocol, serveStdio } from '../mcp/serveStdio.ts'
+import { serveStdio } from '../mcp/serveStdio.ts'
 import { createServiceClient, inProcessFetch } from '../mcp/serviceClient.ts'
 import { createToolContext } from '../mcp/toolContext.ts'
 import { openStore } from '../store/openStore.ts'
@@ -12,21 +13,21 @@ import { openStore } from '../store/openStore.ts'
 /**
  * `swapeazi mcp`: the MCP server over stdio for LLM hosts (DESIGN 8). The tools call SWAPEAZI_BASE_URL when it is
  * set, otherwise an embedded service in this process (no socket), the same endpoints either way. The payer's budget
- * is kept in the configured store. Logs go to stderr.
+ * is kept in the configured store. Logs go to `io.stderr`. Resolves once the host has closed stdin and the store is
+ * closed.
  */
-export async function runMcpStdio(config: Config): Promise<void> {
-  keepStdoutForProtocol()
+export async function runMcpStdio(config: Config, io: { stdin: Readable; stdout: Writable; stderr: Writable }): Promise<void> {
+  const log = createLogger(config.logLevel, io.stderr)
   const remote = config.mcp.baseUrl
   let close: () => Promise<void>
   let server: McpServer
   if (remote === undefined) {
-    const deps = await buildAppDeps(config)
+    const deps = await buildAppDeps(config, log)
     const app = createApp(deps)
     const client = createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request)))
     server = createMcpServer({ ...createToolContext({ client, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log }), version: deps.version, log: deps.log })
     close = () => deps.store.sql.close()
   } else {
-    const log = createLogger(config.logLevel)
     const store = config.mcp.walletPrivateKey === undefined ? undefined : await openStore(config.store)
     const client = createServiceClient(remote, (input, init) => fetch(input, init))
     const context =
@@ -36,5 +37,5 @@ export async function runMcpStdio(config: Config): Promise<void> {
     server = createMcpServer({ ...context, version: packageVersion(), log })
     close = async () => store?.sql.close()
   }
-  await serveStdio(server, close)
+  await serveStdio(server, close, io.stdin, io.stdout)
 }

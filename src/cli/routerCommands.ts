@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import type { Writable } from 'node:stream'
 import { type Address, createPublicClient, createWalletClient, defineChain, http, isAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
@@ -44,7 +45,7 @@ function stringFlag(values: Record<string, unknown>, name: string): string {
 }
 
 /** `swapeazi router <deploy|allow>`: operator commands; write results to stdout, diagnostics to stderr. */
-export async function runRouterCommand(config: Config, argv: readonly string[]): Promise<void> {
+export async function runRouterCommand(config: Config, argv: readonly string[], out: Writable): Promise<void> {
   const [sub, ...rest] = argv
   const { values } = parseArgs({
     args: [...rest],
@@ -73,7 +74,7 @@ export async function runRouterCommand(config: Config, argv: readonly string[]):
       treasury,
       ...(salt === undefined ? {} : { salt: salt as `0x${string}` }),
     })
-    process.stdout.write(
+    out.write(
       `${JSON.stringify({ router: result.address, alreadyDeployed: result.alreadyDeployed, transactionHash: result.transactionHash, gasUsed: result.gasUsed?.toString() })}\n`,
     )
     return
@@ -90,7 +91,7 @@ export async function runRouterCommand(config: Config, argv: readonly string[]):
       const hash = await walletClient.writeContract({ account, chain: walletClient.chain, address: router, abi: swapEaziRouterAbi, functionName: 'setTarget', args: [target.address, true] })
       const receipt = await publicClient.waitForTransactionReceipt({ hash })
       if (receipt.status !== 'success') throw new Error(`setTarget(${target.address}) reverted in ${hash}`)
-      process.stdout.write(`${JSON.stringify({ allowed: target.address, why: target.why, transactionHash: hash })}\n`)
+      out.write(`${JSON.stringify({ allowed: target.address, why: target.why, transactionHash: hash })}\n`)
     }
     return
   }

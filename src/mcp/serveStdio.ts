@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 
@@ -11,14 +12,20 @@ export function keepStdoutForProtocol(): void {
   console.debug = toStderr
 }
 
-/** Serves `server` over this process's stdin and stdout; when the host closes the pipe, `close` runs and the process exits. */
-export async function serveStdio(server: McpServer, close: () => Promise<void>): Promise<void> {
-  const transport = new StdioServerTransport()
-  transport.onclose = () => {
-    void close().finally(() => process.exit(0))
-  }
+/**
+ * Serves `server` over `stdin` and `stdout` (the process's own for a host). Resolves once the host has closed the
+ * pipe and `close` has run.
+ */
+export async function serveStdio(server: McpServer, close: () => Promise<void>, stdin: Readable = process.stdin, stdout: Writable = process.stdout): Promise<void> {
+  const transport = new StdioServerTransport(stdin, stdout)
+  const closed = new Promise<void>((resolve, reject) => {
+    transport.onclose = () => {
+      close().then(resolve, reject)
+    }
+  })
   await server.connect(transport)
-  process.stdin.once('end', () => {
+  stdin.once('end', () => {
     void server.close()
   })
+  await closed
 }

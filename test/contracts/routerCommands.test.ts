@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
@@ -10,9 +8,8 @@ import { swapEaziExecutorDeployedBytecode, swapEaziRouterAbi } from '../../src/c
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { routerTargets } from '../../src/tx/routerTargets.ts'
 import { type AnvilInstance, startAnvil } from '../chain/anvil.ts'
+import { type CliRun, runCliInProcess } from '../support/runCliInProcess.ts'
 
-const run = promisify(execFile)
-const CLI = fileURLToPath(new URL('../../bin/swapeazi.js', import.meta.url))
 // anvil's first and second dev keys (public test keys, never funded anywhere real).
 const DEPLOYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
 
@@ -22,15 +19,8 @@ beforeAll(async () => {
 })
 afterAll(async () => anvil?.stop())
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent', ...env } })
-    return { stdout, stderr, code: 0 }
-  } catch (error) {
-    const failed = error as { stdout: string; stderr: string; code: number }
-    return { stdout: failed.stdout, stderr: failed.stderr, code: failed.code }
-  }
-}
+/** `swapeazi ARGS` in-process, with only the log level and `env` set. */
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCliInProcess(args, { SWAPEAZI_LOG_LEVEL: 'silent', ...env })
 
 describe('swapeazi router deploy / allow', () => {
   it('deploys through the CREATE2 proxy at the predicted address, with the executor the builder expects', async () => {

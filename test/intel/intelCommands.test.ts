@@ -1,21 +1,19 @@
-import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
+import { type CliRun, runCliInProcess } from '../support/runCliInProcess.ts'
 
-const run = promisify(execFile)
-const ROOT = new URL('../..', import.meta.url).pathname
 const FIXTURE = new URL('./fixtures/observations.jsonl', import.meta.url).pathname
 const work = mkdtempSync(join(tmpdir(), 'swapeazi-intel-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-const cli = (args: string[]): Promise<{ stdout: string; stderr: string }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'intel', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', SWAPEAZI_DATA_DIR: join(work, 'data'), SWAPEAZI_LOG_LEVEL: 'silent' },
-  })
+/** `swapeazi intel ARGS` in-process; resolves to the run when it exits 0, else rejects with it. */
+async function cli(args: string[]): Promise<CliRun> {
+  const run = await runCliInProcess(['intel', ...args], { SWAPEAZI_DATA_DIR: join(work, 'data'), SWAPEAZI_LOG_LEVEL: 'silent' })
+  if (run.code !== 0) throw Object.assign(new Error(`swapeazi intel ${args.join(' ')} exited ${run.code}`), run)
+  return run
+}
 
 describe('swapeazi intel import', () => {
   it('refuses a file with a bad line, naming it, and imports nothing; then imports a good file once', async () => {
@@ -33,9 +31,9 @@ describe('swapeazi intel import', () => {
   }, 120_000)
 
   it('says what it needs when the file is missing or unreadable', async () => {
-    await expect(cli(['import'])).rejects.toMatchObject({ stderr: expect.stringContaining('name one JSONL file to import') })
-    await expect(cli(['import', join(work, 'absent.jsonl')])).rejects.toMatchObject({ stderr: expect.stringContaining(`cannot read ${join(work, 'absent.jsonl')}`) })
-    await expect(cli(['export'])).rejects.toMatchObject({ stderr: expect.stringContaining('unknown intel command "export"') })
+    await expect(cli(['import'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('name one JSONL file to import') })
+    await expect(cli(['import', join(work, 'absent.jsonl')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot read ${join(work, 'absent.jsonl')}`) })
+    await expect(cli(['export'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('unknown intel command "export"') })
     expect((await cli(['--help'])).stderr).toContain('swapeazi intel import FILE.jsonl')
   }, 120_000)
 })

@@ -1,27 +1,28 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
+import { PassThrough } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runCli } from '../../src/cli/runCli.ts'
 import { CAPABILITIES_URI } from '../../src/mcp/tool.ts'
 import { lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
-import { trackChildProcess, type TrackedChildProcess } from '../support/trackChildProcess.ts'
+import { TextSink } from '../support/runCliInProcess.ts'
 import { TOOL_NAMES, callTool, captureLogger, textOf } from './mcpHarness.ts'
 
-const REPO = new URL('../../', import.meta.url).pathname
-const BIN = 'bin/swapeazi-mcp.js'
-/** A child starts tsx, loads the catalogue and opens PGlite: seconds, more on a busy machine. */
-const CHILD_TEST_TIMEOUT_MS = 90_000
+// `swapeazi mcp` run in-process (src/cli/runCli.ts) over a pair of pipes: the same server, transport, store and
+// logger a host gets, without a tsx start-up per test. What only a real child shows (bin/swapeazi-mcp.js starts
+// from a host's config, and a dependency's console output cannot reach the protocol stream) is the smoke test in
+// test/mcp/hostConfig.test.ts, the one spawn of the MCP binary.
 
-/** Only what the child needs: no DATABASE_URL or SWAPEAZI_* leaking in from the developer's shell. */
-function childEnv(extra: Record<string, string>): Record<string, string> {
+/** A test allows for the embedded service to load the catalogue and open PGlite, more on a busy machine. */
+const SERVER_TEST_TIMEOUT_MS = 90_000
+
+/** Exactly the environment `swapeazi mcp` reads here: nothing leaks in from the developer's shell. */
+function serverEnv(extra: Record<string, string>): Record<string, string> {
   return {
-    PATH: process.env['PATH'] ?? '',
-    HOME: process.env['HOME'] ?? '/tmp',
     SWAPEAZI_DATA_DIR: 'memory://',
     SWAPEAZI_LOG_LEVEL: 'info',
     ...extra,
@@ -29,27 +30,38 @@ function childEnv(extra: Record<string, string>): Record<string, string> {
 }
 
 /**
- * An MCP client transport over a child we spawn ourselves, keeping every byte the child writes: stdout to check it
- * carries JSON-RPC and nothing else, stderr for the logs. A stdout line that is not JSON-RPC is kept and reported
- * through onerror, never silently skipped.
+ * `swapeazi mcp` in this process and an MCP client transport to it, keeping every byte the server writes: stdout to
+ * check it carries JSON-RPC and nothing else, stderr for the logs. A stdout line that is not JSON-RPC is kept and
+ * reported through onerror, never silently skipped.
  */
 class RecordingStdioTransport implements Transport {
   stdout = ''
-  stderr = ''
   onmessage?: (message: JSONRPCMessage) => void
   onclose?: () => void
   onerror?: (error: Error) => void
+  /** The command's exit code, once it has returned. */
+  exitCode: number | null = null
   private pending = ''
-  private readonly tracked: TrackedChildProcess
+  private readonly stdin = new PassThrough()
+  private readonly out = new PassThrough()
+  private readonly err = new TextSink()
+  private readonly exited: Promise<number>
 
-  constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    this.tracked = trackChildProcess(child, 5_000)
+  constructor(env: Record<string, string>) {
+    this.exited = runCli(['mcp'], { env, stdin: this.stdin, stdout: this.out, stderr: this.err }).then((code) => {
+      this.exitCode = code
+      this.onclose?.()
+      return code
+    })
+  }
+
+  get stderr(): string {
+    return this.err.text
   }
 
   async start(): Promise<void> {
-    this.child.stdout.setEncoding('utf8')
-    this.child.stderr.setEncoding('utf8')
-    this.child.stdout.on('data', (chunk: string) => {
+    this.out.setEncoding('utf8')
+    this.out.on('data', (chunk: string) => {
       this.stdout += chunk
       this.pending += chunk
       let newline = this.pending.indexOf('\n')
@@ -64,31 +76,17 @@ class RecordingStdioTransport implements Transport {
         newline = this.pending.indexOf('\n')
       }
     })
-    this.child.stderr.on('data', (chunk: string) => {
-      this.stderr += chunk
-    })
-    this.child.once('exit', () => this.onclose?.())
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    this.child.stdin.write(`${JSON.stringify(message)}\n`)
+    this.stdin.write(`${JSON.stringify(message)}\n`)
   }
 
-  /** Ends stdin, as a host does; the server exits on its own, or is stopped. */
+  /** Ends stdin, as a host does; the command returns on its own once it has closed its store. */
   async close(): Promise<void> {
-    this.child.stdin.end()
-    const timer = setTimeout(() => void this.tracked.stop(), 10_000)
-    await this.tracked.exited
-    clearTimeout(timer)
+    this.stdin.end()
+    await this.exited
   }
-
-  get exitCode(): number | null {
-    return this.child.exitCode
-  }
-}
-
-function spawnRecorded(env: Record<string, string>): RecordingStdioTransport {
-  return new RecordingStdioTransport(spawn(process.execPath, [BIN], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] }))
 }
 
 /** Every stdout line is one JSON-RPC 2.0 message, and stdout ends on a line break: no banner, no log, no partial write. */
@@ -108,7 +106,7 @@ function expectOnlyJsonRpc(stdout: string): unknown[] {
   return messages
 }
 
-/** stderr's lines, parsed: the child's pino logs (every line must be one). */
+/** stderr's lines, parsed: the server's pino logs (every line must be one). */
 function logLinesOf(stderr: string): { event?: string; path?: string; status?: number; level: number }[] {
   return stderr
     .split('\n')
@@ -131,13 +129,9 @@ afterAll(async () => {
 })
 
 describe.concurrent('swapeazi mcp over stdio', () => {
-  it('serves the SDK StdioClientTransport: lists the tools, quotes and builds a paid swap; the logs go to stderr', async () => {
+  it('serves an SDK client: lists the tools, quotes and builds a paid swap; the logs go to stderr', async () => {
     const wallet = throwawayWallet()
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], cwd: REPO, env: childEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }), stderr: 'pipe' })
-    let stderr = ''
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8')
-    })
+    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
     const errors: Error[] = []
     transport.onerror = (error) => errors.push(error)
     const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
@@ -156,16 +150,17 @@ describe.concurrent('swapeazi mcp over stdio', () => {
     await client.close()
 
     expect(errors).toEqual([])
+    const { stderr } = transport
     const logs = logLinesOf(stderr)
     expect(logs.some((line) => line.event === 'http_request' && line.path === '/api/x402/quote' && line.status === 200)).toBe(true)
     expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([402, 200])
     expect(logs.some((line) => line.event === 'swap_paid_by_mcp')).toBe(true)
     expect(stderr.toLowerCase()).not.toContain(wallet.privateKey.slice(2).toLowerCase())
-  }, CHILD_TEST_TIMEOUT_MS)
+  }, SERVER_TEST_TIMEOUT_MS)
 
   it('writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error and a resource read', async () => {
     const wallet = throwawayWallet()
-    const transport = spawnRecorded(childEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
     const errors: Error[] = []
     const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
     cleanups.push(() => transport.close())
@@ -191,10 +186,10 @@ describe.concurrent('swapeazi mcp over stdio', () => {
     const logs = logLinesOf(transport.stderr)
     expect(logs.filter((line) => line.event === 'http_request').length).toBeGreaterThanOrEqual(4)
     expect(transport.stdout + transport.stderr).not.toContain(wallet.privateKey.slice(2))
-  }, CHILD_TEST_TIMEOUT_MS)
+  }, SERVER_TEST_TIMEOUT_MS)
 
   it('with SWAPEAZI_BASE_URL, reaches a listening SwapEazi over HTTP: quotes there and pays it for the build', async () => {
-    // The service the child calls: a real socket, its own access log captured here.
+    // The service `swapeazi mcp` calls: a real socket, its own access log captured here.
     const { log, lines } = captureLogger()
     const store = lazyMemoryStore()
     let base = ''
@@ -211,7 +206,7 @@ describe.concurrent('swapeazi mcp over stdio', () => {
     })
 
     const wallet = throwawayWallet()
-    const transport = spawnRecorded(childEnv({ SWAPEAZI_BASE_URL: base, SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_BASE_URL: base, SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
     const errors: Error[] = []
     const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
     cleanups.push(() => transport.close())
@@ -227,15 +222,15 @@ describe.concurrent('swapeazi mcp over stdio', () => {
     const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string } }
     await client.close()
 
-    // The listening service logged the requests, and holds the swap and the payment from the child's wallet.
+    // The listening service logged the requests, and holds the swap and the payment from the wallet `swapeazi mcp` was given.
     const access = lines.map((line) => JSON.parse(line) as { event?: string; method?: string; path?: string; status?: number }).filter((line) => line.event === 'http_request')
     expect(access.map((line) => `${line.method} ${line.path} ${line.status}`)).toEqual(['POST /api/x402/quote 200', 'POST /api/x402/swap 402', 'POST /api/x402/swap 200'])
     const stored = await store.getSwap(built.swapEaziRef)
     expect(stored?.payment?.payer).toBe(wallet.address.toLowerCase())
     expect(built.payment.transaction).toBe(`ledger:${built.swapEaziRef}`)
-    // The child served no HTTP itself: its stderr has no access log, and its stdout only protocol.
+    // `swapeazi mcp` served no HTTP itself: its stderr has no access log, and its stdout only protocol.
     expect(logLinesOf(transport.stderr).filter((line) => line.event === 'http_request')).toEqual([])
     expectOnlyJsonRpc(transport.stdout)
     expect(errors).toEqual([])
-  }, CHILD_TEST_TIMEOUT_MS)
+  }, SERVER_TEST_TIMEOUT_MS)
 })
