@@ -56,11 +56,15 @@ async function step(print: Print, client: Client, index: number, name: string, a
   return result.structuredContent
 }
 
-/** The demo, printing each line with `print`; rejects with the reason on any failure. */
-export async function runAgentDemo(print: Print): Promise<void> {
+/**
+ * The demo, printing each line with `print`; rejects with the reason on any failure. `pgliteTemplate` (tests): the
+ * in-memory store starts as a copy of this migrated one instead of running initdb (openPgliteSql).
+ */
+export async function runAgentDemo(print: Print, options: { pgliteTemplate?: Blob } = {}): Promise<void> {
   const privateKey = generatePrivateKey()
   const wallet = privateKeyToAccount(privateKey).address
-  const config = loadConfig({ SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'warn', SWAPEAZI_WALLET_PRIVATE_KEY: privateKey })
+  const loaded = loadConfig({ SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'warn', SWAPEAZI_WALLET_PRIVATE_KEY: privateKey })
+  const config = options.pgliteTemplate === undefined || loaded.store.driver !== 'pglite' ? loaded : { ...loaded, store: { ...loaded.store, template: options.pgliteTemplate } }
   const deps = await buildAppDeps(config)
   const client = new Client({ name: 'swapeazi-demo', version: deps.version })
   try {

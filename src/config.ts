@@ -66,8 +66,11 @@ export type Config = {
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
   /** Signs `swapeazi router deploy` and `router allow`; never logged. */
   deployerPrivateKey?: `0x${string}`
-  /** PostgreSQL when a URL is set, else PGlite under `dataDir` (DESIGN 9). */
-  store: { driver: 'postgres'; url: string } | { driver: 'pglite'; dataDir: string }
+  /**
+   * PostgreSQL when a URL is set, else PGlite under `dataDir` (DESIGN 9). A PGlite `template` is never read from the
+   * environment: tests give one to runCli so that a new embedded database starts from a migrated copy (openPgliteSql).
+   */
+  store: { driver: 'postgres'; url: string } | { driver: 'pglite'; dataDir: string; template?: Blob }
   /** The OFAC SDN list file screened against (DESIGN 7.18). */
   sanctionsFile: string
   /** Signs API keys; unset, one is generated at first start and kept in the store (shared by replicas). */

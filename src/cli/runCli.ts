@@ -35,6 +35,15 @@ export type CliIo = {
   stdout: Writable
   /** Usage, errors and the service's pino logs. */
   stderr: Writable
+  /** Tests: an embedded store that does not exist yet starts as a copy of this migrated one (openPgliteSql). */
+  pgliteTemplate?: Blob
+}
+
+/** The configuration from `io.env`, with the embedded store's template when `io` has one. */
+function configOf(io: CliIo): Config {
+  const config = loadConfig(io.env)
+  if (io.pgliteTemplate === undefined || config.store.driver !== 'pglite') return config
+  return { ...config, store: { ...config.store, template: io.pgliteTemplate } }
 }
 
 /** Starts the HTTP API; resolves once it has stopped on SIGINT or SIGTERM and closed its store. */
@@ -83,22 +92,22 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const asksForHelp = argv[1] === undefined || argv[1] === '--help'
   switch (command) {
     case 'serve':
-      await runServe(loadConfig(io.env), io)
+      await runServe(configOf(io), io)
       return 0
     case 'mcp':
-      await runMcpStdio(loadConfig(io.env), io)
+      await runMcpStdio(configOf(io), io)
       return 0
     case 'router':
       if (asksForHelp) return usage(ROUTER_USAGE)
-      await runRouterCommand(loadConfig(io.env), argv.slice(1), io.stdout)
+      await runRouterCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
     case 'keys':
       if (asksForHelp) return usage(KEYS_USAGE)
-      await runKeyCommand(loadConfig(io.env), argv.slice(1), io.stdout)
+      await runKeyCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
     case 'intel':
       if (asksForHelp) return usage(INTEL_USAGE)
-      await runIntelCommand(loadConfig(io.env), argv.slice(1), io.stdout)
+      await runIntelCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
     case 'help':
     case '--help':

@@ -1,18 +1,20 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import type { Sql } from './sql.ts'
 
-/**
- * The embedded store (DESIGN 9): PostgreSQL compiled to WASM, in-process. `dataDir` keeps the data across restarts;
- * `undefined` or `memory://` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
- */
-export async function openPgliteSql(dataDir?: string): Promise<Sql> {
-  const isMemory = dataDir === undefined || dataDir.startsWith('memory://')
-  if (!isMemory) mkdirSync(dataDir, { recursive: true })
-  const db = isMemory ? new PGlite() : new PGlite(dataDir)
-  await db.waitReady
+export type OpenPgliteSqlOptions = {
+  /**
+   * A data directory as `dumpPgliteTemplate` returns it. A database that does not exist yet (in memory, or a data
+   * directory without one) starts as a copy of it instead of running initdb, which takes seconds: tests clone one
+   * migrated database. An existing database is opened as it is.
+   */
+  template?: Blob
+}
+
+function sqlOf(db: PGlite, describe: string): Sql {
   return {
-    describe: isMemory ? 'pglite (in memory)' : `pglite (${dataDir})`,
+    describe,
     async query<Row>(text: string, params: readonly unknown[] = []) {
       return (await db.query<Row>(text, params as unknown[])).rows
     },
@@ -27,5 +29,33 @@ export async function openPgliteSql(dataDir?: string): Promise<Sql> {
       )
     },
     close: () => db.close(),
+  }
+}
+
+/**
+ * The embedded store (DESIGN 9): PostgreSQL compiled to WASM, in-process. `dataDir` keeps the data across restarts;
+ * `undefined` or `memory://` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
+ */
+export async function openPgliteSql(dataDir?: string, options: OpenPgliteSqlOptions = {}): Promise<Sql> {
+  const isMemory = dataDir === undefined || dataDir.startsWith('memory://')
+  if (!isMemory) mkdirSync(dataDir, { recursive: true })
+  const isNew = isMemory || !existsSync(join(dataDir, 'PG_VERSION'))
+  const db = new PGlite({
+    ...(isMemory ? {} : { dataDir }),
+    ...(isNew && options.template !== undefined ? { loadDataDir: options.template } : {}),
+  })
+  await db.waitReady
+  return sqlOf(db, isMemory ? 'pglite (in memory)' : `pglite (${dataDir})`)
+}
+
+/** A new in-memory database, `prepare`d (migrated, say), as a template for `openPgliteSql`: its data directory, uncompressed. */
+export async function dumpPgliteTemplate(prepare: (sql: Sql) => Promise<unknown>): Promise<Blob> {
+  const db = new PGlite()
+  try {
+    await db.waitReady
+    await prepare(sqlOf(db, 'pglite (template)'))
+    return await db.dumpDataDir('none')
+  } finally {
+    await db.close()
   }
 }

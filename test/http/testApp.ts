@@ -9,6 +9,7 @@ import { createStore, type Store } from '../../src/store/createStore.ts'
 import { migrate } from '../../src/store/migrations.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 import type { Sql } from '../../src/store/sql.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 /** The repository's catalogue directory. */
 export const MANIFEST_DIR = new URL('../../manifest', import.meta.url).pathname
@@ -34,11 +35,15 @@ export const PAY_TO = '0x2222222222222222222222222222222222222222'
 const loaded = loadCatalogue(MANIFEST_DIR)
 const sanctions = loadSanctionsList(`${MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`)
 
-/** A migrated in-memory PGlite that opens on first use, so tests that never touch the store never pay for it. */
+/**
+ * A migrated in-memory PGlite that opens on first use, so tests that never touch the store never pay for it: a clone
+ * of the run's migrated template (migrate then finds nothing to do).
+ */
 export function lazyMemoryStore(): Store {
   let opening: Promise<Sql> | undefined
   const open = (): Promise<Sql> =>
-    (opening ??= openPgliteSql().then(async (sql) => {
+    (opening ??= migratedPgliteTemplate().then(async (template) => {
+      const sql = await openPgliteSql(undefined, { template })
       await migrate(sql)
       return sql
     }))

@@ -7,6 +7,7 @@ import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
 import { TransactionRequestWire } from '../../src/schemas/swap.ts'
 import { PaymentReceipt } from '../../src/schemas/x402.ts'
 import { runAgentDemo } from '../../scripts/agentDemo.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const RUN_TIMEOUT_MS = 120_000
@@ -19,9 +20,12 @@ const Receipt = z.object({ ...PaymentReceipt.shape, success: z.literal(true) })
  */
 async function runDemo(): Promise<string> {
   let stdout = ''
-  await runAgentDemo((line = '') => {
-    stdout += `${line}\n`
-  })
+  await runAgentDemo(
+    (line = '') => {
+      stdout += `${line}\n`
+    },
+    { pgliteTemplate: await migratedPgliteTemplate() },
+  )
   return stdout
 }
 

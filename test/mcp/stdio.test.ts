@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/runCli.ts'
 import { CAPABILITIES_URI } from '../../src/mcp/tool.ts'
 import { lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 import { TextSink } from '../support/runCliInProcess.ts'
 import { TOOL_NAMES, callTool, captureLogger, textOf } from './mcpHarness.ts'
 
@@ -32,7 +33,7 @@ function serverEnv(extra: Record<string, string>): Record<string, string> {
 /**
  * `swapeazi mcp` in this process and an MCP client transport to it, keeping every byte the server writes: stdout to
  * check it carries JSON-RPC and nothing else, stderr for the logs. A stdout line that is not JSON-RPC is kept and
- * reported through onerror, never silently skipped.
+ * reported through onerror, never silently skipped. Its in-memory store starts from the run's migrated template.
  */
 class RecordingStdioTransport implements Transport {
   stdout = ''
@@ -48,11 +49,13 @@ class RecordingStdioTransport implements Transport {
   private readonly exited: Promise<number>
 
   constructor(env: Record<string, string>) {
-    this.exited = runCli(['mcp'], { env, stdin: this.stdin, stdout: this.out, stderr: this.err }).then((code) => {
-      this.exitCode = code
-      this.onclose?.()
-      return code
-    })
+    this.exited = migratedPgliteTemplate()
+      .then((pgliteTemplate) => runCli(['mcp'], { env, stdin: this.stdin, stdout: this.out, stderr: this.err, pgliteTemplate }))
+      .then((code) => {
+        this.exitCode = code
+        this.onclose?.()
+        return code
+      })
   }
 
   get stderr(): string {

@@ -74,7 +74,8 @@ const settlementOf = (r: PaymentReservation, transaction = `ledger:${r.swapRef}`
 describe.each(storeDrivers())('store on $name', (driver) => {
   let opened: OpenedStore | undefined
   beforeAll(async () => {
-    opened = await driver.open()
+    // From scratch, so that `migrate` below is tested on a database that has never seen it.
+    opened = await driver.open({ fromScratch: true })
   }, OPEN_TIMEOUT_MS)
   afterAll(async () => {
     await opened?.cleanup()

@@ -5,6 +5,7 @@ import { migrate } from '../../src/store/migrations.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
 import type { Sql } from '../../src/store/sql.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 /** PostgreSQL for the store suite (DESIGN 9): CI sets it; without it only PGlite runs. */
 export const TEST_DATABASE_URL: string | undefined = process.env['TEST_DATABASE_URL'] || undefined
@@ -12,7 +13,7 @@ export const TEST_DATABASE_URL: string | undefined = process.env['TEST_DATABASE_
 export type OpenedStore = {
   store: Store
   sql: Sql
-  /** What the first `migrate` of the fresh store applied. */
+  /** What the first `migrate` of the store applied: every migration from scratch, none on a clone of the template. */
   applied: number[]
   /** Closes the connection and, on PostgreSQL, drops the schema; idempotent. */
   cleanup(): Promise<void>
@@ -20,8 +21,12 @@ export type OpenedStore = {
 
 export type StoreDriver = {
   name: string
-  /** A fresh, migrated store: its own in-memory PGlite, or its own schema of the test database. */
-  open(): Promise<OpenedStore>
+  /**
+   * A migrated store of its own: an in-memory PGlite, or a new schema of the test database, migrated from scratch.
+   * PGlite is a clone of the run's migrated template (test/support/pgliteTemplate.ts), initdb and migrations being
+   * seconds, unless `fromScratch`.
+   */
+  open(options?: { fromScratch?: boolean }): Promise<OpenedStore>
 }
 
 /** A schema name no other test file or run will pick: `t_` and 16 hex digits. */
@@ -74,8 +79,8 @@ async function migrated(sql: Sql, cleanup: () => Promise<void>): Promise<OpenedS
 
 const pglite: StoreDriver = {
   name: 'pglite (in memory)',
-  async open() {
-    const sql = await openPgliteSql()
+  async open({ fromScratch = false } = {}) {
+    const sql = fromScratch ? await openPgliteSql() : await openPgliteSql(undefined, { template: await migratedPgliteTemplate() })
     return migrated(sql, once(() => sql.close()))
   },
 }

@@ -1,5 +1,6 @@
 import { PassThrough, Writable } from 'node:stream'
 import { runCli } from '../../src/cli/runCli.ts'
+import { migratedPgliteTemplate } from './pgliteTemplate.ts'
 
 export type CliRun = { code: number; stdout: string; stderr: string }
 
@@ -15,13 +16,14 @@ export class TextSink extends Writable {
 
 /**
  * `swapeazi ARGV...` run in this process (src/cli/runCli.ts) with exactly `env` as its environment, stdin closed:
- * the exit code and what it wrote. The binary itself is spawned once, in test/cli/bin.test.ts.
+ * the exit code and what it wrote. An embedded store it creates starts from the run's migrated template. The binary
+ * itself is spawned once, in test/cli/bin.test.ts.
  */
 export async function runCliInProcess(argv: readonly string[], env: Record<string, string>): Promise<CliRun> {
   const stdin = new PassThrough()
   stdin.end()
   const stdout = new TextSink()
   const stderr = new TextSink()
-  const code = await runCli(argv, { env, stdin, stdout, stderr })
+  const code = await runCli(argv, { env, stdin, stdout, stderr, pgliteTemplate: await migratedPgliteTemplate() })
   return { code, stdout: stdout.text, stderr: stderr.text }
 }
