@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { type Address, type Hex, type PrivateKeyAccount, getAddress, parseAbi, toHex } from 'viem'
-import { type CompiledContract, compileSolidity } from '../../src/contracts/compileSolidity.ts'
+import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
 import {
   AGENT_CALL_FEE_ATOMIC,
@@ -13,11 +12,11 @@ import { verifyPayment } from '../../src/payments/x402/verifyPayment.ts'
 import { PaymentPayload } from '../../src/schemas/x402.ts'
 import { signPayment } from '../payments/signPayment.ts'
 import { type AnvilInstance, startAnvil, writeContractAndWait } from './anvil.ts'
+import { compiledTestContracts } from './testContracts.ts'
 
 /** USDC on Base mainnet; the test token's runtime code is placed here so payments sign over the real domain. */
 export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 
-const SOURCE = new URL('./contracts/Eip3009Token.sol', import.meta.url)
 const TEST_TOKEN_ABI = parseAbi([
   'function mint(address to, uint256 amount)',
   'function transfer(address to, uint256 value) returns (bool)',
@@ -25,10 +24,10 @@ const TEST_TOKEN_ABI = parseAbi([
 
 let artifact: CompiledContract | undefined
 
-/** Eip3009Token compiled alone (not with the stand-ins), once per process. */
+/** Eip3009Token compiled alone, not with the stand-ins (test/chain/testContracts.ts). */
 export function eip3009TokenArtifact(): CompiledContract {
   if (artifact) return artifact
-  const output = compileSolidity({ sources: { 'Eip3009Token.sol': readFileSync(SOURCE, 'utf8') }, optimizerRuns: 0 })
+  const output = compiledTestContracts('eip3009Token')
   const compiled = output['Eip3009Token.sol:Eip3009Token']
   if (!compiled) throw new Error('baseUsdc: Eip3009Token.sol did not produce Eip3009Token')
   artifact = compiled

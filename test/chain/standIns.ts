@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import {
   type Abi,
   type Address,
@@ -9,8 +8,9 @@ import {
   parseAbi,
   parseEventLogs,
 } from 'viem'
-import { type CompiledContract, compileSolidity } from '../../src/contracts/compileSolidity.ts'
+import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import { type AnvilInstance, deployContract } from './anvil.ts'
+import { compiledTestContracts } from './testContracts.ts'
 
 /** Constructor arguments of every stand-in, by contract name. */
 export type StandInConstructorArgs = {
@@ -49,8 +49,6 @@ export const STAND_IN_NAMES = [
   'BridgeReceiverRecorder',
 ] as const satisfies readonly StandInName[]
 
-const CONTRACTS_DIR = new URL('./contracts/', import.meta.url)
-
 /**
  * ABI items a stand-in serves without declaring them in Solidity. SpokePoolStandIn dispatches `deposit` from its
  * fallback (the legacy code generator cannot decode its twelve parameters), so its compiled ABI lacks the function.
@@ -63,15 +61,10 @@ const EXTRA_ABI: Partial<Record<StandInName, Abi>> = {
 
 let compiled: Record<StandInName, CompiledContract> | undefined
 
-/**
- * Every .sol file of test/chain/contracts compiled together, once per process. The optimizer is off: it triples
- * solc-js compile time and gas does not matter to stand-ins.
- */
+/** Every .sol file of test/chain/contracts compiled together (test/chain/testContracts.ts), by stand-in name. */
 function compileStandIns(): Record<StandInName, CompiledContract> {
   if (compiled) return compiled
-  const files = readdirSync(CONTRACTS_DIR).filter((file) => file.endsWith('.sol'))
-  const sources = Object.fromEntries(files.map((file) => [file, readFileSync(new URL(file, CONTRACTS_DIR), 'utf8')]))
-  const output = compileSolidity({ sources, optimizerRuns: 0 })
+  const output = compiledTestContracts('standIns')
   const result = {} as Record<StandInName, CompiledContract>
   for (const name of STAND_IN_NAMES) {
     const keys = Object.keys(output).filter((key) => key.endsWith(`:${name}`))
