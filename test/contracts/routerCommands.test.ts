@@ -63,10 +63,11 @@ describe('swapeazi router deploy / allow', () => {
     expect(bad.stderr).toMatch(/--owner must be an address/)
   }, 60_000)
 
-  it('documents the default router: the CREATE2 address of the inert router, as the README states', () => {
+  it('documents the default router: the CREATE2 address of the inert router, as docs/configuration.md states', () => {
     expect(DEFAULT_ROUTER_ADDRESS).toBe(predictRouterAddress({ owner: INERT_OWNER, treasury: INERT_OWNER }))
-    // README states the default; it moves whenever the contract changes, and this keeps the two in step.
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')
-    expect(readme).toContain(`| \`SWAPEAZI_ROUTER_ADDRESS\` | \`${DEFAULT_ROUTER_ADDRESS}\` |`)
+    // The configuration reference (README's until it moved to docs/) states the default; it moves whenever the
+    // contract changes, and this keeps the two in step.
+    const reference = readFileSync(fileURLToPath(new URL('../../docs/configuration.md', import.meta.url)), 'utf8')
+    expect(reference).toContain(`| \`SWAPEAZI_ROUTER_ADDRESS\` | \`${DEFAULT_ROUTER_ADDRESS}\` |`)
   })
 })
