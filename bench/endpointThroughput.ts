@@ -16,7 +16,15 @@ export const QUOTE_BODY = JSON.stringify({
 
 export type ThroughputOptions = { connections?: number; durationSec?: number; warmupSec?: number; rounds?: number }
 
-export type RunFigures = { requestsPerSec: number; latencyP50Ms: number; latencyP99Ms: number; total2xx: number; non2xx: number; errors: number; timeouts: number }
+export type RunFigures = {
+  requestsPerSec: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  total2xx: number
+  non2xx: number
+  errors: number
+  timeouts: number
+}
 
 /** Rounds of the baseline and the app on one kind of request, the best (highest requests/s) of each and their ratio. */
 export type Comparison = { baseline: RunFigures[]; app: RunFigures[]; baselineBest: number; appBest: number; ratio: number }
@@ -50,13 +58,25 @@ export type Server = { name: string; child: ChildProcess; origin: string }
  * A request the load generator sends: path, headers and body on one server. With `nextBody`, every request sent
  * carries the body it returns instead (`body` is still the preflight's).
  */
-export type LoadTarget = { name: string; server: Server; path: string; headers: Record<string, string>; body: string; nextBody?: () => string }
+export type LoadTarget = {
+  name: string
+  server: Server
+  path: string
+  headers: Record<string, string>
+  body: string
+  nextBody?: () => string
+}
 
 /**
  * Starts one server file in its own Node process (tsx loader) and waits for it to report its port over IPC.
  * `nodeArgs` go before the loader (the profiler passes `--cpu-prof`).
  */
-export async function startServer(name: string, file: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<Server> {
+export async function startServer(
+  name: string,
+  file: string,
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): Promise<Server> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent', ...env },
@@ -91,7 +111,11 @@ export const APP_SERVER = fileURLToPath(new URL('./servers/appServer.ts', import
 
 /** One request before loading: it must answer 200 (and pass `check`), or the benchmark measures errors. */
 export async function preflight(target: LoadTarget, check: (body: unknown) => boolean = () => true): Promise<void> {
-  const response = await fetch(`${target.server.origin}${target.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: target.body })
+  const response = await fetch(`${target.server.origin}${target.path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body,
+  })
   const text = await response.text()
   if (response.status !== 200) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 300)}`)
   if (!check(JSON.parse(text))) throw new Error(`${target.name} answered 200 but not what it should: ${text.slice(0, 300)}`)
@@ -128,7 +152,10 @@ function figures(result: Result): RunFigures {
  * Loads each target in turn, `rounds` times, a warm-up before each measured run; any non-2xx, error or timeout
  * under load aborts the benchmark. Returns every measured run per target name, in round order.
  */
-export async function measureRounds(targets: readonly LoadTarget[], options: Required<ThroughputOptions>): Promise<Record<string, RunFigures[]>> {
+export async function measureRounds(
+  targets: readonly LoadTarget[],
+  options: Required<ThroughputOptions>,
+): Promise<Record<string, RunFigures[]>> {
   const runs: Record<string, RunFigures[]> = {}
   for (let round = 0; round < options.rounds; round++) {
     for (const target of targets) {
@@ -169,7 +196,11 @@ export async function runEndpointThroughput(options: ThroughputOptions = {}): Pr
     const baselineDistinct: LoadTarget = { name: 'baseline distinct', server: baselineServer, ...common, nextBody: distinctQuoteBodies() }
     const appDistinct: LoadTarget = { name: 'app distinct', server: appServer, ...common, nextBody: distinctQuoteBodies() }
     await preflight(baseline)
-    await preflight(app, (body) => typeof (body as { toAmount?: unknown }).toAmount === 'string' && typeof (body as { quoteId?: unknown }).quoteId === 'string')
+    await preflight(
+      app,
+      (body) =>
+        typeof (body as { toAmount?: unknown }).toAmount === 'string' && typeof (body as { quoteId?: unknown }).quoteId === 'string',
+    )
     const runs = await measureRounds([baseline, app, baselineDistinct, appDistinct], settings)
     const compare = (baselineRuns: RunFigures[] = [], appRuns: RunFigures[] = []): Comparison => {
       const baselineBest = bestOf(baselineRuns)

@@ -90,7 +90,14 @@ async function runServer(): Promise<void> {
   process.once('SIGTERM', () => server.close(() => process.exit(0)))
 }
 
-type Target = { name: string; server: Server; method: 'GET' | 'POST'; path: (i: number) => string; headers: (i: number) => Record<string, string>; body?: string }
+type Target = {
+  name: string
+  server: Server
+  method: 'GET' | 'POST'
+  path: (i: number) => string
+  headers: (i: number) => Record<string, string>
+  body?: string
+}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
 
@@ -99,19 +106,24 @@ function send(target: Target, i: number): Promise<{ status: number; body: string
   return new Promise((resolve, reject) => {
     const url = new URL(`${target.server.origin}${target.path(i)}`)
     const headers: Record<string, string> = { ...target.headers(i) }
-    if (target.body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(target.body)) })
-    const req = request({ agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: target.method, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
+    if (target.body !== undefined)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(target.body)) })
+    const req = request(
+      { agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: target.method, headers },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', reject)
+      },
+    )
     req.on('error', reject)
     req.end(target.body)
   })
 }
 
-const percentile = (sorted: readonly number[], fraction: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN
+const percentile = (sorted: readonly number[], fraction: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN
 
 /** Sequential requests for `seconds` (at least 50), each timed; any non-200 aborts the benchmark. */
 async function measure(target: Target, seconds: number, counter: { next: number }): Promise<LatencyFigures> {
@@ -125,7 +137,12 @@ async function measure(target: Target, seconds: number, counter: { next: number 
     if (status !== 200) throw new Error(`${target.name} answered ${status} under load: ${body.slice(0, 300)}`)
   }
   const sorted = [...samplesUs].sort((a, b) => a - b)
-  return { requests: sorted.length, p50Us: percentile(sorted, 0.5), p99Us: percentile(sorted, 0.99), meanUs: sorted.reduce((a, b) => a + b, 0) / sorted.length }
+  return {
+    requests: sorted.length,
+    p50Us: percentile(sorted, 0.5),
+    p99Us: percentile(sorted, 0.99),
+    meanUs: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  }
 }
 
 /** The round with the least p50: the machine is shared, and the quietest round is the one that measures the code. */
@@ -133,7 +150,12 @@ const bestRound = (rounds: readonly LatencyFigures[]): LatencyFigures => [...rou
 
 export async function runIntelLatency(options: IntelLatencyOptions = {}): Promise<IntelLatencyResult> {
   const settings = { rounds: options.rounds ?? 3, roundSec: options.roundSec ?? 3, warmupRequests: options.warmupRequests ?? 100 }
-  const proKey = signApiKey(new TextEncoder().encode(KEY_SECRET), { v: 1, id: 'key_000000000000000000b1e7e1', tier: 'pro', iat: Math.floor(Date.parse(SEED_NOW) / 1000) - 60 })
+  const proKey = signApiKey(new TextEncoder().encode(KEY_SECRET), {
+    v: 1,
+    id: 'key_000000000000000000b1e7e1',
+    tier: 'pro',
+    iat: Math.floor(Date.parse(SEED_NOW) / 1000) - 60,
+  })
   const servers: Server[] = []
   try {
     const baselineServer = await startServer('baseline', BASELINE_SERVER)
@@ -144,7 +166,14 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
     servers.push(appServer)
 
     const pro = { authorization: `Bearer ${proKey}` }
-    const baseline: Target = { name: 'baseline', server: baselineServer, method: 'POST', path: () => '/', headers: () => ({}), body: QUOTE_BODY }
+    const baseline: Target = {
+      name: 'baseline',
+      server: baselineServer,
+      method: 'POST',
+      path: () => '/',
+      headers: () => ({}),
+      body: QUOTE_BODY,
+    }
     const intel = (name: string, pair: string, headers: (i: number) => Record<string, string>): Target => ({
       name,
       server: appServer,
@@ -162,17 +191,23 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
 
     const counter = { next: 1 }
     const preflight: Record<string, { basis: string; sampleSize: number }> = {}
-    const all = await send(intel('preflight', 'USD-USD', () => pro), 0)
+    const all = await send(
+      intel('preflight', 'USD-USD', () => pro),
+      0,
+    )
     const outcomes = (JSON.parse(all.body) as { outcomes?: Record<string, number> }).outcomes ?? {}
     const observations = Object.values(outcomes).reduce((a, b) => a + b, 0)
     if (all.status !== 200 || observations !== BENCH_OBSERVATIONS)
-      throw new Error(`the app should aggregate ${BENCH_OBSERVATIONS} observations over USD-USD; it answered ${all.status}: ${all.body.slice(0, 300)}`)
+      throw new Error(
+        `the app should aggregate ${BENCH_OBSERVATIONS} observations over USD-USD; it answered ${all.status}: ${all.body.slice(0, 300)}`,
+      )
     for (const target of [baseline, ...cases]) {
       const { status, body } = await send(target, counter.next++)
       if (status !== 200) throw new Error(`${target.name} answered ${status}: ${body.slice(0, 300)}`)
       const parsed = JSON.parse(body) as { basis?: string; sampleSize?: number }
       preflight[target.name] = { basis: parsed.basis ?? '-', sampleSize: parsed.sampleSize ?? 0 }
-      if (target !== baseline && parsed.basis !== 'observed') throw new Error(`${target.name} answered from ${parsed.basis}, not observations`)
+      if (target !== baseline && parsed.basis !== 'observed')
+        throw new Error(`${target.name} answered from ${parsed.basis}, not observations`)
       for (let i = 0; i < settings.warmupRequests; i++) await send(target, counter.next++)
     }
 

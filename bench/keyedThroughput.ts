@@ -36,7 +36,12 @@ export type KeyedThroughputResult = Required<ThroughputOptions> & {
 
 export async function runKeyedThroughput(options: ThroughputOptions = {}): Promise<KeyedThroughputResult> {
   const settings = withDefaults(options)
-  const key = signApiKey(new TextEncoder().encode(KEY_SECRET), { v: 1, id: 'key_000000000000000000bec4ed', tier: 'pro', iat: Math.floor(Date.now() / 1000) })
+  const key = signApiKey(new TextEncoder().encode(KEY_SECRET), {
+    v: 1,
+    id: 'key_000000000000000000bec4ed',
+    tier: 'pro',
+    iat: Math.floor(Date.now() / 1000),
+  })
   const servers: Server[] = []
   try {
     const baselineServer = await startServer('baseline', BASELINE_SERVER)
@@ -44,9 +49,14 @@ export async function runKeyedThroughput(options: ThroughputOptions = {}): Promi
     const appServer = await startServer('app', APP_SERVER, { SWAPEAZI_KEY_SECRET: KEY_SECRET, SWAPEAZI_RATE_LIMIT_PRO: BENCH_LIMIT })
     servers.push(appServer)
     const headers = { 'x-swapeazi-key': key }
-    const probe = await fetch(`${appServer.origin}/api/v1/quote`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: QUOTE_BODY })
+    const probe = await fetch(`${appServer.origin}/api/v1/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: QUOTE_BODY,
+    })
     const rateLimitHeader = probe.headers.get('ratelimit') ?? ''
-    if (probe.status !== 200 || !rateLimitHeader.startsWith('"pro"')) throw new Error(`the keyed quote answered ${probe.status} with RateLimit "${rateLimitHeader}"`)
+    if (probe.status !== 200 || !rateLimitHeader.startsWith('"pro"'))
+      throw new Error(`the keyed quote answered ${probe.status} with RateLimit "${rateLimitHeader}"`)
     const ranked = (await probe.json()) as { routes: { quoteId: string }[] }
     const quoteId = ranked.routes[0]?.quoteId
     if (quoteId === undefined) throw new Error('the keyed quote carried no quoteId')
@@ -66,7 +76,16 @@ export async function runKeyedThroughput(options: ThroughputOptions = {}): Promi
     const baselineBest = bestOf(runs['baseline'])
     const quoteBest = bestOf(runs['keyed quote'])
     const swapBest = bestOf(runs['keyed swap'])
-    return { ...settings, runs, baselineBest, quoteBest, swapBest, quoteRatio: quoteBest / baselineBest, swapRatio: swapBest / baselineBest, rateLimitHeader }
+    return {
+      ...settings,
+      runs,
+      baselineBest,
+      quoteBest,
+      swapBest,
+      quoteRatio: quoteBest / baselineBest,
+      swapRatio: swapBest / baselineBest,
+      rateLimitHeader,
+    }
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
   }

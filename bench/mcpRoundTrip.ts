@@ -60,11 +60,17 @@ export type McpRoundTripResult = Required<McpRoundTripOptions> & {
   build: BuildSwapFigures
 }
 
-const percentile = (sorted: readonly number[], fraction: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN
+const percentile = (sorted: readonly number[], fraction: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN
 
 function latencyOf(samplesUs: readonly number[]): LatencyFigures {
   const sorted = [...samplesUs].sort((a, b) => a - b)
-  return { calls: sorted.length, p50Us: percentile(sorted, 0.5), p99Us: percentile(sorted, 0.99), meanUs: sorted.reduce((a, b) => a + b, 0) / sorted.length }
+  return {
+    calls: sorted.length,
+    p50Us: percentile(sorted, 0.5),
+    p99Us: percentile(sorted, 0.99),
+    meanUs: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  }
 }
 
 /**
@@ -80,9 +86,14 @@ const elapsedUs = (started: bigint): number => Number(process.hrtime.bigint() - 
 
 /** One direct quote over keep-alive fetch; anything but a 200 quote aborts the benchmark. */
 async function directQuote(origin: string): Promise<void> {
-  const response = await fetch(`${origin}${QUOTE_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: QUOTE_BODY })
+  const response = await fetch(`${origin}${QUOTE_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: QUOTE_BODY,
+  })
   const body = (await response.json()) as { toAmount?: unknown }
-  if (response.status !== 200 || typeof body.toAmount !== 'string') throw new Error(`direct quote answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`)
+  if (response.status !== 200 || typeof body.toAmount !== 'string')
+    throw new Error(`direct quote answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`)
 }
 
 /** Calls a tool; an `isError` result aborts the benchmark, since a bench of errors is worthless. */
@@ -99,7 +110,8 @@ async function callTool(client: Client, name: string): Promise<Record<string, un
 async function mcpQuote(client: Client): Promise<void> {
   const structured = await callTool(client, 'get_quote')
   const quote = structured['quote'] as { toAmount?: unknown } | undefined
-  if (structured['supported'] !== true || typeof quote?.toAmount !== 'string') throw new Error(`get_quote answered no quote: ${JSON.stringify(structured).slice(0, 300)}`)
+  if (structured['supported'] !== true || typeof quote?.toAmount !== 'string')
+    throw new Error(`get_quote answered no quote: ${JSON.stringify(structured).slice(0, 300)}`)
 }
 
 /** `bin/swapeazi-mcp.js` over stdio against `app`, with only the environment given here (and PATH, HOME). */
@@ -115,7 +127,8 @@ async function connectMcp(app: Server, env: Record<string, string> = {}): Promis
   // As a host does: list the tools, which also makes the client check each result against the tool's output schema.
   const { tools } = await client.listTools()
   for (const name of ['get_quote', 'build_swap'])
-    if (!tools.some((tool) => tool.name === name)) throw new Error(`the MCP server lists no ${name} tool: ${tools.map((tool) => tool.name).join(', ')}`)
+    if (!tools.some((tool) => tool.name === name))
+      throw new Error(`the MCP server lists no ${name} tool: ${tools.map((tool) => tool.name).join(', ')}`)
   return client
 }
 
@@ -162,7 +175,8 @@ async function measureBuilds(app: Server, settings: Required<McpRoundTripOptions
       const structured = await callTool(client, 'build_swap')
       const payment = structured['payment'] as { success?: unknown; settlement?: unknown } | undefined
       const request = structured['transactionRequest'] as { data?: unknown } | undefined
-      if (payment?.success !== true || typeof request?.data !== 'string') throw new Error(`build_swap answered without a paid transaction: ${JSON.stringify(structured).slice(0, 300)}`)
+      if (payment?.success !== true || typeof request?.data !== 'string')
+        throw new Error(`build_swap answered without a paid transaction: ${JSON.stringify(structured).slice(0, 300)}`)
       settlements.add(String(payment.settlement))
       spentToday = String((structured['budget'] as { spentToday?: unknown } | undefined)?.spentToday)
     }
@@ -179,7 +193,8 @@ async function measureBuilds(app: Server, settings: Required<McpRoundTripOptions
     }
     // Every build was charged once: the payer's budget counted the fee for each, warm-up included.
     const builds = BigInt(settings.buildWarmupCalls + settings.buildCalls)
-    if (parseUnits(spentToday, 6) !== builds * AGENT_CALL_FEE_ATOMIC) throw new Error(`the payer's budget counts ${spentToday} USDC after ${builds} builds`)
+    if (parseUnits(spentToday, 6) !== builds * AGENT_CALL_FEE_ATOMIC)
+      throw new Error(`the payer's budget counts ${spentToday} USDC after ${builds} builds`)
     const sorted = [...buildUs].sort((a, b) => a - b)
     return {
       calls: sorted.length,
@@ -219,7 +234,16 @@ export async function runMcpRoundTrip(options: McpRoundTripOptions = {}): Promis
     const direct = bestOf(quoteRounds.map((round) => round.direct))
     const mcp = bestOf(quoteRounds.map((round) => round.mcp))
     const build = await measureBuilds(app, settings)
-    return { ...settings, mcpStartMs, quoteRounds, direct, mcp, p50Ratio: mcp.p50Us / direct.p50Us, p99Ratio: mcp.p99Us / direct.p99Us, build }
+    return {
+      ...settings,
+      mcpStartMs,
+      quoteRounds,
+      direct,
+      mcp,
+      p50Ratio: mcp.p50Us / direct.p50Us,
+      p99Ratio: mcp.p99Us / direct.p99Us,
+      build,
+    }
   } finally {
     await stopServer(app)
   }

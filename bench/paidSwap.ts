@@ -3,7 +3,16 @@
 // one call at a time, the two alternating in short slices within each round so both see the same machine load.
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { getAddress, type Hex, keccak256, type LocalAccount, type RecoverTypedDataAddressParameters, recoverTypedDataAddress, stringToHex, toHex } from 'viem'
+import {
+  getAddress,
+  type Hex,
+  keccak256,
+  type LocalAccount,
+  type RecoverTypedDataAddressParameters,
+  recoverTypedDataAddress,
+  stringToHex,
+  toHex,
+} from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildAppDeps } from '../src/app/buildAppDeps.ts'
 import { benchConfig } from './benchConfig.ts'
@@ -85,9 +94,19 @@ const now = (): number => performance.now()
 type Phase = { calls: number; ms: number }
 
 /** Signs the way x402-fetch does (test/payments/signPayment.ts), keeping the typed data for the bare-recovery baseline. */
-async function signPayments(accounts: LocalAccount[], requirements: PaymentRequirements, count: number, first: number): Promise<SignedPayment[]> {
+async function signPayments(
+  accounts: LocalAccount[],
+  requirements: PaymentRequirements,
+  count: number,
+  first: number,
+): Promise<SignedPayment[]> {
   const nowSec = Math.floor(Date.now() / 1000)
-  const domain = { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset }
+  const domain = {
+    name: requirements.extra.name,
+    version: requirements.extra.version,
+    chainId: BASE_CHAIN_ID,
+    verifyingContract: requirements.asset,
+  }
   const signed: SignedPayment[] = []
   for (let i = 0; i < count; i++) {
     const account = accounts[(first + i) % accounts.length]!
@@ -109,7 +128,13 @@ async function signPayments(accounts: LocalAccount[], requirements: PaymentRequi
     signed.push({
       params: QuoteParams.parse({ ...SWAP_BODY, fromAddress: account.address }),
       header,
-      recover: { domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message, signature: signature as Hex },
+      recover: {
+        domain,
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+        primaryType: 'TransferWithAuthorization',
+        message,
+        signature: signature as Hex,
+      },
     })
   }
   return signed
@@ -139,7 +164,9 @@ async function payFor(deps: ServerDeps, resource: string, pool: SignedPayment[],
     if (payment === undefined) break
     const outcome = await payForSwap(deps, { params: payment.params, paymentHeader: payment.header, resource, channel: 'x402' })
     if (outcome.kind !== 'paid')
-      throw new Error(`paid swap ${calls + 1} was refused (${outcome.challenge.error}: ${outcome.challenge.detail}): a benchmark of rejections is worthless`)
+      throw new Error(
+        `paid swap ${calls + 1} was refused (${outcome.challenge.error}: ${outcome.challenge.detail}): a benchmark of rejections is worthless`,
+      )
     calls += 1
   }
   if (calls === 0) throw new Error('no paid swap was made: the pool of signed payments is empty')
@@ -147,7 +174,11 @@ async function payFor(deps: ServerDeps, resource: string, pool: SignedPayment[],
 }
 
 /** A copy of the function that adds its duration (ms) to `totals[key]` when its promise settles. */
-function timed<A extends unknown[], R>(totals: Record<string, number>, key: string, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+function timed<A extends unknown[], R>(
+  totals: Record<string, number>,
+  key: string,
+  fn: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   totals[key] = 0
   return async (...args) => {
     const start = now()
@@ -160,7 +191,13 @@ function timed<A extends unknown[], R>(totals: Record<string, number>, key: stri
 }
 
 /** payForSwap on timer-wrapped deps, with build, decode and verify replayed on the same inputs beside each call. */
-async function breakDown(deps: ServerDeps, resource: string, requirements: PaymentRequirements, pool: SignedPayment[], calls: number): Promise<PaidSwapBreakdown> {
+async function breakDown(
+  deps: ServerDeps,
+  resource: string,
+  requirements: PaymentRequirements,
+  pool: SignedPayment[],
+  calls: number,
+): Promise<PaidSwapBreakdown> {
   const ms: Record<string, number> = {}
   const { store, screener, settler } = deps
   const wrapped: ServerDeps = {
@@ -195,7 +232,8 @@ async function breakDown(deps: ServerDeps, resource: string, requirements: Payme
     t = now()
     const outcome = await payForSwap(wrapped, { params: payment.params, paymentHeader: payment.header, resource, channel: 'x402' })
     ms['total'] += now() - t
-    if (outcome.kind !== 'paid') throw new Error(`breakdown swap ${i + 1} was refused (${outcome.challenge.error}): ${outcome.challenge.detail}`)
+    if (outcome.kind !== 'paid')
+      throw new Error(`breakdown swap ${i + 1} was refused (${outcome.challenge.error}): ${outcome.challenge.detail}`)
   }
   const us = (key: string): number => ((ms[key] ?? 0) * 1_000) / calls
   // The settler's collect includes the store writes it makes (reserve, record), timed inside it as well.
@@ -269,7 +307,13 @@ export async function runPaidSwap(options: PaidSwapOptions = {}): Promise<PaidSw
       }
       const baselinePerSec = (baseline.calls * 1_000) / baseline.ms
       recoverBest = Math.max(recoverBest, baselinePerSec)
-      results.push({ baselinePerSec, baselineCalls: baseline.calls, paidPerSec: (paid.calls * 1_000) / paid.ms, paidCalls: paid.calls, paidSec: paid.ms / 1_000 })
+      results.push({
+        baselinePerSec,
+        baselineCalls: baseline.calls,
+        paidPerSec: (paid.calls * 1_000) / paid.ms,
+        paidCalls: paid.calls,
+        paidSec: paid.ms / 1_000,
+      })
     }
     const baselineBest = Math.max(...results.map((r) => r.baselinePerSec))
     const paidBest = Math.max(...results.map((r) => r.paidPerSec))
@@ -284,7 +328,9 @@ export async function runPaidSwap(options: PaidSwapOptions = {}): Promise<PaidSw
               (select count(*)::int from x402_payments) as payments, (select count(*)::int from swaps) as swaps`,
     )
     if (stored?.settled !== paidTotal || stored.payments !== paidTotal || stored.swaps !== paidTotal)
-      throw new Error(`after ${paidTotal} paid swaps the store holds ${JSON.stringify(stored)}: settled payments, payments and swaps should each be ${paidTotal}`)
+      throw new Error(
+        `after ${paidTotal} paid swaps the store holds ${JSON.stringify(stored)}: settled payments, payments and swaps should each be ${paidTotal}`,
+      )
 
     return {
       roundSec,

@@ -13,7 +13,18 @@ import { readFileSync, readdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { APP_SERVER, BASELINE_SERVER, distinctQuoteBodies, type LoadTarget, load, preflight, QUOTE_BODY, type Server, startServer, stopServer } from './endpointThroughput.ts'
+import {
+  APP_SERVER,
+  BASELINE_SERVER,
+  distinctQuoteBodies,
+  type LoadTarget,
+  load,
+  preflight,
+  QUOTE_BODY,
+  type Server,
+  startServer,
+  stopServer,
+} from './endpointThroughput.ts'
 
 const QUOTE_PATH = '/api/x402/quote'
 const TICK_US = 10_000 // USER_HZ = 100 on Linux
@@ -62,11 +73,20 @@ async function cpuPerRequest(target: LoadTarget, durationSec: number): Promise<C
 async function cpu(rounds: number, durationSec: number, extra: readonly string[]): Promise<void> {
   const servers: Server[] = []
   try {
-    const files: [string, string][] = [['baseline', BASELINE_SERVER], ['app', APP_SERVER], ...extra.map((arg): [string, string] => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)])]
+    const files: [string, string][] = [
+      ['baseline', BASELINE_SERVER],
+      ['app', APP_SERVER],
+      ...extra.map((arg): [string, string] => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]),
+    ]
     const targets: LoadTarget[] = []
     for (const [name, spec] of files) {
       const [file = spec, flags = ''] = spec.split('|')
-      const server = await startServer(name, file, {}, flags.split(',').filter((flag) => flag.length > 0))
+      const server = await startServer(
+        name,
+        file,
+        {},
+        flags.split(',').filter((flag) => flag.length > 0),
+      )
       servers.push(server)
       targets.push({ name, server, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY })
     }
@@ -77,20 +97,32 @@ async function cpu(rounds: number, durationSec: number, extra: readonly string[]
       for (const target of targets) {
         const f = await cpuPerRequest(target, durationSec)
         byName[f.name] = f
-        line.push(`${f.name} ${Math.round(f.requestsPerSec)} req/s, server ${f.serverUsPerRequest.toFixed(1)} µs/req (sys ${f.serverSystemUsPerRequest.toFixed(1)}), autocannon ${f.loaderUsPerRequest.toFixed(1)} µs/req`)
+        line.push(
+          `${f.name} ${Math.round(f.requestsPerSec)} req/s, server ${f.serverUsPerRequest.toFixed(1)} µs/req (sys ${f.serverSystemUsPerRequest.toFixed(1)}), autocannon ${f.loaderUsPerRequest.toFixed(1)} µs/req`,
+        )
       }
       const baseline = byName['baseline']
       const ratios = Object.values(byName)
         .filter((f) => f.name !== 'baseline' && baseline)
-        .map((f) => `${f.name} ${(f.requestsPerSec / (baseline?.requestsPerSec ?? 1)).toFixed(3)} (CPU ${((baseline?.serverUsPerRequest ?? 0) / f.serverUsPerRequest).toFixed(3)})`)
-      console.log(`round ${round + 1}:\n  ${line.join('\n  ')}\n  req/s over baseline (baseline CPU per request over theirs): ${ratios.join(', ')}`)
+        .map(
+          (f) =>
+            `${f.name} ${(f.requestsPerSec / (baseline?.requestsPerSec ?? 1)).toFixed(3)} (CPU ${((baseline?.serverUsPerRequest ?? 0) / f.serverUsPerRequest).toFixed(3)})`,
+        )
+      console.log(
+        `round ${round + 1}:\n  ${line.join('\n  ')}\n  req/s over baseline (baseline CPU per request over theirs): ${ratios.join(', ')}`,
+      )
     }
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
   }
 }
 
-type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; children?: number[] }
+type ProfileNode = {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  hitCount?: number
+  children?: number[]
+}
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
 function area(url: string, fn: string): string {
@@ -98,7 +130,12 @@ function area(url: string, fn: string): string {
   if (fn === '(idle)') return 'idle'
   if (fn === '(program)') return 'program (native, unattributed)'
   if (url === '') return `native ${fn.slice(0, 40)}`
-  if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/').slice(0, 2).join('/')
+  if (url.startsWith('node:'))
+    return url
+      .replace(/^node:(internal\/)?/, 'node:')
+      .split('/')
+      .slice(0, 2)
+      .join('/')
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?:dist\/)?(?:[^/]+\/)?([^/]+)/.exec(url)
   if (m) return m[1] === 'hono' || m[1] === '@hono/node-server' ? `${m[1]} ${m[2]}` : (m[1] ?? url)
   const src = /\/(src|bench)\/(.*)$/.exec(url)
@@ -165,7 +202,14 @@ async function profile(durationSec: number, distinct: boolean): Promise<void> {
   let fromUs = 0
   let toUs = 0
   try {
-    const target: LoadTarget = { name: 'app', server, path: QUOTE_PATH, headers: {}, body: QUOTE_BODY, ...(distinct ? { nextBody: distinctQuoteBodies() } : {}) }
+    const target: LoadTarget = {
+      name: 'app',
+      server,
+      path: QUOTE_PATH,
+      headers: {},
+      body: QUOTE_BODY,
+      ...(distinct ? { nextBody: distinctQuoteBodies() } : {}),
+    }
     await preflight(target)
     await load(target, 10, 1)
     // The profile's timestamps are the same monotonic clock as hrtime: only the measured load window counts.

@@ -39,9 +39,19 @@ export async function runQuotePieces(rounds: number): Promise<void> {
   const quoted = getQuote(deps, params)
   if (quoted.kind !== 'quote') throw new Error('the bench request must quote')
   const claims: QuoteClaims = {
-    fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAmount: '1000000000',
-    fromAddress: '0x1111111111111111111111111111111111111111', toAddress: null, slippageE18: '5000000000000000',
-    routeId: found.ranked.BALANCED.route.id, toAmount: '995000000', toAmountMin: '990025000', asOf: deps.catalogue.asOf, exp: 1_900_000_000,
+    fromChain: 'ETH',
+    toChain: 'ETH',
+    fromToken: 'USDC',
+    toToken: 'USDT',
+    fromAmount: '1000000000',
+    fromAddress: '0x1111111111111111111111111111111111111111',
+    toAddress: null,
+    slippageE18: '5000000000000000',
+    routeId: found.ranked.BALANCED.route.id,
+    toAmount: '995000000',
+    toAmountMin: '990025000',
+    asOf: deps.catalogue.asOf,
+    exp: 1_900_000_000,
   }
   const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: QUOTE_BODY }
   const pieces: Piece[] = [

@@ -28,9 +28,13 @@ const target = (label: string, value: string, pass: boolean): string => `  ${lab
 function selectedSections(argv: readonly string[]): Set<Section> {
   const flag = argv.find((arg) => arg.startsWith('--only='))
   if (flag === undefined) return new Set(SECTIONS)
-  const names = flag.slice('--only='.length).split(',').filter((name) => name.length > 0)
+  const names = flag
+    .slice('--only='.length)
+    .split(',')
+    .filter((name) => name.length > 0)
   const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name))
-  if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}; got "${flag}"`)
+  if (names.length === 0 || unknown.length > 0)
+    throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}; got "${flag}"`)
   return new Set(names as Section[])
 }
 
@@ -55,7 +59,9 @@ async function main(): Promise<void> {
     console.log(`  p50 ${us(engine.p50Us)}   p99 ${us(engine.p99Us)}   max ${us(engine.maxUs)}   mean ${us(engine.meanUs)}`)
     console.log('  slowest pairs by p99:')
     for (const pair of engine.slowestPairs)
-      console.log(`    ${pair.pair.padEnd(24)} p50 ${us(pair.p50Us).padStart(10)}  p99 ${us(pair.p99Us).padStart(10)}  max ${us(pair.maxUs).padStart(10)}  (${pair.calls} calls, ${pair.outcome})`)
+      console.log(
+        `    ${pair.pair.padEnd(24)} p50 ${us(pair.p50Us).padStart(10)}  p99 ${us(pair.p99Us).padStart(10)}  max ${us(pair.maxUs).padStart(10)}  (${pair.calls} calls, ${pair.outcome})`,
+      )
     const enginePass = engine.p99Us < ENGINE_P99_TARGET_US
     targets.push(target(`engine p99 < ${ENGINE_P99_TARGET_US} µs`, us(engine.p99Us), enginePass))
   }
@@ -79,13 +85,26 @@ async function main(): Promise<void> {
       console.log(`    best: baseline ${rps(c.baselineBest)}, app ${rps(c.appBest)}: ratio ${c.ratio.toFixed(3)}`)
     }
     comparison('the same request repeated (identical requests within a second are answered from the quote memo):', http.repeated)
-    comparison('every request a different amount (each routed, signed and serialised afresh; the baseline gets the same bodies):', http.distinct)
-    targets.push(target(`endpoint app/baseline >= ${ENDPOINT_RATIO_TARGET} (repeated)`, http.repeated.ratio.toFixed(3), http.repeated.ratio >= ENDPOINT_RATIO_TARGET))
-    targets.push(`  ${'endpoint app/baseline, distinct requests'.padEnd(44)} ${http.distinct.ratio.toFixed(3).padStart(10)}   (reported; the memo cannot help)`)
+    comparison(
+      'every request a different amount (each routed, signed and serialised afresh; the baseline gets the same bodies):',
+      http.distinct,
+    )
+    targets.push(
+      target(
+        `endpoint app/baseline >= ${ENDPOINT_RATIO_TARGET} (repeated)`,
+        http.repeated.ratio.toFixed(3),
+        http.repeated.ratio >= ENDPOINT_RATIO_TARGET,
+      ),
+    )
+    targets.push(
+      `  ${'endpoint app/baseline, distinct requests'.padEnd(44)} ${http.distinct.ratio.toFixed(3).padStart(10)}   (reported; the memo cannot help)`,
+    )
   }
 
   if (sections.has('paid')) {
-    console.log('\n== Paid swap throughput: payForSwap (verify, reserve, build, settle on ledger, record) vs bare recoverTypedDataAddress ==')
+    console.log(
+      '\n== Paid swap throughput: payForSwap (verify, reserve, build, settle on ledger, record) vs bare recoverTypedDataAddress ==',
+    )
     const paid = await runPaidSwap()
     console.log(
       `  in process, no socket, one call at a time; real catalogue, screener, ledger settler and ${paid.store}; ` +
@@ -102,11 +121,16 @@ async function main(): Promise<void> {
           `ratio ${(round.paidPerSec / round.baselinePerSec).toFixed(3)}`,
       )
     })
-    console.log(`  best: recover ${perSec(paid.baselineBest, 'calls')}, paid ${perSec(paid.paidBest, 'swaps')}: ratio ${paid.ratio.toFixed(3)}`)
+    console.log(
+      `  best: recover ${perSec(paid.baselineBest, 'calls')}, paid ${perSec(paid.paidBest, 'swaps')}: ratio ${paid.ratio.toFixed(3)}`,
+    )
     const b = paid.breakdown
     const share = (value: number): string => `${((100 * value) / b.totalUs).toFixed(0).padStart(3)}%`
-    const row = (label: string, value: number, note = ''): void => console.log(`    ${label.padEnd(34)} ${usInt(value).padStart(10)}  ${share(value)}${note}`)
-    console.log(`  where a paid swap's time goes: mean of ${b.calls} more swaps on timer-wrapped deps (build, decode, verify, recovery replayed beside each)`)
+    const row = (label: string, value: number, note = ''): void =>
+      console.log(`    ${label.padEnd(34)} ${usInt(value).padStart(10)}  ${share(value)}${note}`)
+    console.log(
+      `  where a paid swap's time goes: mean of ${b.calls} more swaps on timer-wrapped deps (build, decode, verify, recovery replayed beside each)`,
+    )
     row('payForSwap, end to end', b.totalUs)
     row('verifyPayment', b.verifyUs, `   of which bare recoverTypedDataAddress ${usInt(b.recoverUs)}`)
     row('store: reservePayment', b.reserveUs, '   onchain/facilitator only: one insert')
@@ -120,22 +144,35 @@ async function main(): Promise<void> {
   }
 
   if (sections.has('intel')) {
-    console.log('\n== Corridor intelligence latency: GET /api/v1/intelligence/corridor/{pair} over 100,000 observations vs bare node:http JSON handler ==')
+    console.log(
+      '\n== Corridor intelligence latency: GET /api/v1/intelligence/corridor/{pair} over 100,000 observations vs bare node:http JSON handler ==',
+    )
     const intel = await runIntelLatency()
     console.log(
       `  ${intel.observations.toLocaleString('en-US')} observations seeded by one generate_series insert (app process up in ${(intel.startMs / 1000).toFixed(1)} s, in-memory PGlite); ` +
         `one request at a time over keep-alive, ${intel.warmupRequests} warm-up each, then ${intel.rounds} rounds of ${intel.roundSec} s per target, alternating; best round (least p50) counts`,
     )
     const row = (name: string, f: { requests: number; p50Us: number; p99Us: number }, extra = ''): void =>
-      console.log(`    ${name.padEnd(30)} p50 ${usInt(f.p50Us).padStart(10)}  p99 ${usInt(f.p99Us).padStart(10)}  (${f.requests} requests)${extra}`)
+      console.log(
+        `    ${name.padEnd(30)} p50 ${usInt(f.p50Us).padStart(10)}  p99 ${usInt(f.p99Us).padStart(10)}  (${f.requests} requests)${extra}`,
+      )
     row('baseline', intel.baseline.best)
     for (const c of intel.cases)
-      row(c.name, c.best, `  ${c.basis} over ${c.sampleSize.toLocaleString('en-US')} settled;  p50 ×${c.p50Ratio.toFixed(1)}, p99 ×${c.p99Ratio.toFixed(1)} baseline`)
-    for (const c of intel.cases) targets.push(`  ${`intel ${c.name}: p50, p99 / baseline`.padEnd(44)} ${`×${c.p50Ratio.toFixed(1)}, ×${c.p99Ratio.toFixed(1)}`.padStart(10)}   (reported; no target set)`)
+      row(
+        c.name,
+        c.best,
+        `  ${c.basis} over ${c.sampleSize.toLocaleString('en-US')} settled;  p50 ×${c.p50Ratio.toFixed(1)}, p99 ×${c.p99Ratio.toFixed(1)} baseline`,
+      )
+    for (const c of intel.cases)
+      targets.push(
+        `  ${`intel ${c.name}: p50, p99 / baseline`.padEnd(44)} ${`×${c.p50Ratio.toFixed(1)}, ×${c.p99Ratio.toFixed(1)}`.padStart(10)}   (reported; no target set)`,
+      )
   }
 
   if (sections.has('keyed')) {
-    console.log('\n== Keyed business routes, rate limiting on: POST /api/v1/quote and /api/v1/swap with a pro key vs bare node:http JSON handler ==')
+    console.log(
+      '\n== Keyed business routes, rate limiting on: POST /api/v1/quote and /api/v1/swap with a pro key vs bare node:http JSON handler ==',
+    )
     const keyed = await runKeyedThroughput()
     console.log(
       `  each server in its own child process (the app on in-memory PGlite); every request's key verified and counted in the store ` +
@@ -149,7 +186,9 @@ async function main(): Promise<void> {
   }
 
   if (sections.has('mcp')) {
-    console.log('\n== MCP over stdio: get_quote through bin/swapeazi-mcp.js vs a direct POST /api/x402/quote to the same app; build_swap end to end ==')
+    console.log(
+      '\n== MCP over stdio: get_quote through bin/swapeazi-mcp.js vs a direct POST /api/x402/quote to the same app; build_swap end to end ==',
+    )
     const mcp = await runMcpRoundTrip()
     console.log(
       `  the app in its own child process; the MCP server spawned as a host spawns it, SWAPEAZI_BASE_URL at the app (up and initialized in ${(mcp.mcpStartMs / 1000).toFixed(1)} s), ` +
@@ -159,9 +198,12 @@ async function main(): Promise<void> {
       `  ${mcp.warmupCalls} warm-up calls each, then ${mcp.rounds} rounds of ${mcp.roundSec} s per side alternating in ${mcp.sliceSec * 1_000} ms slices; ` +
         `every call answered a quote; the least p50 and the least p99 over the rounds count`,
     )
-    const row = (f: { calls: number; p50Us: number; p99Us: number }): string => `p50 ${usInt(f.p50Us).padStart(9)}  p99 ${usInt(f.p99Us).padStart(9)} (${String(f.calls).padStart(5)} calls)`
+    const row = (f: { calls: number; p50Us: number; p99Us: number }): string =>
+      `p50 ${usInt(f.p50Us).padStart(9)}  p99 ${usInt(f.p99Us).padStart(9)} (${String(f.calls).padStart(5)} calls)`
     mcp.quoteRounds.forEach((round, i) =>
-      console.log(`  round ${i + 1}: direct ${row(round.direct)}   mcp ${row(round.mcp)}   p50 ×${(round.mcp.p50Us / round.direct.p50Us).toFixed(2)}`),
+      console.log(
+        `  round ${i + 1}: direct ${row(round.direct)}   mcp ${row(round.mcp)}   p50 ×${(round.mcp.p50Us / round.direct.p50Us).toFixed(2)}`,
+      ),
     )
     console.log(`  best:    direct ${row(mcp.direct)}   mcp ${row(mcp.mcp)}`)
     console.log(`  MCP / direct: p50 ×${mcp.p50Ratio.toFixed(2)}, p99 ×${mcp.p99Ratio.toFixed(2)}`)
@@ -170,9 +212,15 @@ async function main(): Promise<void> {
       `  build_swap: a second MCP server with a throwaway wallet (budget ${b.spentTodayUsdc} of 1000 USDC spent by the end); each call pays 0.02 USDC over x402 ` +
         `(402, sign, paid retry), ${b.settlement} settlement; ${mcp.buildWarmupCalls} warm-up, then ${b.calls} calls one at a time, a direct quote after each for scale`,
     )
-    console.log(`    build_swap median ${b.p50Ms.toFixed(1)} ms  p90 ${b.p90Ms.toFixed(1)} ms  max ${b.maxMs.toFixed(1)} ms;  direct quote median ${b.directQuoteP50Ms.toFixed(2)} ms (build ×${(b.p50Ms / b.directQuoteP50Ms).toFixed(1)})`)
-    targets.push(`  ${'mcp get_quote / direct quote: p50, p99'.padEnd(44)} ${`×${mcp.p50Ratio.toFixed(2)}, ×${mcp.p99Ratio.toFixed(2)}`.padStart(10)}   (reported; no target set)`)
-    targets.push(`  ${'mcp build_swap end to end: median, p90'.padEnd(44)} ${`${b.p50Ms.toFixed(1)} ms, ${b.p90Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`)
+    console.log(
+      `    build_swap median ${b.p50Ms.toFixed(1)} ms  p90 ${b.p90Ms.toFixed(1)} ms  max ${b.maxMs.toFixed(1)} ms;  direct quote median ${b.directQuoteP50Ms.toFixed(2)} ms (build ×${(b.p50Ms / b.directQuoteP50Ms).toFixed(1)})`,
+    )
+    targets.push(
+      `  ${'mcp get_quote / direct quote: p50, p99'.padEnd(44)} ${`×${mcp.p50Ratio.toFixed(2)}, ×${mcp.p99Ratio.toFixed(2)}`.padStart(10)}   (reported; no target set)`,
+    )
+    targets.push(
+      `  ${'mcp build_swap end to end: median, p90'.padEnd(44)} ${`${b.p50Ms.toFixed(1)} ms, ${b.p90Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`,
+    )
   }
 
   console.log('\n== Targets ==')

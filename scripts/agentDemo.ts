@@ -64,28 +64,51 @@ export async function runAgentDemo(print: Print, options: { pgliteTemplate?: Blo
   const privateKey = generatePrivateKey()
   const wallet = privateKeyToAccount(privateKey).address
   const loaded = loadConfig({ SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'warn', SWAPEAZI_WALLET_PRIVATE_KEY: privateKey })
-  const config = options.pgliteTemplate === undefined || loaded.store.driver !== 'pglite' ? loaded : { ...loaded, store: { ...loaded.store, template: options.pgliteTemplate } }
+  const config =
+    options.pgliteTemplate === undefined || loaded.store.driver !== 'pglite'
+      ? loaded
+      : { ...loaded, store: { ...loaded.store, template: options.pgliteTemplate } }
   const deps = await buildAppDeps(config)
   const client = new Client({ name: 'swapeazi-demo', version: deps.version })
   try {
     const app = createServer(deps)
-    const service = createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request)))
-    const context = createToolContext({ client: service, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log })
+    const service = createServiceClient(
+      deps.publicUrl,
+      inProcessFetch((request) => app.fetch(request)),
+    )
+    const context = createToolContext({
+      client: service,
+      settings: config.mcp,
+      budget: deps.store.budget,
+      clock: deps.clock,
+      log: deps.log,
+    })
     const server = createMcpServer({ ...context, version: deps.version, log: deps.log })
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     await server.connect(serverSide)
     await client.connect(clientSide)
 
-    print(`SwapEazi ${deps.version} agent demo: an embedded service (in-memory store, ${deps.settler.mode} settlement), MCP over an in-memory transport`)
-    print(`Agent wallet (throwaway, holds nothing): ${wallet}; build_swap budget ${formatAtomic(config.mcp.dailyBudgetAtomic, 6)} USDC a day`)
+    print(
+      `SwapEazi ${deps.version} agent demo: an embedded service (in-memory store, ${deps.settler.mode} settlement), MCP over an in-memory transport`,
+    )
+    print(
+      `Agent wallet (throwaway, holds nothing): ${wallet}; build_swap budget ${formatAtomic(config.mcp.dailyBudgetAtomic, 6)} USDC a day`,
+    )
     const tools = await client.listTools()
     print(`Tools: ${tools.tools.map((tool) => tool.name).join(', ')}`)
     print()
 
     await step(print, client, 1, 'discover_routes', { token: SWAP.toToken })
-    await step(print, client, 2, 'probe_corridor', { fromChain: SWAP.fromChain, toChain: SWAP.toChain, fromToken: SWAP.fromToken, toToken: SWAP.toToken, amount: SWAP.fromAmount })
+    await step(print, client, 2, 'probe_corridor', {
+      fromChain: SWAP.fromChain,
+      toChain: SWAP.toChain,
+      fromToken: SWAP.fromToken,
+      toToken: SWAP.toToken,
+      amount: SWAP.fromAmount,
+    })
     const quote = QuoteAnswer.parse(await step(print, client, 3, 'get_quote', { ...SWAP, fromAddress: wallet }))
-    if (!quote.supported) throw new Error(`get_quote says ${SWAP.fromToken}@${SWAP.fromChain} -> ${SWAP.toToken}@${SWAP.toChain} is not served`)
+    if (!quote.supported)
+      throw new Error(`get_quote says ${SWAP.fromToken}@${SWAP.fromChain} -> ${SWAP.toToken}@${SWAP.toChain} is not served`)
     const built = BuiltSwap.parse(await step(print, client, 4, 'build_swap', { ...SWAP, fromAddress: wallet }))
 
     const router = deps.routerOn(SWAP.fromChain).router
@@ -95,7 +118,9 @@ export async function runAgentDemo(print: Print, options: { pgliteTemplate?: Blo
 
     print(`Swap ${built.swapEaziRef}`)
     print()
-    print(`Approval the user signs first: ${built.approval.amount} atomic ${SWAP.fromToken} (${built.approval.token}) to the router ${built.approval.spender}`)
+    print(
+      `Approval the user signs first: ${built.approval.amount} atomic ${SWAP.fromToken} (${built.approval.token}) to the router ${built.approval.spender}`,
+    )
     print()
     print(`transactionRequest (unsigned; the user's wallet signs and broadcasts it; "to" is the SwapEazi router on ${SWAP.fromChain}):`)
     print(indent(JSON.stringify(built.transactionRequest, null, 2)))

@@ -30,7 +30,10 @@ const Env = z.object({
   SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
   SWAPEAZI_DEPLOYER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_DATA_DIR: z.string().min(1).default('./data'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   SWAPEAZI_PAY_TO: HexAddress.optional(),
   SWAPEAZI_SETTLEMENT: z.enum(['ledger', 'onchain', 'facilitator']).default('ledger'),
   SWAPEAZI_BASE_RPC_URL: z.url().optional(),
@@ -48,7 +51,10 @@ const Env = z.object({
     .string()
     .regex(/^[0-9]+(\.[0-9]{1,6})?$/, 'must be a USDC amount such as "1.00" (at most 6 decimals)')
     .default('1.00'),
-  SWAPEAZI_API_KEY: z.string().regex(/^se_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a SwapEazi key (se_...)').optional(),
+  SWAPEAZI_API_KEY: z
+    .string()
+    .regex(/^se_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a SwapEazi key (se_...)')
+    .optional(),
   SWAPEAZI_MCP_ALLOWED_HOSTS: z.string().optional(),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
@@ -103,7 +109,9 @@ export { LOOPBACK_HOSTS }
 /** /mcp's allow-list: the configured names, else loopback and the public URL's host. */
 function allowedHosts(e: Env): string[] {
   if (e.SWAPEAZI_MCP_ALLOWED_HOSTS !== undefined && e.SWAPEAZI_MCP_ALLOWED_HOSTS.trim() !== '')
-    return e.SWAPEAZI_MCP_ALLOWED_HOSTS.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host.length > 0)
+    return e.SWAPEAZI_MCP_ALLOWED_HOSTS.split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter((host) => host.length > 0)
   const hosts = new Set(LOOPBACK_HOSTS)
   if (e.SWAPEAZI_PUBLIC_URL !== undefined) hosts.add(new URL(e.SWAPEAZI_PUBLIC_URL).hostname.toLowerCase())
   if (e.SWAPEAZI_HOST !== '0.0.0.0' && e.SWAPEAZI_HOST !== '::') hosts.add(e.SWAPEAZI_HOST.toLowerCase())
@@ -113,7 +121,9 @@ function allowedHosts(e: Env): string[] {
 /** DESIGN 7.10: each settlement mode and the variables it cannot run without. */
 function settlementConfig(e: Env): Config['payments']['settlement'] {
   const missing = (names: string[]): never => {
-    throw new Error(`invalid configuration:\n  ${names.map((name) => `${name}: is required when SWAPEAZI_SETTLEMENT=${e.SWAPEAZI_SETTLEMENT}`).join('\n  ')}`)
+    throw new Error(
+      `invalid configuration:\n  ${names.map((name) => `${name}: is required when SWAPEAZI_SETTLEMENT=${e.SWAPEAZI_SETTLEMENT}`).join('\n  ')}`,
+    )
   }
   switch (e.SWAPEAZI_SETTLEMENT) {
     case 'ledger':
@@ -128,7 +138,10 @@ function settlementConfig(e: Env): Config['payments']['settlement'] {
       return { mode: 'onchain', rpcUrl: e.SWAPEAZI_BASE_RPC_URL, settlerPrivateKey: e.SWAPEAZI_SETTLER_PRIVATE_KEY }
     }
     case 'facilitator': {
-      const absent = [...(e.SWAPEAZI_FACILITATOR_URL === undefined ? ['SWAPEAZI_FACILITATOR_URL'] : []), ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : [])]
+      const absent = [
+        ...(e.SWAPEAZI_FACILITATOR_URL === undefined ? ['SWAPEAZI_FACILITATOR_URL'] : []),
+        ...(e.SWAPEAZI_PAY_TO === undefined ? ['SWAPEAZI_PAY_TO'] : []),
+      ]
       if (absent.length > 0 || e.SWAPEAZI_FACILITATOR_URL === undefined) return missing(absent)
       return { mode: 'facilitator', url: e.SWAPEAZI_FACILITATOR_URL.replace(/\/$/, '') }
     }
@@ -170,7 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(e.SWAPEAZI_QUOTE_SECRET === undefined ? {} : { quoteSecret: new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) }),
     logLevel: e.SWAPEAZI_LOG_LEVEL,
     ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY }),
-    store: e.DATABASE_URL === undefined ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) } : { driver: 'postgres', url: e.DATABASE_URL },
+    store:
+      e.DATABASE_URL === undefined
+        ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) }
+        : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
     mcp: {

@@ -42,7 +42,6 @@ describe('loadConfig', () => {
     `)
   })
 
-
   it('defaults to the inert CREATE2 router, takes one address for every chain and per-chain exceptions', () => {
     expect(loadConfig({}).router).toEqual({ address: '0x118e338796acC28433Ba63f378ed73d4a2d0624b', byChain: {}, isDefault: true })
     const config = loadConfig({
@@ -61,13 +60,19 @@ describe('loadConfig', () => {
       /SWAPEAZI_ROUTER_ADDRESS: has a mixed-case EIP-55 checksum that does not match/,
     )
     expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{BAS:1}' })).toThrow(/must be a JSON object/)
-    expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{"XYZ":"0x2222222222222222222222222222222222222222"}' })).toThrow(/SWAPEAZI_ROUTER_ADDRESSES/)
+    expect(() => loadConfig({ SWAPEAZI_ROUTER_ADDRESSES: '{"XYZ":"0x2222222222222222222222222222222222222222"}' })).toThrow(
+      /SWAPEAZI_ROUTER_ADDRESSES/,
+    )
   })
 
   it('defaults to the embedded store under ./data, ledger settlement and the inert payTo', () => {
     const config = loadConfig({})
     expect(config.store).toEqual({ driver: 'pglite', dataDir: `${process.cwd()}/data` })
-    expect(config.payments).toEqual({ payTo: '0x000000000000000000000000000000000000dEaD', isPayToDefault: true, settlement: { mode: 'ledger' } })
+    expect(config.payments).toEqual({
+      payTo: '0x000000000000000000000000000000000000dEaD',
+      isPayToDefault: true,
+      settlement: { mode: 'ledger' },
+    })
     expect(config.sanctionsFile.endsWith('/manifest/sanctioned-addresses.json')).toBe(true)
     expect(loadConfig({ SWAPEAZI_DATA_DIR: 'memory://' }).store).toEqual({ driver: 'pglite', dataDir: 'memory://' })
   })
@@ -83,12 +88,22 @@ describe('loadConfig', () => {
   it('configures each settlement mode and names what a mode cannot run without', () => {
     const payTo = '0x3333333333333333333333333333333333333333'
     const key = `0x${'1'.repeat(64)}`
-    expect(loadConfig({ SWAPEAZI_SETTLEMENT: 'onchain', SWAPEAZI_BASE_RPC_URL: 'http://127.0.0.1:8545', SWAPEAZI_SETTLER_PRIVATE_KEY: key, SWAPEAZI_PAY_TO: payTo }).payments).toEqual({
+    expect(
+      loadConfig({
+        SWAPEAZI_SETTLEMENT: 'onchain',
+        SWAPEAZI_BASE_RPC_URL: 'http://127.0.0.1:8545',
+        SWAPEAZI_SETTLER_PRIVATE_KEY: key,
+        SWAPEAZI_PAY_TO: payTo,
+      }).payments,
+    ).toEqual({
       payTo,
       isPayToDefault: false,
       settlement: { mode: 'onchain', rpcUrl: 'http://127.0.0.1:8545', settlerPrivateKey: key },
     })
-    expect(loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_FACILITATOR_URL: 'https://facilitator.example/', SWAPEAZI_PAY_TO: payTo }).payments.settlement).toEqual({
+    expect(
+      loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_FACILITATOR_URL: 'https://facilitator.example/', SWAPEAZI_PAY_TO: payTo })
+        .payments.settlement,
+    ).toEqual({
       mode: 'facilitator',
       url: 'https://facilitator.example',
     })
@@ -117,7 +132,9 @@ describe('loadConfig', () => {
 
   it('reads the rate limits, with the DESIGN 7.16 defaults', () => {
     expect(loadConfig({}).rateLimits).toEqual({ anonymous: 30, free: 60, pro: 600 })
-    expect(loadConfig({ SWAPEAZI_RATE_LIMIT_ANONYMOUS: '5', SWAPEAZI_RATE_LIMIT_FREE: '50', SWAPEAZI_RATE_LIMIT_PRO: '500' }).rateLimits).toEqual({
+    expect(
+      loadConfig({ SWAPEAZI_RATE_LIMIT_ANONYMOUS: '5', SWAPEAZI_RATE_LIMIT_FREE: '50', SWAPEAZI_RATE_LIMIT_PRO: '500' }).rateLimits,
+    ).toEqual({
       anonymous: 5,
       free: 50,
       pro: 500,
@@ -143,7 +160,10 @@ describe('loadConfig', () => {
       apiKey: 'se_abc.def',
       allowedHosts: ['localhost', '127.0.0.1', '[::1]', 'swap.example.test'],
     })
-    expect(loadConfig({ SWAPEAZI_MCP_ALLOWED_HOSTS: ' Agents.Example.Test , 10.0.0.5 ' }).mcp.allowedHosts).toEqual(['agents.example.test', '10.0.0.5'])
+    expect(loadConfig({ SWAPEAZI_MCP_ALLOWED_HOSTS: ' Agents.Example.Test , 10.0.0.5 ' }).mcp.allowedHosts).toEqual([
+      'agents.example.test',
+      '10.0.0.5',
+    ])
     for (const budget of ['1e3', '0.1234567', '-1', '1,00'])
       expect(() => loadConfig({ SWAPEAZI_DAILY_BUDGET_USDC: budget })).toThrow(/SWAPEAZI_DAILY_BUDGET_USDC/)
     expect(() => loadConfig({ SWAPEAZI_WALLET_PRIVATE_KEY: '${SWAPEAZI_WALLET_PRIVATE_KEY}' })).toThrow(/SWAPEAZI_WALLET_PRIVATE_KEY/)

@@ -14,7 +14,11 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 const SECRET = 'operator-key-secret-operator-key-secret'
 /** `swapeazi keys ARGS` in-process, over the one data dir; resolves to the run when it exits 0, else rejects with the run. */
 async function cli(args: string[], secret = SECRET): Promise<CliRun> {
-  const run = await runCliInProcess(['keys', ...args], { SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_LOG_LEVEL: 'silent' })
+  const run = await runCliInProcess(['keys', ...args], {
+    SWAPEAZI_DATA_DIR: dataDir,
+    SWAPEAZI_KEY_SECRET: secret,
+    SWAPEAZI_LOG_LEVEL: 'silent',
+  })
   if (run.code !== 0) throw Object.assign(new Error(`swapeazi keys ${args.join(' ')} exited ${run.code}`), run)
   return run
 }
@@ -30,12 +34,18 @@ describe('swapeazi keys', () => {
   }, 120_000)
 
   it('refuses an unknown tier and a key from another secret, with a message', async () => {
-    await expect(cli(['issue', '--tier', 'gold'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--tier must be one of free, pro') })
+    await expect(cli(['issue', '--tier', 'gold'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('--tier must be one of free, pro'),
+    })
     const foreign = JSON.parse((await cli(['issue'], 'another-secret-another-secret-another')).stdout) as { key: string }
-    await expect(cli(['revoke', foreign.key])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('revoke it by its key_ id') })
+    await expect(cli(['revoke', foreign.key])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('revoke it by its key_ id'),
+    })
   }, 120_000)
 
-  it('prints a month\'s metered intelligence calls per key, for every key or one key', async () => {
+  it("prints a month's metered intelligence calls per key, for every key or one key", async () => {
     const a = JSON.parse((await cli(['issue', '--tier', 'pro'])).stdout) as { key: string; id: string }
     const b = JSON.parse((await cli(['issue', '--tier', 'pro'])).stdout) as { key: string; id: string }
     const month = usagePeriod(Date.now()).period
@@ -51,12 +61,26 @@ describe('swapeazi keys', () => {
     }
     const all = JSON.parse((await cli(['usage'])).stdout) as { month: string; keys: { id: string; intelligenceCalls: number }[] }
     expect(all.month).toBe(month)
-    expect(all.keys).toEqual(expect.arrayContaining([{ id: a.id, intelligenceCalls: 3 }, { id: b.id, intelligenceCalls: 1 }]))
+    expect(all.keys).toEqual(
+      expect.arrayContaining([
+        { id: a.id, intelligenceCalls: 3 },
+        { id: b.id, intelligenceCalls: 1 },
+      ]),
+    )
     expect(all.keys.every((key) => key.id.startsWith('key_'))).toBe(true)
     expect(JSON.parse((await cli(['usage', a.key])).stdout)).toEqual({ month, keys: [{ id: a.id, intelligenceCalls: 3 }] })
-    expect(JSON.parse((await cli(['usage', b.id, '--month', '2020-01'])).stdout)).toEqual({ month: '2020-01', keys: [{ id: b.id, intelligenceCalls: 1 }] })
+    expect(JSON.parse((await cli(['usage', b.id, '--month', '2020-01'])).stdout)).toEqual({
+      month: '2020-01',
+      keys: [{ id: b.id, intelligenceCalls: 1 }],
+    })
     expect(JSON.parse((await cli(['usage', '--month', '2020-02'])).stdout)).toEqual({ month: '2020-02', keys: [] })
-    await expect(cli(['usage', '--month', '2020-13'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--month takes a calendar month as YYYY-MM') })
-    await expect(cli(['usage', 'key_nothex'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('a key id looks like key_') })
+    await expect(cli(['usage', '--month', '2020-13'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('--month takes a calendar month as YYYY-MM'),
+    })
+    await expect(cli(['usage', 'key_nothex'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('a key id looks like key_'),
+    })
   }, 180_000)
 })

@@ -10,7 +10,9 @@ import { benchConfig } from '../benchConfig.ts'
 // Benches that need them pass a key secret (to sign their own key) and rate limits.
 const config = benchConfig(
   Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[0] === 'SWAPEAZI_KEY_SECRET' || entry[0].startsWith('SWAPEAZI_RATE_LIMIT_')),
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0] === 'SWAPEAZI_KEY_SECRET' || entry[0].startsWith('SWAPEAZI_RATE_LIMIT_'),
+    ),
   ),
 )
 const app = createServer(await buildAppDeps(config))

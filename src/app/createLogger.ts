@@ -7,7 +7,16 @@ export function createLogger(level: string, destination: DestinationStream = pin
       level,
       base: { service: 'swapeazi' },
       redact: {
-        paths: ['*.quoteSecret', '*.privateKey', '*.apiKey', '*.signature', '*.xPayment', 'req.headers["x-payment"]', 'req.headers.authorization', 'req.headers["x-swapeazi-key"]'],
+        paths: [
+          '*.quoteSecret',
+          '*.privateKey',
+          '*.apiKey',
+          '*.signature',
+          '*.xPayment',
+          'req.headers["x-payment"]',
+          'req.headers.authorization',
+          'req.headers["x-swapeazi-key"]',
+        ],
         censor: '[redacted]',
       },
     },

@@ -20,7 +20,10 @@ export function createServer(deps: ServerDeps): Hono<AppEnv> {
   const mcp = createMcpHttpHandler({
     context: (ip) =>
       createToolContext({
-        client: createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request), ip)),
+        client: createServiceClient(
+          deps.publicUrl,
+          inProcessFetch((request) => app.fetch(request), ip),
+        ),
         settings,
         budget: deps.store.budget,
         clock: deps.clock,

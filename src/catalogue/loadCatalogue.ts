@@ -2,15 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type * as z from 'zod'
 import { type Catalogue, type CatalogueFiles, CatalogueError, compileCatalogue } from '../engine/index.ts'
-import {
-  BridgesFile,
-  ChainsFile,
-  CorridorsFile,
-  MarketFile,
-  PricingFile,
-  TokensFile,
-  VenuesFile,
-} from '../schemas/catalogue.ts'
+import { BridgesFile, ChainsFile, CorridorsFile, MarketFile, PricingFile, TokensFile, VenuesFile } from '../schemas/catalogue.ts'
 
 const SCHEMAS = {
   chains: ChainsFile,
@@ -34,7 +26,10 @@ function parseFile<S extends z.ZodType>(dir: string, name: string, schema: S): z
   const parsed = schema.safeParse(json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    const field = issue?.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '')
+    const field = issue?.path
+      .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+      .join('')
+      .replace(/^\./, '')
     throw new CatalogueError(name, field || '(root)', issue?.message ?? 'invalid')
   }
   return parsed.data

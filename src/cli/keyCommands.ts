@@ -50,7 +50,12 @@ export async function runKeyCommand(config: Config, argv: readonly string[], out
       return
     }
     if (command === 'usage') {
-      const { values, positionals } = parseArgs({ args: [...rest], options: { month: { type: 'string' } }, allowPositionals: true, strict: true })
+      const { values, positionals } = parseArgs({
+        args: [...rest],
+        options: { month: { type: 'string' } },
+        allowPositionals: true,
+        strict: true,
+      })
       const month = values.month === undefined ? usagePeriod(deps.clock()).period : parseUsagePeriod(values.month)
       if (month === undefined) throw new Error(`--month takes a calendar month as YYYY-MM, such as 2026-11; got "${values.month}"`)
       if (positionals.length > 1) throw new Error(`name at most one key or key id\n\n${KEYS_USAGE}`)

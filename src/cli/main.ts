@@ -9,4 +9,6 @@ if (argv[0] === 'mcp') keepStdoutForProtocol()
 
 // runCli reports its own failures (stderr and exit code 1). The process ends with the command, whatever handles
 // (a store, an RPC client) are still open.
-void runCli(argv, { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }).then((code) => process.exit(code))
+void runCli(argv, { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }).then((code) =>
+  process.exit(code),
+)

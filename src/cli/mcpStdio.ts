@@ -24,8 +24,15 @@ export async function runMcpStdio(config: Config, io: { stdin: Readable; stdout:
   if (remote === undefined) {
     const deps = await buildAppDeps(config, log)
     const app = createApp(deps)
-    const client = createServiceClient(deps.publicUrl, inProcessFetch((request) => app.fetch(request)))
-    server = createMcpServer({ ...createToolContext({ client, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log }), version: deps.version, log: deps.log })
+    const client = createServiceClient(
+      deps.publicUrl,
+      inProcessFetch((request) => app.fetch(request)),
+    )
+    server = createMcpServer({
+      ...createToolContext({ client, settings: config.mcp, budget: deps.store.budget, clock: deps.clock, log: deps.log }),
+      version: deps.version,
+      log: deps.log,
+    })
     close = () => deps.store.sql.close()
   } else {
     const store = config.mcp.walletPrivateKey === undefined ? undefined : await openStore(config.store)

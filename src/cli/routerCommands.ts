@@ -24,7 +24,12 @@ async function connect(config: Config, rpcUrl: string): Promise<Clients & { acco
   const account = privateKeyToAccount(config.deployerPrivateKey)
   const probe = createPublicClient({ transport: http(rpcUrl) })
   const chainId = await probe.getChainId()
-  const chain = defineChain({ id: chainId, name: `chain ${chainId}`, nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } })
+  const chain = defineChain({
+    id: chainId,
+    name: `chain ${chainId}`,
+    nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  })
   return {
     account,
     publicClient: createPublicClient({ chain, transport: http(rpcUrl) }),
@@ -34,7 +39,8 @@ async function connect(config: Config, rpcUrl: string): Promise<Clients & { acco
 
 function addressFlag(values: Record<string, unknown>, name: string): Address {
   const value = values[name]
-  if (typeof value !== 'string' || !isAddress(value, { strict: false })) throw new Error(`--${name} must be an address (0x followed by 40 hex characters)`)
+  if (typeof value !== 'string' || !isAddress(value, { strict: false }))
+    throw new Error(`--${name} must be an address (0x followed by 40 hex characters)`)
   return value as Address
 }
 
@@ -86,9 +92,21 @@ export async function runRouterCommand(config: Config, argv: readonly string[], 
     const { catalogue } = loadCatalogue(config.manifestDir)
     const { account, publicClient, walletClient } = await connect(config, stringFlag(values, 'rpc-url'))
     for (const target of routerTargets(catalogue, chain as ChainCode)) {
-      const allowed = await publicClient.readContract({ address: router, abi: swapEaziRouterAbi, functionName: 'isAllowedTarget', args: [target.address] })
+      const allowed = await publicClient.readContract({
+        address: router,
+        abi: swapEaziRouterAbi,
+        functionName: 'isAllowedTarget',
+        args: [target.address],
+      })
       if (allowed) continue
-      const hash = await walletClient.writeContract({ account, chain: walletClient.chain, address: router, abi: swapEaziRouterAbi, functionName: 'setTarget', args: [target.address, true] })
+      const hash = await walletClient.writeContract({
+        account,
+        chain: walletClient.chain,
+        address: router,
+        abi: swapEaziRouterAbi,
+        functionName: 'setTarget',
+        args: [target.address, true],
+      })
       const receipt = await publicClient.waitForTransactionReceipt({ hash })
       if (receipt.status !== 'success') throw new Error(`setTarget(${target.address}) reverted in ${hash}`)
       out.write(`${JSON.stringify({ allowed: target.address, why: target.why, transactionHash: hash })}\n`)

@@ -127,7 +127,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     return await dispatch(argv, io)
   } catch (error) {
-    const message = error instanceof CatalogueError ? `catalogue error: ${error.message}` : error instanceof Error ? error.message : String(error)
+    const message =
+      error instanceof CatalogueError ? `catalogue error: ${error.message}` : error instanceof Error ? error.message : String(error)
     io.stderr.write(`swapeazi: ${message}\n`)
     return 1
   }

@@ -128,7 +128,13 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
     const key = `${chain}:${symbol}`
     const token = evmTokens.get(key)
     if (token) return token
-    throw new CatalogueError(file, field, tokens.has(key) ? `${symbol} on ${chain} is listed for discovery only: no venue or bridge carries it` : `${symbol} on ${chain} is not in tokens.json`)
+    throw new CatalogueError(
+      file,
+      field,
+      tokens.has(key)
+        ? `${symbol} on ${chain} is listed for discovery only: no venue or bridge carries it`
+        : `${symbol} on ${chain} is not in tokens.json`,
+    )
   }
 
   const venues: Venue[] = files.venues.venues.map((entry, index) => {

@@ -12,12 +12,7 @@ function chainOf(catalogue: Catalogue, id: string): ChainInfo {
   return chain
 }
 
-function runSwaps(
-  edges: readonly SwapEdge[],
-  amountIn: bigint,
-  steps: StepEstimate[],
-  costs: CostItem[],
-): bigint {
+function runSwaps(edges: readonly SwapEdge[], amountIn: bigint, steps: StepEstimate[], costs: CostItem[]): bigint {
   let amount = amountIn
   for (const edge of edges) {
     const out = swapOut(edge, amount)
@@ -66,7 +61,15 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
     const net = bridgedIn - fee - fixedFee - destinationGas
     const delivered = net > 0n ? (net * pow10(lane.to.decimals)) / pow10(lane.from.decimals) : 0n
-    steps.push({ kind: 'bridge', id: bridge.id, tool: bridge.name, from: lane.from, to: lane.to, amountIn: bridgedIn, amountOut: delivered })
+    steps.push({
+      kind: 'bridge',
+      id: bridge.id,
+      tool: bridge.name,
+      from: lane.from,
+      to: lane.to,
+      amountIn: bridgedIn,
+      amountOut: delivered,
+    })
     const feeUsd = usdValue(lane.from, fee)
     const fixedUsd = usdValue(lane.from, fixedFee)
     const gasUsd = usdValue(lane.from, destinationGas)

@@ -26,7 +26,7 @@ export function sizeRouteInput(catalogue: Catalogue, route: CandidateRoute, amou
     const out = output(guess)
     if (out >= toAmount) {
       high = guess
-      guess = out > 0n ? guess - (out - toAmount) * guess / out : low
+      guess = out > 0n ? guess - ((out - toAmount) * guess) / out : low
     } else {
       low = guess
       guess = out > 0n ? guess + ceilDiv((toAmount - out) * guess, out) : high

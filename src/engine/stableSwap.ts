@@ -93,14 +93,7 @@ export function stableSwapD(xp: readonly bigint[], ann: bigint): bigint {
  * y² + (b − D)·y = c with b = S' + D/Ann and c = D^(n+1)/(nⁿ·Π'·Ann) (S', Π' over the coins other than j),
  * whose Newton step is y = (y² + c)/(2y + b − D); from y = D it descends monotonically onto the root.
  */
-export function stableSwapY(
-  i: number,
-  j: number,
-  x: bigint,
-  xp: readonly bigint[],
-  d: bigint,
-  ann: bigint,
-): bigint {
+export function stableSwapY(i: number, j: number, x: bigint, xp: readonly bigint[], d: bigint, ann: bigint): bigint {
   const n = xp.length
   if (i === j || !Number.isInteger(i) || !Number.isInteger(j) || i < 0 || j < 0 || i >= n || j >= n) {
     throw new RangeError(`StableSwap coin indices must be distinct and in [0, ${n}), got ${i} and ${j}`)

@@ -34,7 +34,17 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
   const app = new Hono<AppEnv>()
 
   app.use(requestContext({ log: deps.log, clock: deps.clock }))
-  app.use(corsHeaders(['x-request-id', 'X-PAYMENT-RESPONSE', 'Payment-Receipt', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', 'Retry-After']))
+  app.use(
+    corsHeaders([
+      'x-request-id',
+      'X-PAYMENT-RESPONSE',
+      'Payment-Receipt',
+      'WWW-Authenticate',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+    ]),
+  )
   app.use(
     limitBody(MAX_BODY_BYTES, (c) =>
       problemResponse(
@@ -70,7 +80,12 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
   app.notFound((c) =>
     problemResponse(
       c,
-      problemBody('not_found', `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`, { requestId: c.get('requestId') }, c.req.path),
+      problemBody(
+        'not_found',
+        `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`,
+        { requestId: c.get('requestId') },
+        c.req.path,
+      ),
     ),
   )
 
@@ -87,7 +102,12 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     deps.log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
     return problemResponse(
       c,
-      problemBody('internal_error', 'Something failed on our side; nothing was charged. Retry, and quote the requestId if it persists.', { requestId }, c.req.path),
+      problemBody(
+        'internal_error',
+        'Something failed on our side; nothing was charged. Retry, and quote the requestId if it persists.',
+        { requestId },
+        c.req.path,
+      ),
     )
   })
   return app

@@ -10,28 +10,43 @@ import { jsonResponse } from './openapiDoc.ts'
 export const getCapabilities = defineEndpoint({
   method: 'GET',
   path: '/api/mpp/routes',
-  doc: { summary: 'Capability manifest (spec 2.7)', operationId: 'getCapabilities', responses: { 200: jsonResponse(CapabilityManifest, 'Capability manifest') } },
+  doc: {
+    summary: 'Capability manifest (spec 2.7)',
+    operationId: 'getCapabilities',
+    responses: { 200: jsonResponse(CapabilityManifest, 'Capability manifest') },
+  },
   handler: (deps) => (c) => c.json(describeCapabilities(deps)),
 })
 
 export const getHealthEndpoint = defineEndpoint({
   method: 'GET',
   path: '/api/v1/health',
-  doc: { summary: 'Health, snapshot age and the EUR/ZAR rate', operationId: 'getHealth', responses: { 200: jsonResponse(Health, 'Health') } },
+  doc: {
+    summary: 'Health, snapshot age and the EUR/ZAR rate',
+    operationId: 'getHealth',
+    responses: { 200: jsonResponse(Health, 'Health') },
+  },
   handler: (deps) => (c) => c.json(getHealth(deps)),
 })
 
 export const listChainsEndpoint = defineEndpoint({
   method: 'GET',
   path: '/api/v1/chains',
-  doc: { summary: 'Networks with their tokens, addresses and decimals', operationId: 'listChains', responses: { 200: jsonResponse(ChainsResponse, 'Chains') } },
+  doc: {
+    summary: 'Networks with their tokens, addresses and decimals',
+    operationId: 'listChains',
+    responses: { 200: jsonResponse(ChainsResponse, 'Chains') },
+  },
   handler: (deps) => (c) => c.json(listChains(deps)),
 })
 
 export const listCorridorsEndpoint = defineEndpoint({
   method: 'GET',
   path: '/api/v1/corridors',
-  doc: { summary: 'Corridors with live routing metadata', operationId: 'listCorridors', responses: { 200: jsonResponse(CorridorsResponse, 'Corridors') } },
+  doc: {
+    summary: 'Corridors with live routing metadata',
+    operationId: 'listCorridors',
+    responses: { 200: jsonResponse(CorridorsResponse, 'Corridors') },
+  },
   handler: (deps) => (c) => c.json(listCorridors(deps)),
 })
-

@@ -18,11 +18,19 @@ function checkAuthorizationScheme(authorization: string | undefined): void {
   if (authorization === undefined) return
   const match = /^bearer(?:\s+(.*))?$/i.exec(authorization.trim())
   if (match === null)
-    throw new ServiceError('invalid_key', 'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.', {
-      reason: 'malformed',
-    })
+    throw new ServiceError(
+      'invalid_key',
+      'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.',
+      {
+        reason: 'malformed',
+      },
+    )
   if ((match[1] ?? '').trim() === '')
-    throw new ServiceError('invalid_key', 'Authorization: Bearer carries no key: send Bearer se_…, or no Authorization header for the free tier.', { reason: 'missing' })
+    throw new ServiceError(
+      'invalid_key',
+      'Authorization: Bearer carries no key: send Bearer se_…, or no Authorization header for the free tier.',
+      { reason: 'missing' },
+    )
 }
 
 /** GET /api/v1/intelligence/corridor/{pair}?amount= (spec endpoint 12, DESIGN 7.17). */
@@ -33,7 +41,7 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     summary: 'Corridor intelligence: free tier (100 calls per IP per UTC month) without a key; per-bridge figures with a pro key as Bearer',
     operationId: 'getCorridorIntelligence',
     description:
-      'Figures are computed over recorded transfers of the last 90 days; with fewer than 20 settled ones the answer falls back to the bridges\' published settlement-time priors and says so (`basis`, `sampleSize`). A free key as Bearer gets the free answer.',
+      "Figures are computed over recorded transfers of the last 90 days; with fewer than 20 settled ones the answer falls back to the bridges' published settlement-time priors and says so (`basis`, `sampleSize`). A free key as Bearer gets the free answer.",
     security: [{}, { bearer: [] }],
     parameters: [
       {
@@ -48,7 +56,8 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
         name: 'amount',
         in: 'query',
         required: false,
-        description: 'Decimal amount: in the source currency when A is a currency code, else USD; ranks the optimal route within its size band',
+        description:
+          'Decimal amount: in the source currency when A is a currency code, else USD; ranks the optimal route within its size band',
         schema: { type: 'string' },
       },
     ],
@@ -56,7 +65,9 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
       200: jsonResponse(CorridorIntelligence, 'The free (`tier: free`) or pro (`tier: pro`) answer'),
       400: problemResponseDoc('invalid_request: an unknown pair code (`acceptedCodes` lists them) or a bad amount'),
       401: problemResponseDoc('invalid_key: the Bearer key is malformed, forged or revoked'),
-      429: problemResponseDoc('rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC)'),
+      429: problemResponseDoc(
+        'rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC)',
+      ),
     },
   },
   handler: (deps) => async (c) => {
@@ -73,7 +84,8 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     if (result.quota !== undefined) {
       // Appended: the per-minute limiter may have set its own policy; structured-field lists join across lines.
       const { windowSec, ...quota } = result.quota
-      for (const [name, value] of Object.entries(rateLimitHeaders({ policy: POLICY, ...quota }, windowSec))) c.header(name, value, { append: true })
+      for (const [name, value] of Object.entries(rateLimitHeaders({ policy: POLICY, ...quota }, windowSec)))
+        c.header(name, value, { append: true })
     }
     return c.json(result.body, 200, { 'cache-control': 'no-store' })
   },

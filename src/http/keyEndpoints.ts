@@ -13,7 +13,9 @@ export const issueKey = defineEndpoint({
     operationId: 'issueKey',
     responses: {
       201: jsonResponse(IssuedApiKey, 'The new key'),
-      429: problemResponseDoc('rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed'),
+      429: problemResponseDoc(
+        'rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed',
+      ),
     },
   },
   handler: (deps) => async (c) => {

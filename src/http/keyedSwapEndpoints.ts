@@ -21,7 +21,9 @@ export const swapWithKey = defineEndpoint({
     security: [{ apiKey: [] }],
     responses: {
       200: jsonResponse(SwapResult, 'The built swap, recorded under the key (agentCallFee null)'),
-      400: problemResponseDoc('invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)'),
+      400: problemResponseDoc(
+        'invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)',
+      ),
       403: ADDRESS_SCREENED,
       422: problemResponseDoc('quote_expired (expired, route no longer viable, or prices moved: quote again) or route_not_executable'),
       ...KEY_ERRORS,
@@ -39,11 +41,15 @@ export const getSwap = defineEndpoint({
   method: 'GET',
   path: '/api/v1/swap/{ref}',
   doc: {
-    summary: 'A swap\'s record and status (keyed swaps: only to the key that built them)',
+    summary: "A swap's record and status (keyed swaps: only to the key that built them)",
     operationId: 'getSwap',
     security: [{ apiKey: [] }],
     parameters: [{ name: 'ref', in: 'path', required: true, schema: { type: 'string', pattern: '^swp_[0-9A-Z]{26}$' } }],
-    responses: { 200: jsonResponse(SwapRecordWire, 'The swap'), 404: problemResponseDoc('not_found: no such swap visible to this key'), ...KEY_ERRORS },
+    responses: {
+      200: jsonResponse(SwapRecordWire, 'The swap'),
+      404: problemResponseDoc('not_found: no such swap visible to this key'),
+      ...KEY_ERRORS,
+    },
   },
   handler: (deps) => async (c) => {
     const claims = requireApiKey(c)
@@ -60,15 +66,22 @@ export const disburseEndpoint = defineEndpoint({
     summary: 'Batch disbursement: one source token pays 1 to 50 recipients (transfers, swaps, bridges) in one router transaction',
     operationId: 'disburse',
     description:
-      'Each recipient\'s `amount` is in the source token, fee included, and is priced as a quote of that amount (0.5% all-in); a recipient of the source token on the source chain gets a plain transfer of the amount less the 0.5% fee (the fee rounded up). Errors about one recipient carry its `index`.',
+      "Each recipient's `amount` is in the source token, fee included, and is priced as a quote of that amount (0.5% all-in); a recipient of the source token on the source chain gets a plain transfer of the amount less the 0.5% fee (the fee rounded up). Errors about one recipient carry its `index`.",
     security: [{ apiKey: [] }],
     responses: {
-      200: jsonResponse(DisbursementResult, 'The built disbursement, recorded under the key: approve totals.amount, then sign transactionRequest (executeBatch)'),
-      400: problemResponseDoc('invalid_request: body failing the schema (0 or more than 50 recipients, bad amount or address); `errors` lists each field'),
+      200: jsonResponse(
+        DisbursementResult,
+        'The built disbursement, recorded under the key: approve totals.amount, then sign transactionRequest (executeBatch)',
+      ),
+      400: problemResponseDoc(
+        'invalid_request: body failing the schema (0 or more than 50 recipients, bad amount or address); `errors` lists each field',
+      ),
       403: problemResponseDoc('address_screened: the sender or a recipient (`index`) failed compliance screening'),
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
-      422: problemResponseDoc('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable, with the recipient\'s `index`'),
+      422: problemResponseDoc(
+        "unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable, with the recipient's `index`",
+      ),
       ...KEY_ERRORS,
     },
   },

@@ -50,7 +50,11 @@ function responseObject(doc: ResponseDoc, ref: (schema: z.ZodType) => JsonObject
   if (doc.isProblem === true) return { description: doc.description, content: PROBLEM_CONTENT }
   if (doc.body === undefined) return { description: doc.description }
   const schema = Array.isArray(doc.body) ? { oneOf: doc.body.map(ref) } : ref(doc.body as z.ZodType)
-  return { description: doc.description, content: { 'application/json': { schema } }, ...(doc.headers === undefined ? {} : { headers: doc.headers }) }
+  return {
+    description: doc.description,
+    content: { 'application/json': { schema } },
+    ...(doc.headers === undefined ? {} : { headers: doc.headers }),
+  }
 }
 
 function operationObject(endpoint: Endpoint, doc: OperationDoc, ref: (schema: z.ZodType) => JsonObject): JsonObject {
@@ -62,7 +66,9 @@ function operationObject(endpoint: Endpoint, doc: OperationDoc, ref: (schema: z.
     ...(doc.description === undefined ? {} : { description: doc.description }),
     ...(doc.security === undefined ? {} : { security: doc.security }),
     ...(doc.parameters === undefined ? {} : { parameters: doc.parameters }),
-    ...(endpoint.body === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: ref(endpoint.body) } } } }),
+    ...(endpoint.body === undefined
+      ? {}
+      : { requestBody: { required: true, content: { 'application/json': { schema: ref(endpoint.body) } } } }),
     responses,
   }
 }
@@ -95,7 +101,12 @@ export function buildOpenApi(endpoints: readonly Endpoint[], version: string, se
     components: {
       schemas,
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-swapeazi-key', description: 'A SwapEazi key (se_...); free from POST /api/v1/keys' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-swapeazi-key',
+          description: 'A SwapEazi key (se_...); free from POST /api/v1/keys',
+        },
         bearer: { type: 'http', scheme: 'bearer', description: 'A pro key (se_...) for the pro tier of corridor intelligence' },
       },
     },

@@ -2,7 +2,11 @@ import type * as z from 'zod'
 import type { ResponseDoc } from './endpoint.ts'
 
 /** A JSON response: one schema, or several as `oneOf`. */
-export const jsonResponse = (body: z.ZodType | readonly z.ZodType[], description: string, headers?: ResponseDoc['headers']): ResponseDoc => ({
+export const jsonResponse = (
+  body: z.ZodType | readonly z.ZodType[],
+  description: string,
+  headers?: ResponseDoc['headers'],
+): ResponseDoc => ({
   description,
   body,
   ...(headers === undefined ? {} : { headers }),
@@ -14,7 +18,7 @@ export const problemResponseDoc = (description: string): ResponseDoc => ({ descr
 /** The 401 and 429 every keyed endpoint may answer. */
 export const KEY_ERRORS: Readonly<Record<number, ResponseDoc>> = {
   401: problemResponseDoc('invalid_key: the key is missing, malformed, forged, altered or revoked (`reason` says which)'),
-  429: problemResponseDoc('rate_limited: over the key\'s per-minute limit; `Retry-After` says when to retry'),
+  429: problemResponseDoc("rate_limited: over the key's per-minute limit; `Retry-After` says when to retry"),
 }
 
 export const PAYLOAD_TOO_LARGE = problemResponseDoc('payload_too_large: body over 64 KiB')

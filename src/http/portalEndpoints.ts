@@ -33,7 +33,12 @@ export const portalPage = defineEndpoint({
   handler: (deps) => {
     let page: string | undefined
     return (c) => {
-      page ??= renderPortalPage({ version: deps.version, manifest: describeCapabilities(deps), corridors: listCorridors(deps).corridors, chains: listChains(deps).chains })
+      page ??= renderPortalPage({
+        version: deps.version,
+        manifest: describeCapabilities(deps),
+        corridors: listCorridors(deps).corridors,
+        chains: listChains(deps).chains,
+      })
       return c.body(page, 200, PAGE_HEADERS)
     }
   },

@@ -73,4 +73,8 @@ export function problemResponse(c: Context, body: Problem, headers: Readonly<Rec
 export const methodNotAllowed =
   (allow: string) =>
   (c: Context<{ Variables: { requestId: string } }>): Response =>
-    problemResponse(c, problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId: c.get('requestId') }, c.req.path), { allow })
+    problemResponse(
+      c,
+      problemBody('method_not_allowed', `${c.req.path} answers ${allow} only.`, { allow, requestId: c.get('requestId') }, c.req.path),
+      { allow },
+    )

@@ -41,12 +41,18 @@ export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.i
   try {
     value = JSON.parse(text)
   } catch {
-    throw new ServiceError('invalid_request', 'The request body is not valid JSON.', { errors: [{ field: '(body)', message: 'is not valid JSON' }] })
+    throw new ServiceError('invalid_request', 'The request body is not valid JSON.', {
+      errors: [{ field: '(body)', message: 'is not valid JSON' }],
+    })
   }
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
     const errors = fieldErrors(parsed.error)
-    throw new ServiceError('invalid_request', `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors })
+    throw new ServiceError(
+      'invalid_request',
+      `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      { errors },
+    )
   }
   return parsed.data
 }

@@ -34,7 +34,10 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
       ],
       responses: {
         200: jsonResponse(SwapResult, 'The built swap', {
-          'X-PAYMENT-RESPONSE': { description: 'base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)', schema: { type: 'string' } },
+          'X-PAYMENT-RESPONSE': {
+            description: 'base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)',
+            schema: { type: 'string' },
+          },
         }),
         402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)'),
         400: problemResponseDoc('invalid_request, or conflicting_payment (X-PAYMENT and Authorization: Payment together)'),
@@ -49,7 +52,10 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
       const paymentHeader = requestHeader(c, 'x-payment')
       const authorization = requestHeader(c, 'authorization')
       if (paymentHeader !== undefined && authorization !== undefined && /^payment\s/i.test(authorization))
-        throw new ServiceError('conflicting_payment', 'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.')
+        throw new ServiceError(
+          'conflicting_payment',
+          'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.',
+        )
       const outcome = await payForSwap(deps, { params, paymentHeader, resource: `${deps.publicUrl}${path}`, channel: 'x402' })
       if (outcome.kind === 'payment_required') return c.json(outcome.challenge, 402)
       return c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })

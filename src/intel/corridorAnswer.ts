@@ -52,7 +52,8 @@ export type CorridorAnswerParameters = {
   now: Date
 }
 
-const sum = (figures: readonly BridgeFigures[], pick: (f: BridgeFigures) => number): number => figures.reduce((total, f) => total + pick(f), 0)
+const sum = (figures: readonly BridgeFigures[], pick: (f: BridgeFigures) => number): number =>
+  figures.reduce((total, f) => total + pick(f), 0)
 const bandText = (band: SizeBand): string => (band.maxUsd === null ? `${band.minUsd} USD and over` : `${band.minUsd} to ${band.maxUsd} USD`)
 
 function failurePatterns(failures: readonly FailureFigures[], observations: number): FailurePattern[] {
@@ -71,7 +72,9 @@ function failurePatterns(failures: readonly FailureFigures[], observations: numb
         substatus: first?.substatus ?? null,
         count,
         shareBps: observations === 0 ? 0 : Math.floor((count * 10_000) / observations),
-        bridges: rows.map((row) => ({ bridge: row.bridge, count: row.count })).sort((a, b) => b.count - a.count || a.bridge.localeCompare(b.bridge)),
+        bridges: rows
+          .map((row) => ({ bridge: row.bridge, count: row.count }))
+          .sort((a, b) => b.count - a.count || a.bridge.localeCompare(b.bridge)),
         lastSeenAt: [...rows].sort(latestFirst)[0]?.lastSeenAt ?? '',
         exampleReason: rows.filter((row) => row.exampleReason !== null).sort(latestFirst)[0]?.exampleReason ?? null,
       }
@@ -123,8 +126,20 @@ export function corridorAnswer(parameters: CorridorAnswerParameters): CorridorIn
     const useBand = amount !== null && bandSettled >= MIN_SAMPLE_SIZE
     const candidates: Candidate[] = figures.map((f) =>
       useBand && f.band !== null
-        ? { bridge: f.bridge, settled: f.band.settled, delivered: f.band.delivered, settledSecP50: f.band.settledSecP50, slippageBpsP50: f.band.slippageBpsP50 }
-        : { bridge: f.bridge, settled: f.settled, delivered: f.delivered, settledSecP50: f.settledSec?.p50 ?? null, slippageBpsP50: f.slippageBps?.p50 ?? null },
+        ? {
+            bridge: f.bridge,
+            settled: f.band.settled,
+            delivered: f.band.delivered,
+            settledSecP50: f.band.settledSecP50,
+            slippageBpsP50: f.band.slippageBpsP50,
+          }
+        : {
+            bridge: f.bridge,
+            settled: f.settled,
+            delivered: f.delivered,
+            settledSecP50: f.settledSec?.p50 ?? null,
+            slippageBpsP50: f.slippageBps?.p50 ?? null,
+          },
     )
     const ranking = `most reliable, then fastest median settlement, then least median slippage, among bridges with at least ${MIN_BRIDGE_SAMPLE_SIZE} settled transfers`
     optimalRoute = {
@@ -156,13 +171,18 @@ export function corridorAnswer(parameters: CorridorAnswerParameters): CorridorIn
     }
   }
 
-  if (isObserved) notes.push(`Figures from ${settled} settled transfers between ${parameters.window.since.toISOString()} and ${parameters.window.until.toISOString()}.`)
+  if (isObserved)
+    notes.push(
+      `Figures from ${settled} settled transfers between ${parameters.window.since.toISOString()} and ${parameters.window.until.toISOString()}.`,
+    )
   else
     notes.push(
       `Only ${settled} settled transfers in this corridor over the window (${MIN_SAMPLE_SIZE} needed): figures are the bridges' published settlement-time priors (manifest/bridges.json), not measurements, and reliability is unknown.`,
     )
   if (amount !== null && pair.from.kind === 'chain')
-    notes.push(`amount was read as USD because ${pair.from.code} is a chain; use a currency code as the source side (for example EUR-${pair.to.code}) to give it in that currency.`)
+    notes.push(
+      `amount was read as USD because ${pair.from.code} is a chain; use a currency code as the source side (for example EUR-${pair.to.code}) to give it in that currency.`,
+    )
 
   return {
     pair: pair.code,

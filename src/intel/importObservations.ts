@@ -32,7 +32,11 @@ function parseLine(catalogue: Catalogue, text: string, lineNumber: number): Obse
   const parsed = ObservationLine.safeParse(json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    throw new ObservationImportError(lineNumber, issue === undefined || issue.path.length === 0 ? '(line)' : issue.path.map(String).join('.'), issue?.message ?? 'is invalid')
+    throw new ObservationImportError(
+      lineNumber,
+      issue === undefined || issue.path.length === 0 ? '(line)' : issue.path.map(String).join('.'),
+      issue?.message ?? 'is invalid',
+    )
   }
   const observed = observationFromLine(catalogue, parsed.data)
   if (!observed.ok) throw new ObservationImportError(lineNumber, observed.field, observed.message)

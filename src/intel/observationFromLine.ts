@@ -11,7 +11,8 @@ export type ObservationFromLineReturnType = { ok: true; observation: Observation
  */
 export function observationFromLine(catalogue: Catalogue, line: ObservationLine): ObservationFromLineReturnType {
   const from = catalogue.allTokensByLowerKey.get(`${line.fromChain}:${line.fromToken.toLowerCase()}`)
-  if (from === undefined) return { ok: false, field: 'fromToken', message: `${line.fromToken} is not listed on ${line.fromChain} in the catalogue` }
+  if (from === undefined)
+    return { ok: false, field: 'fromToken', message: `${line.fromToken} is not listed on ${line.fromChain} in the catalogue` }
   const to = catalogue.allTokensByLowerKey.get(`${line.toChain}:${line.toToken.toLowerCase()}`)
   if (to === undefined) return { ok: false, field: 'toToken', message: `${line.toToken} is not listed on ${line.toChain} in the catalogue` }
   const bridge = line.bridge.toLowerCase()
@@ -19,9 +20,16 @@ export function observationFromLine(catalogue: Catalogue, line: ObservationLine)
   if (!names.includes(bridge)) return { ok: false, field: 'bridge', message: `must be one of ${names.join(', ')}` }
   const isSameChain = line.fromChain === line.toChain
   if (isSameChain !== (bridge === NO_BRIDGE))
-    return { ok: false, field: 'bridge', message: isSameChain ? `must be ${NO_BRIDGE} for a same-chain swap` : `a transfer from ${line.fromChain} to ${line.toChain} needs a bridge, not ${NO_BRIDGE}` }
+    return {
+      ok: false,
+      field: 'bridge',
+      message: isSameChain
+        ? `must be ${NO_BRIDGE} for a same-chain swap`
+        : `a transfer from ${line.fromChain} to ${line.toChain} needs a bridge, not ${NO_BRIDGE}`,
+    }
   const amount = parseUnitsExact(line.amount, from.decimals, { strict: false })
-  if (!amount.ok) return { ok: false, field: 'amount', message: `has more than ${from.decimals} fraction digits, the decimals of ${from.symbol}` }
+  if (!amount.ok)
+    return { ok: false, field: 'amount', message: `has more than ${from.decimals} fraction digits, the decimals of ${from.symbol}` }
   if (amount.value === 0n) return { ok: false, field: 'amount', message: 'must be greater than 0' }
   return {
     ok: true,

@@ -22,7 +22,9 @@ export function corridorPart(
 }
 
 /** The outcome part: how the transfer ended, as an imported line or a tracker reports it. */
-export function outcomePart(outcome: SwapOutcome): Pick<Observation, 'status' | 'substatus' | 'settledDurationSec' | 'realisedSlippageBps' | 'failureReason'> {
+export function outcomePart(
+  outcome: SwapOutcome,
+): Pick<Observation, 'status' | 'substatus' | 'settledDurationSec' | 'realisedSlippageBps' | 'failureReason'> {
   return {
     status: outcome.status,
     substatus: outcome.substatus ?? null,

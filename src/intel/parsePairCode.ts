@@ -30,6 +30,9 @@ export function parsePairCode(text: string): ParsePairCodeReturnType {
   const to = side(b)
   const unknown = [from === undefined ? a : undefined, to === undefined ? b : undefined].filter((code) => code !== undefined)
   if (from === undefined || to === undefined)
-    return { ok: false, message: `${unknown.map((code) => `"${code.slice(0, 20)}"`).join(' and ')} ${unknown.length === 1 ? 'is not a' : 'are not'} chain or currency code${unknown.length === 1 ? '' : 's'}` }
+    return {
+      ok: false,
+      message: `${unknown.map((code) => `"${code.slice(0, 20)}"`).join(' and ')} ${unknown.length === 1 ? 'is not a' : 'are not'} chain or currency code${unknown.length === 1 ? '' : 's'}`,
+    }
   return { ok: true, pair: { code: `${from.code}-${to.code}`, from, to } }
 }

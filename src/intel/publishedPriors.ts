@@ -35,11 +35,18 @@ export function publishedPriors(catalogue: Catalogue, pair: { from: PairSide; to
         const prior = lane.bridge.durationBySource[source] ?? lane.bridge.durationDefault
         const name = bridgeWireName(lane.bridge)
         const known = byName.get(name)
-        byName.set(name, known === undefined ? { p50: prior.p50Sec, p95: prior.p95Sec } : { p50: Math.max(known.p50, prior.p50Sec), p95: Math.max(known.p95, prior.p95Sec) })
+        byName.set(
+          name,
+          known === undefined
+            ? { p50: prior.p50Sec, p95: prior.p95Sec }
+            : { p50: Math.max(known.p50, prior.p50Sec), p95: Math.max(known.p95, prior.p95Sec) },
+        )
       }
     }
   const bridges = [...byName].map(([bridge, figures]) => ({ bridge, settlementSec: figures }))
-  bridges.sort((a, b) => a.settlementSec.p50 - b.settlementSec.p50 || a.settlementSec.p95 - b.settlementSec.p95 || a.bridge.localeCompare(b.bridge))
+  bridges.sort(
+    (a, b) => a.settlementSec.p50 - b.settlementSec.p50 || a.settlementSec.p95 - b.settlementSec.p95 || a.bridge.localeCompare(b.bridge),
+  )
   // Same-chain swaps are served only where quotes are (DESIGN 7.1: not SOL or TRX).
   const hasSameChainRoute = sources.some((chain) => destinations.includes(chain) && catalogue.chains.get(chain)?.isAgentCallable === true)
   return { bridges, hasSameChainRoute }

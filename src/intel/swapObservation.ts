@@ -22,7 +22,8 @@ export function swapObservation(catalogue: Catalogue, swap: BuiltSwap, outcome: 
   const toChain = ChainCode.parse(swap.toChain)
   const from = catalogue.tokens.get(`${fromChain}:${swap.fromToken}`)
   const to = catalogue.tokens.get(`${toChain}:${swap.toToken}`)
-  if (from === undefined || to === undefined) throw new Error(`swap ${swap.ref}: ${swap.fromToken} on ${fromChain} or ${swap.toToken} on ${toChain} is no longer in the catalogue`)
+  if (from === undefined || to === undefined)
+    throw new Error(`swap ${swap.ref}: ${swap.fromToken} on ${fromChain} or ${swap.toToken} on ${toChain} is no longer in the catalogue`)
   const amount = parseUnitsExact(swap.fromAmount, from.decimals, { strict: false })
   if (!amount.ok) throw new Error(`swap ${swap.ref}: from_amount ${swap.fromAmount} is not an amount of ${from.symbol}`)
   return {

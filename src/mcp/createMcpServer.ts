@@ -6,7 +6,6 @@ import { CAPABILITIES_URI, type Tool, type ToolContext } from './tool.ts'
 
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }
 
-
 const INSTRUCTIONS =
   'SwapEazi routes stablecoins across chains for agents. discover_routes lists the corridors; probe_corridor checks a pair without paying; get_quote prices a swap for free; build_swap pays USD 0.02 over x402 and returns the unsigned transaction the user signs (approve first if the approval says so); corridor_intelligence says which bridge to trust. Nothing moves until the user signs and broadcasts. The capability manifest is the resource swapeazi://capabilities.'
 
@@ -38,7 +37,13 @@ export function createMcpServer(parameters: CreateMcpServerParameters): McpServe
 function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: Logger): void {
   server.registerTool(
     tool.name,
-    { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
+    {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    },
     async (args: unknown): Promise<CallToolResult> => {
       try {
         const result = await tool.run(context, args)
@@ -48,7 +53,12 @@ function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: 
         log.error({ event: 'mcp_tool_failed', tool: tool.name, err: error }, 'mcp_tool_failed')
         return {
           isError: true,
-          content: [{ type: 'text', text: `${tool.name} could not reach SwapEazi or failed on our side; nothing was paid unless a receipt says so. Retry shortly.` }],
+          content: [
+            {
+              type: 'text',
+              text: `${tool.name} could not reach SwapEazi or failed on our side; nothing was paid unless a receipt says so. Retry shortly.`,
+            },
+          ],
         }
       }
     },

@@ -102,14 +102,18 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
       if (response.status === 200) {
         const header = response.headers.get('x-payment-response')
         const receipt = header === null ? undefined : readReceipt(header)
-        if (receipt === undefined) return { kind: 'unknown', reason: 'the service answered 200 without a readable X-PAYMENT-RESPONSE receipt' }
+        if (receipt === undefined)
+          return { kind: 'unknown', reason: 'the service answered 200 without a readable X-PAYMENT-RESPONSE receipt' }
         log.info({ event: 'swap_paid_by_mcp', path, payer: account.address, transaction: receipt.transaction }, 'swap_paid_by_mcp')
         return { kind: 'paid', response, receipt, spentToday }
       }
       const reason = (response.body as { error?: unknown } | undefined)?.error
       if (sentPayment && (response.status !== 402 || reason === 'settlement_failed')) {
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
-        return { kind: 'unknown', reason: `the service answered ${response.status}${typeof reason === 'string' ? ` (${reason})` : ''} after the payment was sent` }
+        return {
+          kind: 'unknown',
+          reason: `the service answered ${response.status}${typeof reason === 'string' ? ` (${reason})` : ''} after the payment was sent`,
+        }
       }
       await release()
       return { kind: 'refused', response }

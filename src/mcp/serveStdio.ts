@@ -16,7 +16,12 @@ export function keepStdoutForProtocol(): void {
  * Serves `server` over `stdin` and `stdout` (the process's own for a host). Resolves once the host has closed the
  * pipe and `close` has run.
  */
-export async function serveStdio(server: McpServer, close: () => Promise<void>, stdin: Readable = process.stdin, stdout: Writable = process.stdout): Promise<void> {
+export async function serveStdio(
+  server: McpServer,
+  close: () => Promise<void>,
+  stdin: Readable = process.stdin,
+  stdout: Writable = process.stdout,
+): Promise<void> {
   const transport = new StdioServerTransport(stdin, stdout)
   const closed = new Promise<void>((resolve, reject) => {
     transport.onclose = () => {

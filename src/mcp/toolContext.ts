@@ -9,13 +9,28 @@ import type { ToolContext } from './tool.ts'
 export type ToolSettings = Omit<McpSettings, 'baseUrl' | 'allowedHosts'>
 
 /** The tools' context: the client, the payer when a wallet is configured (its budget in `budget`), the API key. */
-export function createToolContext(parameters: { client: ServiceClient; settings: ToolSettings; budget: BudgetStore; clock: () => number; log: Logger }): ToolContext {
+export function createToolContext(parameters: {
+  client: ServiceClient
+  settings: ToolSettings
+  budget: BudgetStore
+  clock: () => number
+  log: Logger
+}): ToolContext {
   const { client, settings, budget, clock, log } = parameters
   return {
     client,
     ...(settings.walletPrivateKey === undefined
       ? {}
-      : { payer: createPayer({ privateKey: settings.walletPrivateKey, client, budget, dailyBudgetAtomic: settings.dailyBudgetAtomic, clock, log }) }),
+      : {
+          payer: createPayer({
+            privateKey: settings.walletPrivateKey,
+            client,
+            budget,
+            dailyBudgetAtomic: settings.dailyBudgetAtomic,
+            clock,
+            log,
+          }),
+        }),
     ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
   }
 }

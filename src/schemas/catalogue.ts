@@ -223,7 +223,12 @@ export const PricingFile = z.strictObject({
   routerOverheadGasUnits: z.number().int().positive(),
   /** What the chain tests measured the router to add on anvil, with the method (documentation, not used). */
   routerOverheadMeasured: z
-    .strictObject({ acrossDepositGas: z.number().int().positive(), uniswapV3SwapGas: z.number().int().positive(), method: z.string().min(1), source: Source })
+    .strictObject({
+      acrossDepositGas: z.number().int().positive(),
+      uniswapV3SwapGas: z.number().int().positive(),
+      method: z.string().min(1),
+      source: Source,
+    })
     .optional(),
   /** Safety margin on gas limits, in percent. */
   gasMarginPercent: z.number().int().min(0).max(100),

@@ -39,7 +39,9 @@ export const DisbursementItem = z.object({
   fee: z.string().describe('The 0.5% all-in fee in fromToken, rounded up; route costs are paid out of it'),
   toAmount: z.string().describe('Estimated toToken the recipient receives (exact for a transfer: amount less fee)'),
   toAmountMin: z.string().describe('The least toToken the recipient receives, or the leg does not happen'),
-  kind: z.enum(['transfer', 'swap', 'bridge']).describe('transfer: same token on the source chain; swap: another token there; bridge: another chain'),
+  kind: z
+    .enum(['transfer', 'swap', 'bridge'])
+    .describe('transfer: same token on the source chain; swap: another token there; bridge: another chain'),
   bridge: z.string().describe('Bridge protocol used, or "none"'),
   estimatedDuration: z.number().int().describe('p50 seconds until the recipient is paid'),
 })

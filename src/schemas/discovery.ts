@@ -43,7 +43,9 @@ export const Health = z
       EURZAR: z.object({ rate: z.string().describe('Rand per euro'), asOf: z.string(), source: z.string() }),
     }),
     payments: z.object({
-      settlement: z.enum(['ledger', 'onchain', 'facilitator']).describe('DESIGN 7.10: ledger records authorizations without broadcasting them'),
+      settlement: z
+        .enum(['ledger', 'onchain', 'facilitator'])
+        .describe('DESIGN 7.10: ledger records authorizations without broadcasting them'),
       payTo: z.string(),
       network: z.literal('base'),
     }),

@@ -26,12 +26,18 @@ const SUBSTATUSES = {
 } as const satisfies Record<ObservationStatus, readonly string[]>
 
 /** Whole seconds; a week bounds any transfer worth recording (CCTP Standard from Linea is hours, not days). */
-const Seconds = z.number().int().min(0).max(7 * 24 * 3600)
+const Seconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(7 * 24 * 3600)
 
 const OUTCOME_FIELDS = {
   status: ObservationStatus,
   substatus: z.string().nullish().describe('LI.FI substatus for the status; none for NOT_FOUND'),
-  settledDurationSec: Seconds.nullish().describe('Seconds from the source transaction to funds on the destination; required when delivered'),
+  settledDurationSec: Seconds.nullish().describe(
+    'Seconds from the source transaction to funds on the destination; required when delivered',
+  ),
   realisedSlippageBps: z
     .number()
     .int()
@@ -53,7 +59,11 @@ function checkOutcome(outcome: OutcomeFields, ctx: z.RefinementCtx): void {
   if (allowed.length > 0 && (substatus === null || !allowed.includes(substatus)))
     ctx.addIssue({ code: 'custom', path: ['substatus'], message: `must be one of ${allowed.join(', ')} when status is ${outcome.status}` })
   if (outcome.status === 'DONE' && substatus !== 'REFUNDED' && outcome.settledDurationSec == null)
-    ctx.addIssue({ code: 'custom', path: ['settledDurationSec'], message: 'is required when the transfer was delivered (DONE, not REFUNDED)' })
+    ctx.addIssue({
+      code: 'custom',
+      path: ['settledDurationSec'],
+      message: 'is required when the transfer was delivered (DONE, not REFUNDED)',
+    })
 }
 
 /** How one transfer ended: what a tracker reports when it completes a swap, and the tail of every imported line. */
@@ -85,7 +95,7 @@ const PairSide = z.object({ code: z.string(), kind: z.enum(['chain', 'currency']
 
 const Basis = z
   .enum(['observed', 'published_priors'])
-  .describe('observed: computed over recorded transfers; published_priors: too few of them, so the bridges\' published settlement times')
+  .describe("observed: computed over recorded transfers; published_priors: too few of them, so the bridges' published settlement times")
 
 const IntelligenceBase = z.object({
   pair: z.string().describe('Canonical pair code, source side first (USD-BAS)'),
@@ -95,8 +105,13 @@ const IntelligenceBase = z.object({
   basis: Basis,
   sampleSize: z.number().int().describe('Settled (DONE or FAILED) transfers in the corridor over the window'),
   minSampleSize: z.number().int().describe('Settled transfers needed before figures are observed rather than published priors'),
-  recommendedBridge: z.string().nullable().describe('Bridge as quotes name it; "none" for a same-chain swap; null when nothing joins the pair'),
-  reliabilityBand: z.enum(['high', 'medium', 'low', 'unknown']).describe('Delivered share of settled transfers: high ≥ 98%, medium ≥ 90%, low below'),
+  recommendedBridge: z
+    .string()
+    .nullable()
+    .describe('Bridge as quotes name it; "none" for a same-chain swap; null when nothing joins the pair'),
+  reliabilityBand: z
+    .enum(['high', 'medium', 'low', 'unknown'])
+    .describe('Delivered share of settled transfers: high ≥ 98%, medium ≥ 90%, low below'),
   asOf: z.string(),
   notes: z.array(z.string()).describe('What the figures rest on, and what to do for more'),
 })

@@ -57,7 +57,7 @@ export const RouteWire = z
       items: z.array(CostItemWire),
     }),
     gasLimit: z.string().describe('Hex gas limit for the transaction, with the safety margin'),
-    estimatedDurationP95: z.number().int().describe('p95 seconds (the p50 is the quote\'s estimatedDuration)'),
+    estimatedDurationP95: z.number().int().describe("p95 seconds (the p50 is the quote's estimatedDuration)"),
   })
   .meta({ id: 'Route' })
 
@@ -71,7 +71,7 @@ export const QuoteResult = z
     fromAmount: z.string(),
     toAmount: z.string().describe('Estimated output after all fees'),
     toAmountMin: z.string().describe('Minimum output after slippage'),
-    estimatedGasUSD: z.string().describe('The signer\'s source-chain gas and fees in USD'),
+    estimatedGasUSD: z.string().describe("The signer's source-chain gas and fees in USD"),
     estimatedDuration: z.number().int().describe('p50 seconds'),
     bridge: z.string().describe('Bridge protocol used, or "none" for a same-chain swap'),
     tool: z.string().describe('DEX tools used, joined with "+", or "none" for a bridge alone'),

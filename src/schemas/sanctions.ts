@@ -7,8 +7,7 @@ import * as z from 'zod'
 
 /** A calendar date `YYYY-MM-DD` that exists (2026-02-30 is rejected). */
 const IsoDate = z.iso.date({
-  error: (issue) =>
-    issue.input === undefined ? 'is required (an ISO date YYYY-MM-DD)' : 'must be an ISO date YYYY-MM-DD',
+  error: (issue) => (issue.input === undefined ? 'is required (an ISO date YYYY-MM-DD)' : 'must be an ISO date YYYY-MM-DD'),
 })
 
 /** An EVM address in lowercase hex; checksummed forms are normalised before they reach the file. */

@@ -25,13 +25,13 @@ export const SwapRouteWire = RouteWire.extend({
   bridge: z.string(),
   tool: z.string(),
   fees: z.object({
-    swapFee: QuoteResult.shape.fee.describe('0.5% all-in, in fromToken; the route\'s real costs are paid out of it'),
+    swapFee: QuoteResult.shape.fee.describe("0.5% all-in, in fromToken; the route's real costs are paid out of it"),
     agentCallFee: z
       .object({ amount: z.string(), token: z.literal('USDC'), network: z.literal('base'), atomic: z.string() })
       .nullable()
       .describe('USD 0.02 per paid swap call; null on keyed swaps'),
     routeCostUsd: z.string().describe('What the route itself costs (bridge, DEX, destination gas), inside the swap fee'),
-    estimatedGasUSD: z.string().describe('Source-chain gas, paid by the signer\'s wallet'),
+    estimatedGasUSD: z.string().describe("Source-chain gas, paid by the signer's wallet"),
   }),
 }).meta({ id: 'SwapRoute' })
 
@@ -71,7 +71,9 @@ export type KeyedSwapRequest = z.infer<typeof KeyedSwapRequest>
 /** A swap's life: built and recorded, then completed by a tracker (store.intel.completeSwap) with its outcome. */
 export const SwapStatus = z
   .enum(['built', 'done', 'refunded', 'failed', 'not_found'])
-  .describe('built: the transaction was built and recorded (SwapEazi never broadcasts it); a tracker later sets done, refunded, failed or not_found')
+  .describe(
+    'built: the transaction was built and recorded (SwapEazi never broadcasts it); a tracker later sets done, refunded, failed or not_found',
+  )
 export type SwapStatus = z.infer<typeof SwapStatus>
 
 /** A swap as the store keeps it (GET /api/v1/swap/{ref}). */

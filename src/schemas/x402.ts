@@ -32,7 +32,7 @@ export const PaymentRequirements = z
     resource: z.url().describe('Absolute URL of the paid endpoint'),
     description: z.string(),
     mimeType: z.literal('application/json'),
-    payTo: EvmAddress.describe('The service\'s receiving wallet'),
+    payTo: EvmAddress.describe("The service's receiving wallet"),
     maxTimeoutSeconds: z.number().int().positive(),
     asset: EvmAddress.describe('USDC on Base, from the manifest'),
     outputSchema: z.record(z.string(), z.unknown()).optional(),
@@ -78,7 +78,9 @@ export const PaymentPayload = z.object({
   scheme: z.string(),
   network: z.string(),
   payload: z.object({
-    signature: z.templateLiteral(['0x', z.string().regex(/^[0-9a-fA-F]+$/)], { error: (issue) => (typeof issue.input === 'string' ? 'must be 0x-prefixed hex' : undefined) }),
+    signature: z.templateLiteral(['0x', z.string().regex(/^[0-9a-fA-F]+$/)], {
+      error: (issue) => (typeof issue.input === 'string' ? 'must be 0x-prefixed hex' : undefined),
+    }),
     authorization: ExactEvmAuthorization,
   }),
 })

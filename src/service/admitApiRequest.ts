@@ -26,7 +26,8 @@ export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'sto
   let prunedWindow = 0
   return async ({ ip, key }) => {
     const claims = key === undefined ? undefined : verifyKeySignature(deps, key)
-    const subject: RateSubject = claims === undefined ? { policy: 'anonymous', ipHash: hashClientIp(deps.keySecret, ip) } : { policy: claims.tier, keyId: claims.id }
+    const subject: RateSubject =
+      claims === undefined ? { policy: 'anonymous', ipHash: hashClientIp(deps.keySecret, ip) } : { policy: claims.tier, keyId: claims.id }
     const nowMs = deps.clock()
     const window = windowStartSec(nowMs)
     let calls: number
@@ -39,7 +40,9 @@ export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'sto
     }
     if (window !== prunedWindow) {
       prunedWindow = window
-      deps.store.rateLimits.prune(Math.floor(nowMs / 1000)).catch((error: unknown) => deps.log.warn({ event: 'rate_prune_failed', err: error }, 'rate_prune_failed'))
+      deps.store.rateLimits
+        .prune(Math.floor(nowMs / 1000))
+        .catch((error: unknown) => deps.log.warn({ event: 'rate_prune_failed', err: error }, 'rate_prune_failed'))
     }
     return { ...(claims === undefined ? {} : { claims }), decision: decide(deps.rateLimits, subject, calls, nowMs) }
   }

@@ -31,7 +31,9 @@ export function verifyKeySignature(deps: Pick<ServiceDeps, 'keySecret'>, key: st
 
 /** 401 for a route that needs a key when none was sent. */
 export const missingKeyError = (): ServiceError =>
-  new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header (or as Authorization: Bearer). ${GET_ONE}`, { reason: 'missing' })
+  new ServiceError('invalid_key', `No API key was sent: send it in the x-swapeazi-key header (or as Authorization: Bearer). ${GET_ONE}`, {
+    reason: 'missing',
+  })
 
 export const revokedKeyError = (id: string): ServiceError =>
   new ServiceError('invalid_key', `The API key ${id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })

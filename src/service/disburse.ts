@@ -81,24 +81,43 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   }
 
   const sender = getAddress(params.fromAddress)
-  const batch = buildDisbursementTransaction({ catalogue: deps.catalogue, routerOn: deps.routerOn, token: from, sender, ref: refBytes32, legs })
-  const totals = { amount: formatAtomic(batch.amountIn, from.decimals), fee: formatAtomic(totalFee, from.decimals), recipients: items.length }
+  const batch = buildDisbursementTransaction({
+    catalogue: deps.catalogue,
+    routerOn: deps.routerOn,
+    token: from,
+    sender,
+    ref: refBytes32,
+    legs,
+  })
+  const totals = {
+    amount: formatAtomic(batch.amountIn, from.decimals),
+    fee: formatAtomic(totalFee, from.decimals),
+    recipients: items.length,
+  }
   await deps.store.disbursements.recordDisbursement(
     {
-    ref,
-    fromChain: from.chain,
-    fromToken: from.symbol,
-    fromAddress: sender,
-    items,
-    totals,
-    transactionRequest: batch.transactionRequest,
-    keyId,
-    createdAt: new Date(deps.clock()),
+      ref,
+      fromChain: from.chain,
+      fromToken: from.symbol,
+      fromAddress: sender,
+      items,
+      totals,
+      transactionRequest: batch.transactionRequest,
+      keyId,
+      createdAt: new Date(deps.clock()),
     },
     trackedLegs,
   )
   deps.log.info(
-    { event: 'disbursement_built', disbursement_ref: ref, key_id: keyId, from_chain: from.chain, from_token: from.symbol, recipients: items.length, amount: batch.amountIn.toString() },
+    {
+      event: 'disbursement_built',
+      disbursement_ref: ref,
+      key_id: keyId,
+      from_chain: from.chain,
+      from_token: from.symbol,
+      recipients: items.length,
+      amount: batch.amountIn.toString(),
+    },
     'disbursement_built',
   )
 
@@ -126,14 +145,20 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
       ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
       `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
       `Sign and send transactionRequest on chain ${chainId} before prices move: one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
-      ...(isBridged ? ['Recipients on other chains are paid when their bridge delivers: see each item\'s estimatedDuration.'] : []),
+      ...(isBridged ? ["Recipients on other chains are paid when their bridge delivers: see each item's estimatedDuration."] : []),
     ],
   }
 }
 
 /** The recipient as resolved: checksummed address, canonical symbol, the amount in its canonical decimal form. */
 function itemBase(leg: PlannedLeg, from: Token, to: Token): Pick<DisbursementItem, 'index' | 'address' | 'toChain' | 'toToken' | 'amount'> {
-  return { index: leg.index, address: leg.address, toChain: to.chain, toToken: to.symbol, amount: formatAtomic(leg.amountIn, from.decimals) }
+  return {
+    index: leg.index,
+    address: leg.address,
+    toChain: to.chain,
+    toToken: to.symbol,
+    amount: formatAtomic(leg.amountIn, from.decimals),
+  }
 }
 
 /**
@@ -157,10 +182,13 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
   params.recipients.forEach((recipient, index) => {
     const at = `recipients.${index}`
     const amount = parseUnitsExact(recipient.amount, from.decimals, { strict: false })
-    if (!amount.ok) errors.push({ field: `${at}.amount`, message: `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits` })
+    if (!amount.ok)
+      errors.push({
+        field: `${at}.amount`,
+        message: `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`,
+      })
     else if (amount.value === 0n) errors.push({ field: `${at}.amount`, message: 'must be greater than 0' })
-    if (!hasValidChecksum(recipient.address))
-      errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
+    if (!hasValidChecksum(recipient.address)) errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
     if (!amount.ok || amount.value === 0n || !hasValidChecksum(recipient.address)) return
     const base = { index, address: getAddress(recipient.address), amountIn: amount.value }
     const isTransfer = recipient.toChain === from.chain && recipient.toToken.toLowerCase() === from.symbol.toLowerCase()
@@ -219,12 +247,19 @@ async function screen(deps: ServiceDeps, fromAddress: string, planned: readonly 
   const subject = subjects[hit]
   const result = results[hit]
   if (!subject || !result?.isListed) return
-  deps.log.warn({ event: 'address_screened', field: subject.field, address: subject.address.toLowerCase(), list: result.list }, 'address_screened')
+  deps.log.warn(
+    { event: 'address_screened', field: subject.field, address: subject.address.toLowerCase(), list: result.list },
+    'address_screened',
+  )
   const who = subject.index === 'sender' ? 'The sender (fromAddress)' : `Recipient ${subject.index}`
-  throw new ServiceError('address_screened', `${who} cannot be served: it failed compliance screening. No disbursement was built and nothing was charged.`, {
-    field: subject.field,
-    index: subject.index,
-  })
+  throw new ServiceError(
+    'address_screened',
+    `${who} cannot be served: it failed compliance screening. No disbursement was built and nothing was charged.`,
+    {
+      field: subject.field,
+      index: subject.index,
+    },
+  )
 }
 
 /** Runs one recipient's build; a ServiceError comes back naming that recipient. */
@@ -253,9 +288,18 @@ function atIndexError(index: number, recipient: DisburseRequest['recipients'][nu
     ...(errors === undefined ? {} : { errors: errors.map((e) => ({ field: String(rename(e.field)), message: e.message })) }),
     index,
   }
-  return new ServiceError(error.code, `Recipient ${index} (${recipient.amount} to ${recipient.toToken} on ${recipient.toChain}): ${error.message}`, detail, { cause: error })
+  return new ServiceError(
+    error.code,
+    `Recipient ${index} (${recipient.amount} to ${recipient.toToken} on ${recipient.toChain}): ${error.message}`,
+    detail,
+    { cause: error },
+  )
 }
 
 function invalid(errors: FieldError[]): ServiceError {
-  return new ServiceError('invalid_request', `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors })
+  return new ServiceError(
+    'invalid_request',
+    `The request body failed validation: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+    { errors },
+  )
 }

@@ -37,7 +37,10 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
       tool: quote.tool,
       fees: {
         swapFee: quote.fee,
-        agentCallFee: agentCallFee === null ? null : { amount: formatAtomic(agentCallFee.atomic, 6), token: 'USDC', network: 'base', atomic: agentCallFee.atomic.toString() },
+        agentCallFee:
+          agentCallFee === null
+            ? null
+            : { amount: formatAtomic(agentCallFee.atomic, 6), token: 'USDC', network: 'base', atomic: agentCallFee.atomic.toString() },
         routeCostUsd: quote.route.realCost.usd,
         estimatedGasUSD: quote.estimatedGasUSD,
       },

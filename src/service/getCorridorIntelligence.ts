@@ -19,7 +19,8 @@ const OBSERVATION_WINDOW_DAYS = 90
 const DAY_MS = 24 * 60 * 60 * 1000
 /** A query amount: a plain decimal, no more fraction digits than 18-decimal fixed point holds. */
 const AMOUNT = /^[0-9]{1,30}(\.[0-9]{1,18})?$/
-const PRO_NEEDED = 'Per-bridge p50/p95 settlement time and slippage, the optimal route for the amount and failure patterns need a pro key sent as Authorization: Bearer se_…; an operator issues pro keys.'
+const PRO_NEEDED =
+  'Per-bridge p50/p95 settlement time and slippage, the optimal route for the amount and failure patterns need a pro key sent as Authorization: Bearer se_…; an operator issues pro keys.'
 
 export type GetCorridorIntelligenceParameters = {
   pair: string
@@ -38,7 +39,11 @@ export type GetCorridorIntelligenceReturnType = {
   quota?: { limit: number; remaining: number; resetSec: number; windowSec: number }
 }
 
-function parseRequest(deps: Pick<ServiceDeps, 'catalogue'>, pairText: string, amountText: string | undefined): { pair: CorridorPair; amount: { text: string; band: SizeBand } | null } {
+function parseRequest(
+  deps: Pick<ServiceDeps, 'catalogue'>,
+  pairText: string,
+  amountText: string | undefined,
+): { pair: CorridorPair; amount: { text: string; band: SizeBand } | null } {
   const pair = parsePairCode(pairText)
   const accepted = { chains: [...PAIR_CODES.chains], currencies: [...PAIR_CODES.currencies] }
   if (!pair.ok)
@@ -50,9 +55,13 @@ function parseRequest(deps: Pick<ServiceDeps, 'catalogue'>, pairText: string, am
   if (amountText === undefined) return { pair: pair.pair, amount: null }
   const units = AMOUNT.test(amountText) ? parseUnitsExact(amountText, 18, { strict: false }) : undefined
   if (units === undefined || !units.ok || units.value === 0n)
-    throw new ServiceError('invalid_request', `amount must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator); got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`, {
-      errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
-    })
+    throw new ServiceError(
+      'invalid_request',
+      `amount must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator); got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`,
+      {
+        errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
+      },
+    )
   const { from } = pair.pair
   const usdE18 = from.kind === 'currency' ? (units.value * deps.catalogue.fxUsdE18[from.code]) / E18 : units.value
   return { pair: pair.pair, amount: { text: amountText, band: sizeBand(usdE18) } }
@@ -94,20 +103,40 @@ export async function getCorridorIntelligence(
 
   let quota: GetCorridorIntelligenceReturnType['quota']
   if (!isPro) {
-    const calls = await deps.store.intel.countCall(intelIpSubject(hashClientIp(deps.keySecret, parameters.ip)), month.period, FREE_CALLS_PER_MONTH)
+    const calls = await deps.store.intel.countCall(
+      intelIpSubject(hashClientIp(deps.keySecret, parameters.ip)),
+      month.period,
+      FREE_CALLS_PER_MONTH,
+    )
     if (calls === undefined)
       throw new ServiceError(
         'rate_limited',
         `The free tier answers ${FREE_CALLS_PER_MONTH} corridor-intelligence calls per IP per calendar month (UTC), and this IP has used them. Retry after ${new Date(month.resetsAtMs).toISOString()} (${month.secondsToReset} s), or send a pro key as Authorization: Bearer se_….`,
         { retryAfterSec: month.secondsToReset, limit: FREE_CALLS_PER_MONTH, resetsAt: new Date(month.resetsAtMs).toISOString() },
       )
-    quota = { limit: FREE_CALLS_PER_MONTH, remaining: FREE_CALLS_PER_MONTH - calls, resetSec: month.secondsToReset, windowSec: month.lengthSec }
+    quota = {
+      limit: FREE_CALLS_PER_MONTH,
+      remaining: FREE_CALLS_PER_MONTH - calls,
+      resetSec: month.secondsToReset,
+      windowSec: month.lengthSec,
+    }
   }
 
   const window = { since: new Date(nowMs - OBSERVATION_WINDOW_DAYS * DAY_MS), until: new Date(nowMs) }
   const query = { from: pair.from, to: pair.to, since: window.since, until: window.until, band: amount?.band ?? null }
-  const [figures, failures] = await Promise.all([deps.store.intel.corridorBridges(query), isPro ? deps.store.intel.corridorFailures(query) : Promise.resolve([])])
-  const pro = corridorAnswer({ pair, amount, figures, failures, priors: publishedPriors(deps.catalogue, pair), window, now: new Date(nowMs) })
+  const [figures, failures] = await Promise.all([
+    deps.store.intel.corridorBridges(query),
+    isPro ? deps.store.intel.corridorFailures(query) : Promise.resolve([]),
+  ])
+  const pro = corridorAnswer({
+    pair,
+    amount,
+    figures,
+    failures,
+    priors: publishedPriors(deps.catalogue, pair),
+    window,
+    now: new Date(nowMs),
+  })
 
   if (isPro) {
     // Metered once answered: a call that failed on our side is not billed.
@@ -116,9 +145,13 @@ export async function getCorridorIntelligence(
   }
   const notes =
     claims !== undefined
-      ? [`This key (${claims.id}) is free tier: this is the free answer, counted against this IP's ${FREE_CALLS_PER_MONTH} monthly calls. ${PRO_NEEDED}`]
+      ? [
+          `This key (${claims.id}) is free tier: this is the free answer, counted against this IP's ${FREE_CALLS_PER_MONTH} monthly calls. ${PRO_NEEDED}`,
+        ]
       : parameters.hasKeyHeader
-        ? [`Corridor intelligence reads keys from Authorization: Bearer, not x-swapeazi-key: this is the free answer, counted against this IP. ${PRO_NEEDED}`]
+        ? [
+            `Corridor intelligence reads keys from Authorization: Bearer, not x-swapeazi-key: this is the free answer, counted against this IP. ${PRO_NEEDED}`,
+          ]
         : [PRO_NEEDED]
   return { body: freeAnswer(pro, notes), ...(quota === undefined ? {} : { quota }) }
 }

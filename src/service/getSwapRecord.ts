@@ -11,9 +11,13 @@ import { ServiceError } from './serviceError.ts'
  */
 export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters: { ref: string; keyId: string }): Promise<SwapRecordWire> {
   const { ref, keyId } = parameters
-  const notFound = new ServiceError('not_found', `No swap ${ref} is visible to this key. Swap references look like swp_ and 26 characters, as POST /api/v1/swap answered them.`, {
-    ref,
-  })
+  const notFound = new ServiceError(
+    'not_found',
+    `No swap ${ref} is visible to this key. Swap references look like swp_ and 26 characters, as POST /api/v1/swap answered them.`,
+    {
+      ref,
+    },
+  )
   if (!/^swp_[0-9A-Z]{26}$/.test(ref)) throw notFound
   const swap = await deps.store.getSwap(ref)
   if (swap === undefined || (swap.keyId !== null && swap.keyId !== keyId)) throw notFound

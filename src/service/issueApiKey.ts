@@ -17,7 +17,10 @@ function issued(deps: Pick<ServiceDeps, 'keySecret'>, id: string, tier: KeyTier,
 }
 
 /** Issues a free key to a caller at most 3 times per IP per rolling 24 hours; then 429 with the wait in seconds. */
-export async function issueSelfServeKey(deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'log'>, ip: string): Promise<IssuedApiKey> {
+export async function issueSelfServeKey(
+  deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'log'>,
+  ip: string,
+): Promise<IssuedApiKey> {
   const id = newKeyId()
   const issuedAt = new Date(deps.clock())
   const outcome = await deps.store.keys.issueSelfServe(

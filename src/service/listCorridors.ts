@@ -39,7 +39,11 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
                   toChain: to.chain,
                   venues: [...venues],
                   bridges: [...bridges],
-                  viableRange: { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol },
+                  viableRange: {
+                    min: formatAtomic(range.minIn, from.decimals),
+                    max: formatAtomic(range.maxIn, from.decimals),
+                    token: from.symbol,
+                  },
                   typicalDurationSec: found.kind === 'routes' ? found.ranked.BALANCED.durationP50Sec : null,
                 },
               ]

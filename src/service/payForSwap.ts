@@ -73,7 +73,14 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     )
   const { transaction } = collected
   deps.log.info(
-    { event: 'swap_paid', swap_ref: swapEaziRef, payer: payment.payer, settlement: deps.settler.mode, transaction, route: built.quote.route.id },
+    {
+      event: 'swap_paid',
+      swap_ref: swapEaziRef,
+      payer: payment.payer,
+      settlement: deps.settler.mode,
+      transaction,
+      route: built.quote.route.id,
+    },
     'swap_paid',
   )
   return {

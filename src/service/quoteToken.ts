@@ -28,9 +28,7 @@ export const QuoteClaims = z.object({
 })
 export type QuoteClaims = z.infer<typeof QuoteClaims>
 
-export type VerifyQuoteIdReturnType =
-  | { ok: true; claims: QuoteClaims }
-  | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' }
+export type VerifyQuoteIdReturnType = { ok: true; claims: QuoteClaims } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' }
 
 function mac(secret: Uint8Array, payload: string): string {
   return hmacSha256(secret, PREFIX + payload, 'base64url')

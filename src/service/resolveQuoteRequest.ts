@@ -35,7 +35,11 @@ export function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'],
  * amount in atomic units (excess precision rejected, never rounded) and the slippage in 18-decimal fixed point.
  */
 export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): ResolvedQuoteRequest {
-  for (const [field, chain] of [['fromChain', params.fromChain], ['toChain', params.toChain]] as const) requireAgentCallable(deps, chain, field)
+  for (const [field, chain] of [
+    ['fromChain', params.fromChain],
+    ['toChain', params.toChain],
+  ] as const)
+    requireAgentCallable(deps, chain, field)
   checkChecksum('fromAddress', params.fromAddress)
   if (params.toAddress !== undefined) checkChecksum('toAddress', params.toAddress)
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
@@ -43,11 +47,21 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
   const amount = parseUnitsExact(params.fromAmount, from.decimals, { strict: false })
   if (!amount.ok)
-    throw invalid('fromAmount', `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`)
+    throw invalid(
+      'fromAmount',
+      `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`,
+    )
   if (amount.value === 0n) throw invalid('fromAmount', 'must be greater than 0')
   const slippageE18 = numberToFixed(params.slippage)
   if (slippageE18 === undefined) throw invalid('slippage', 'must be a plain fraction with at most 18 decimal places')
-  return { from, to, amountIn: amount.value, slippageE18, fromAddress: params.fromAddress, toAddress: params.toAddress ?? params.fromAddress }
+  return {
+    from,
+    to,
+    amountIn: amount.value,
+    slippageE18,
+    fromAddress: params.fromAddress,
+    toAddress: params.toAddress ?? params.fromAddress,
+  }
 }
 
 /** DESIGN 7.1: SOL and TRX are listed for discovery only; 422 `not_agent_callable` points to the app. */

@@ -5,7 +5,10 @@ import { ServiceError } from './serviceError.ts'
  * DESIGN 7.18: the sender, and the recipient when another address receives, are screened before anything is built
  * or paid for. A hit is 403 `address_screened`; the answer names no list.
  */
-export async function screenSwapAddresses(deps: Pick<ServiceDeps, 'screener' | 'log'>, addresses: { fromAddress: string; toAddress?: string | undefined }): Promise<void> {
+export async function screenSwapAddresses(
+  deps: Pick<ServiceDeps, 'screener' | 'log'>,
+  addresses: { fromAddress: string; toAddress?: string | undefined },
+): Promise<void> {
   const roles: [string, string][] = [['fromAddress', addresses.fromAddress]]
   if (addresses.toAddress !== undefined && addresses.toAddress.toLowerCase() !== addresses.fromAddress.toLowerCase())
     roles.push(['toAddress', addresses.toAddress])

@@ -59,7 +59,9 @@ function verifiedClaims(deps: ServiceDeps, quoteId: string): QuoteClaims {
   const verified = verifyQuoteId(deps.quoteSecret, quoteId, deps.clock())
   if (verified.ok) return verified.claims
   if (verified.reason === 'expired')
-    throw new ServiceError('quote_expired', `The quote expired: quotes live ${deps.catalogue.pricing.quoteTtlSec} s. ${QUOTE_AGAIN}`, { reason: 'expired' })
+    throw new ServiceError('quote_expired', `The quote expired: quotes live ${deps.catalogue.pricing.quoteTtlSec} s. ${QUOTE_AGAIN}`, {
+      reason: 'expired',
+    })
   throw new ServiceError(
     'invalid_quote',
     verified.reason === 'malformed'
@@ -73,15 +75,20 @@ function verifiedClaims(deps: ServiceDeps, quoteId: string): QuoteClaims {
 function recipientOf(claims: QuoteClaims, requested: Address | undefined): Address {
   if (requested === undefined) return claims.toAddress ?? claims.fromAddress
   if (claims.toAddress === null || claims.toAddress === requested.toLowerCase()) return requested
-  throw new ServiceError('invalid_request', `The quote is bound to the recipient ${claims.toAddress}; omit toAddress, or quote again for another recipient.`, {
-    errors: [{ field: 'toAddress', message: 'differs from the recipient the quote is bound to' }],
-  })
+  throw new ServiceError(
+    'invalid_request',
+    `The quote is bound to the recipient ${claims.toAddress}; omit toAddress, or quote again for another recipient.`,
+    {
+      errors: [{ field: 'toAddress', message: 'differs from the recipient the quote is bound to' }],
+    },
+  )
 }
 
 function requestOf(deps: ServiceDeps, claims: QuoteClaims, toAddress: Address): ResolvedQuoteRequest {
   const token = (chain: string, symbol: string): Token => {
     const found = deps.catalogue.tokensByLowerKey.get(`${chain}:${symbol.toLowerCase()}`)
-    if (found === undefined || !isEvmToken(found)) throw new ServiceError('quote_expired', `${symbol} on ${chain} is no longer served. ${QUOTE_AGAIN}`, { reason: 'token_withdrawn' })
+    if (found === undefined || !isEvmToken(found))
+      throw new ServiceError('quote_expired', `${symbol} on ${chain} is no longer served. ${QUOTE_AGAIN}`, { reason: 'token_withdrawn' })
     return found
   }
   return {

@@ -26,10 +26,17 @@ export function createBudgetStore(sql: Sql): BudgetStore {
       return row === undefined ? undefined : BigInt(row.spent)
     },
     async release(wallet, day, amount) {
-      await sql.query(`update payer_spend set spent = greatest(spent - $3, 0) where wallet = $1 and day = $2`, [wallet.toLowerCase(), day, amount.toString()])
+      await sql.query(`update payer_spend set spent = greatest(spent - $3, 0) where wallet = $1 and day = $2`, [
+        wallet.toLowerCase(),
+        day,
+        amount.toString(),
+      ])
     },
     async spent(wallet, day) {
-      const [row] = await sql.query<{ spent: string }>(`select spent::text as spent from payer_spend where wallet = $1 and day = $2`, [wallet.toLowerCase(), day])
+      const [row] = await sql.query<{ spent: string }>(`select spent::text as spent from payer_spend where wallet = $1 and day = $2`, [
+        wallet.toLowerCase(),
+        day,
+      ])
       return row === undefined ? 0n : BigInt(row.spent)
     },
   }

@@ -29,9 +29,11 @@ export type DisbursementStore = {
   getDisbursement(ref: string): Promise<StoredDisbursement | undefined>
 }
 
-
 /** The disbursement store over a migrated connection. Addresses are kept lowercase. */
-export function createDisbursementStore(sql: Sql, insertSwap: (tx: Pick<Sql, 'query'>, swap: SwapRecord) => Promise<void>): DisbursementStore {
+export function createDisbursementStore(
+  sql: Sql,
+  insertSwap: (tx: Pick<Sql, 'query'>, swap: SwapRecord) => Promise<void>,
+): DisbursementStore {
   return {
     async recordDisbursement(record, legs) {
       await sql.transaction(async (tx) => {

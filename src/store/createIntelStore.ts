@@ -98,7 +98,9 @@ export type IntelStore = {
    * Inserts every batch in one transaction: all or nothing, so a bad line (thrown by the iterable) imports nothing.
    * An id already stored is skipped, so re-importing a file is harmless.
    */
-  importObservations(batches: Iterable<readonly Observation[]> | AsyncIterable<readonly Observation[]>): Promise<{ inserted: number; skipped: number }>
+  importObservations(
+    batches: Iterable<readonly Observation[]> | AsyncIterable<readonly Observation[]>,
+  ): Promise<{ inserted: number; skipped: number }>
   /** Per-bridge counts and percentiles over a corridor, computed in the database. */
   corridorBridges(query: CorridorQuery): Promise<BridgeFigures[]>
   /** Undelivered observations over a corridor by (status, substatus, bridge). */

@@ -68,7 +68,10 @@ export function createKeyStore(sql: Sql): KeyStore {
       await insert(sql, issuance)
     },
     async revoke(id, at) {
-      const rows = await sql.query('insert into revoked_keys (id, revoked_at) values ($1, $2) on conflict (id) do nothing returning id', [id, at.toISOString()])
+      const rows = await sql.query('insert into revoked_keys (id, revoked_at) values ($1, $2) on conflict (id) do nothing returning id', [
+        id,
+        at.toISOString(),
+      ])
       return rows.length === 1
     },
     async isRevoked(id) {

@@ -5,7 +5,15 @@ import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
-import { type PaymentReservation, type PaymentRow, type PaymentStatus, type StoredSwap, type SwapChannel, type SwapRecord, swapCorridorOfRow } from './swapRows.ts'
+import {
+  type PaymentReservation,
+  type PaymentRow,
+  type PaymentStatus,
+  type StoredSwap,
+  type SwapChannel,
+  type SwapRecord,
+  swapCorridorOfRow,
+} from './swapRows.ts'
 
 export type { PaymentReservation, PaymentRow, PaymentStatus, StoredSwap, SwapChannel, SwapRecord } from './swapRows.ts'
 
@@ -21,7 +29,11 @@ export type Store = {
    * Reserves, settles and records in one statement, for payments whose settlement is the record itself (the
    * ledger): false, with nothing written, when any replica already holds (payer, nonce).
    */
-  recordSettledSwap(reservation: PaymentReservation, settlement: { transaction: string; settledAt: Date }, swap: SwapRecord): Promise<boolean>
+  recordSettledSwap(
+    reservation: PaymentReservation,
+    settlement: { transaction: string; settledAt: Date },
+    swap: SwapRecord,
+  ): Promise<boolean>
   /** Settles the reserved payment and records its swap in one transaction, committed before the answer leaves. */
   recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
   /** Records a swap built under an API key (no payment), committed before the answer leaves. */
@@ -40,7 +52,6 @@ export type Store = {
   budget: BudgetStore
   sql: Sql
 }
-
 
 /** The store over an open, migrated connection. Addresses and nonces are kept lowercase. */
 export function createStore(sql: Sql): Store {
@@ -85,19 +96,23 @@ export function createStore(sql: Sql): Store {
       ])
     },
     async markPaymentUnsettled(payer, nonce, detail) {
-      await sql.query(`update x402_payments set status = 'unsettled', transaction = $3, error = $4 where payer = $1 and nonce = $2 and status = 'reserved'`, [
-        payer.toLowerCase(),
-        nonce.toLowerCase(),
-        detail.transaction ?? null,
-        detail.error,
-      ])
+      await sql.query(
+        `update x402_payments set status = 'unsettled', transaction = $3, error = $4 where payer = $1 and nonce = $2 and status = 'reserved'`,
+        [payer.toLowerCase(), nonce.toLowerCase(), detail.transaction ?? null, detail.error],
+      )
     },
     async recordPaidSwap(settlement, swap) {
       await sql.transaction(async (tx) => {
         const settled = await tx.query(
           `update x402_payments set status = 'settled', transaction = $3, settled_at = $4
            where payer = $1 and nonce = $2 and status = 'reserved' and swap_ref = $5 returning payer`,
-          [settlement.payer.toLowerCase(), settlement.nonce.toLowerCase(), settlement.transaction, settlement.settledAt.toISOString(), swap.ref],
+          [
+            settlement.payer.toLowerCase(),
+            settlement.nonce.toLowerCase(),
+            settlement.transaction,
+            settlement.settledAt.toISOString(),
+            swap.ref,
+          ],
         )
         if (settled.length !== 1) throw new Error(`payment ${settlement.payer}/${settlement.nonce} is not reserved for ${swap.ref}`)
         await insertSwap(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })

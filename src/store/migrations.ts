@@ -140,7 +140,7 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   },
   {
     id: 6,
-    name: 'the MCP payer\'s daily spend',
+    name: "the MCP payer's daily spend",
     sql: `
       create table payer_spend (
         wallet text not null,
@@ -167,12 +167,18 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
 export async function migrate(sql: Sql): Promise<number[]> {
   return sql.transaction(async (tx) => {
     await tx.query(`select pg_advisory_xact_lock(7402402)`)
-    await tx.query(`create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())`)
+    await tx.query(
+      `create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())`,
+    )
     const done = new Set((await tx.query<{ id: number }>('select id from schema_migrations')).map((row) => row.id))
     const applied: number[] = []
     for (const migration of MIGRATIONS) {
       if (done.has(migration.id)) continue
-      for (const statement of migration.sql.split(';').map((s) => s.trim()).filter((s) => s.length > 0)) await tx.query(statement)
+      for (const statement of migration.sql
+        .split(';')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0))
+        await tx.query(statement)
       await tx.query('insert into schema_migrations (id, name) values ($1, $2)', [migration.id, migration.name])
       applied.push(migration.id)
     }

@@ -59,9 +59,16 @@ export type StoredSwap = Omit<SwapRecord, 'createdAt' | 'payment' | 'keyId' | 's
   createdAt: string
 }
 
-
 /** What every reader of a `swaps` row maps alike: the swap's ref, its corridor, its amount and when it was built. */
-export type SwapCorridor = { ref: string; fromChain: string; toChain: string; fromToken: string; toToken: string; fromAmount: string; createdAt: string }
+export type SwapCorridor = {
+  ref: string
+  fromChain: string
+  toChain: string
+  fromToken: string
+  toToken: string
+  fromAmount: string
+  createdAt: string
+}
 
 export function swapCorridorOfRow(row: Record<string, unknown>): SwapCorridor {
   return {

@@ -42,9 +42,15 @@ export type BuildDisbursementTransactionReturnType = BuildApprovalReturnType & {
  * A transfer leg as a router order with no calls: the router pulls `amount`, sends `fee` to the treasury and the rest
  * through the executor to the recipient, who must get exactly that much (minOut).
  */
-function transferOrder(catalogue: Catalogue, token: Token, ref: Hex, leg: Extract<DisbursementLeg, { kind: 'transfer' }>): DisbursementOrder {
+function transferOrder(
+  catalogue: Catalogue,
+  token: Token,
+  ref: Hex,
+  leg: Extract<DisbursementLeg, { kind: 'transfer' }>,
+): DisbursementOrder {
   const { amount, fee, recipient } = leg
-  if (fee < 0n || fee >= amount) throw new RangeError(`a transfer of ${amount} atomic ${token.symbol} with fee ${fee} leaves the recipient nothing`)
+  if (fee < 0n || fee >= amount)
+    throw new RangeError(`a transfer of ${amount} atomic ${token.symbol} with fee ${fee} leaves the recipient nothing`)
   const tokenAddress = token.address
   return {
     order: { ref, tokenIn: tokenAddress, amountIn: amount, fee, tokenOut: tokenAddress, minOut: amount - fee, recipient, calls: [] },

@@ -26,7 +26,6 @@ const SWAP_DEADLINE_SEC = 30 * 60
 /** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
 const ACROSS_FILL_WINDOW_SEC = 6 * 60 * 60
 
-
 /** The `Order` struct of contracts/SwapEaziTypes.sol. */
 export type RouterOrder = {
   ref: Hex
@@ -97,7 +96,13 @@ function swapCalls(
   return route.map((edge, k) => {
     const step = steps[k]
     if (!step || step.id !== edge.venue.id) throw new Error(`step ${k} does not match venue ${edge.venue.id}`)
-    return encodeSwapCall({ edge, amountIn: step.amountIn, minOut: floorSlippage(step.amountOut, slippageE18), recipient: executor, deadlineSec })
+    return encodeSwapCall({
+      edge,
+      amountIn: step.amountIn,
+      minOut: floorSlippage(step.amountOut, slippageE18),
+      recipient: executor,
+      deadlineSec,
+    })
   })
 }
 

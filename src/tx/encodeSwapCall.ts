@@ -1,13 +1,6 @@
 import { type Address, encodeFunctionData, type Hex, isAddress, isHex } from 'viem'
 import type { SwapEdge, Venue } from '../engine/index.ts'
-import {
-  balancerVaultAbi,
-  curvePoolAbi,
-  mentoBrokerAbi,
-  pancakeStableSwapAbi,
-  solidlyRouterAbi,
-  v3SwapRouterAbi,
-} from './abis.ts'
+import { balancerVaultAbi, curvePoolAbi, mentoBrokerAbi, pancakeStableSwapAbi, solidlyRouterAbi, v3SwapRouterAbi } from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
 import type { RouterCall } from './call.ts'
 
@@ -31,13 +24,15 @@ function param(venue: Venue, name: string, kind: 'string' | 'number' | 'boolean'
 
 function hexParam(venue: Venue, name: string): Hex {
   const value = param(venue, name, 'string') as string
-  if (!isHex(value, { strict: true })) throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (0x-prefixed hex) in manifest/venues.json`)
+  if (!isHex(value, { strict: true }))
+    throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (0x-prefixed hex) in manifest/venues.json`)
   return value
 }
 
 function addressParam(venue: Venue, name: string): Address {
   const value = param(venue, name, 'string') as string
-  if (!isAddress(value, { strict: false })) throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (an address) in manifest/venues.json`)
+  if (!isAddress(value, { strict: false }))
+    throw new Error(`venue ${venue.id} (${venue.protocol}) needs params.${name} (an address) in manifest/venues.json`)
   return value
 }
 
@@ -72,9 +67,18 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
       break
     case 'aerodrome':
     case 'velodrome': {
-      const route = { from: tokenIn, to: tokenOut, stable: param(venue, 'stable', 'boolean') as boolean, factory: addressParam(venue, 'factory') }
+      const route = {
+        from: tokenIn,
+        to: tokenOut,
+        stable: param(venue, 'stable', 'boolean') as boolean,
+        factory: addressParam(venue, 'factory'),
+      }
       encode = (amount) =>
-        encodeFunctionData({ abi: solidlyRouterAbi, functionName: 'swapExactTokensForTokens', args: [amount, minOut, [route], recipient, deadlineSec] })
+        encodeFunctionData({
+          abi: solidlyRouterAbi,
+          functionName: 'swapExactTokensForTokens',
+          args: [amount, minOut, [route], recipient, deadlineSec],
+        })
       break
     }
     case 'balancer-v2': {

@@ -24,7 +24,10 @@ describe('API keys', () => {
   it('refuses an altered tier or id, and a key signed under another secret', () => {
     const key = signApiKey(SECRET, claims)
     expect(verifyApiKey(SECRET, withClaims(key, { ...claims, tier: 'pro' }))).toEqual({ ok: false, reason: 'bad_signature' })
-    expect(verifyApiKey(SECRET, withClaims(key, { ...claims, id: 'key_ffffffffffffffffffffffff' }))).toEqual({ ok: false, reason: 'bad_signature' })
+    expect(verifyApiKey(SECRET, withClaims(key, { ...claims, id: 'key_ffffffffffffffffffffffff' }))).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    })
     expect(verifyApiKey(OTHER, key)).toEqual({ ok: false, reason: 'bad_signature' })
   })
 

@@ -135,9 +135,7 @@ describe('tokens (spec 2.8, DESIGN 7.3)', () => {
 describe('corridors (spec 2.9)', () => {
   it('has exactly the 17 rows of the spec table, in order', () => {
     expect(catalogue.corridors).toHaveLength(17)
-    expect(catalogue.corridors.map(({ from, to, chains, agentCallable }) => ({ from, to, chains, agentCallable }))).toEqual(
-      SPEC_CORRIDORS,
-    )
+    expect(catalogue.corridors.map(({ from, to, chains, agentCallable }) => ({ from, to, chains, agentCallable }))).toEqual(SPEC_CORRIDORS)
   })
 
   it('gives every row a description, and the Tron rows point users to the app', () => {
@@ -207,7 +205,9 @@ describe('a malformed catalogue stops the load, naming file and field', () => {
     expect(error).toBeInstanceOf(CatalogueError)
     expect(error.file).toBe('tokens')
     expect(error.field).toBe('tokens[3].decimals')
-    expect(error.message).toMatchInlineSnapshot(`"manifest/tokens.json: tokens[3].decimals: Invalid input: expected number, received string"`)
+    expect(error.message).toMatchInlineSnapshot(
+      `"manifest/tokens.json: tokens[3].decimals: Invalid input: expected number, received string"`,
+    )
   })
 
   it("rejects an EVM token whose address is in Solana's form", () => {
@@ -229,7 +229,9 @@ describe('a malformed catalogue stops the load, naming file and field', () => {
         json.venues[5].tokens = ['USDC', 'USDT']
       }),
     )
-    expect(error.message).toMatchInlineSnapshot(`"manifest/venues.json: venues[5].tokens[0]: USDC on SOL is listed for discovery only: no venue or bridge carries it"`)
+    expect(error.message).toMatchInlineSnapshot(
+      `"manifest/venues.json: venues[5].tokens[0]: USDC on SOL is listed for discovery only: no venue or bridge carries it"`,
+    )
   })
 
   it("rejects a venue's negative feePpm", () => {
@@ -250,7 +252,9 @@ describe('a malformed catalogue stops the load, naming file and field', () => {
         json.corridors[11].to = 'ZARP'
       }),
     )
-    expect(error.message).toMatchInlineSnapshot(`"manifest/corridors.json: corridors[11].chains[0]: neither cKES nor ZARP is listed on ETH"`)
+    expect(error.message).toMatchInlineSnapshot(
+      `"manifest/corridors.json: corridors[11].chains[0]: neither cKES nor ZARP is listed on ETH"`,
+    )
   })
 
   it('rejects a corridor naming a token no chain lists, even beside a listed one', () => {

@@ -91,11 +91,9 @@ export function anvilAccounts(): PrivateKeyAccount[] {
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<AnvilInstance> {
   const chainId = options.chainId ?? 31337
   const binary = anvilBinaryPath()
-  const child = spawn(
-    binary,
-    ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', String(ACCOUNT_COUNT)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
+  const child = spawn(binary, ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', String(ACCOUNT_COUNT)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const { stop } = trackChildProcess(child, STOP_TIMEOUT_MS)
 
   let output = ''
@@ -148,9 +146,7 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
     await waitForChainId(publicClient, chainId, Date.now() + START_TIMEOUT_MS)
 
     const accounts = anvilAccounts()
-    const nodeAccounts = (await createWalletClient({ chain, transport }).getAddresses()).map((address) =>
-      getAddress(address),
-    )
+    const nodeAccounts = (await createWalletClient({ chain, transport }).getAddresses()).map((address) => getAddress(address))
     if (accounts.some((account, index) => nodeAccounts[index] !== account.address))
       throw new Error('anvil: its dev accounts are not those of the default mnemonic')
 

@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Address, type Hex, type PrivateKeyAccount, getAddress, parseAbi, toHex } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
-import {
-  AGENT_CALL_FEE_ATOMIC,
-  BASE_CHAIN_ID,
-  buildPaymentRequirements,
-} from '../../src/payments/x402/paymentRequirements.ts'
+import { AGENT_CALL_FEE_ATOMIC, BASE_CHAIN_ID, buildPaymentRequirements } from '../../src/payments/x402/paymentRequirements.ts'
 import type { VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { verifyPayment } from '../../src/payments/x402/verifyPayment.ts'
 import { PaymentPayload } from '../../src/schemas/x402.ts'

@@ -1,16 +1,4 @@
-import {
-  type Address,
-  type Hex,
-  encodePacked,
-  hexToBigInt,
-  hexToNumber,
-  isHex,
-  keccak256,
-  pad,
-  parseAbiItem,
-  size,
-  sliceHex,
-} from 'viem'
+import { type Address, type Hex, encodePacked, hexToBigInt, hexToNumber, isHex, keccak256, pad, parseAbiItem, size, sliceHex } from 'viem'
 
 /** CCTP v2 message header version (MessageTransmitterV2) and BurnMessageV2 body version. */
 export const CCTP_V2_MESSAGE_VERSION = 1
@@ -187,8 +175,7 @@ export function cctpMessageFromDepositForBurn(log: DepositForBurnLog, options: C
     destinationCaller: args.destinationCaller,
     minFinalityThreshold: args.minFinalityThreshold,
     finalityThresholdExecuted:
-      options.finalityThresholdExecuted ??
-      (args.minFinalityThreshold <= CCTP_FINALITY_FAST ? CCTP_FINALITY_FAST : CCTP_FINALITY_STANDARD),
+      options.finalityThresholdExecuted ?? (args.minFinalityThreshold <= CCTP_FINALITY_FAST ? CCTP_FINALITY_FAST : CCTP_FINALITY_STANDARD),
     burnToken: args.burnToken,
     mintRecipient: args.mintRecipient,
     amount: args.amount,

@@ -30,15 +30,69 @@ type Case = { name: string; from: string; to: string; pick: (id: string) => bool
 
 const cases: Case[] = [
   { name: 'Across, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'across-usdc:BAS>POL', destinationSwap: false },
-  { name: 'CCTP v2 fast, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'cctp-v2-fast:BAS>POL', destinationSwap: false },
-  { name: 'CCTP v2 standard, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'cctp-v2-standard:BAS>POL', destinationSwap: false },
-  { name: 'Stargate taxi, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'stargate-usdc-taxi:BAS>POL', destinationSwap: false },
-  { name: 'Stargate bus, bridge only', from: 'BAS:USDC', to: 'POL:USDC', pick: (id) => id === 'stargate-usdc-bus:BAS>POL', destinationSwap: false },
-  { name: 'Uniswap v3 swap, then CCTP', from: 'BAS:EURC', to: 'POL:USDC', pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|cctp-v2-fast:BAS>POL$/.test(id), destinationSwap: false },
-  { name: 'Across, then a Uniswap v3 swap on arrival (message)', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
-  { name: 'CCTP v2 fast with a hook, then a swap on arrival', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^cctp-v2-fast:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
-  { name: 'Stargate taxi with compose, then a swap on arrival', from: 'BAS:USDC', to: 'POL:EURe', pick: (id) => /^stargate-usdc-taxi:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
-  { name: 'swap, bridge, swap', from: 'BAS:EURC', to: 'POL:EURe', pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id), destinationSwap: true },
+  {
+    name: 'CCTP v2 fast, bridge only',
+    from: 'BAS:USDC',
+    to: 'POL:USDC',
+    pick: (id) => id === 'cctp-v2-fast:BAS>POL',
+    destinationSwap: false,
+  },
+  {
+    name: 'CCTP v2 standard, bridge only',
+    from: 'BAS:USDC',
+    to: 'POL:USDC',
+    pick: (id) => id === 'cctp-v2-standard:BAS>POL',
+    destinationSwap: false,
+  },
+  {
+    name: 'Stargate taxi, bridge only',
+    from: 'BAS:USDC',
+    to: 'POL:USDC',
+    pick: (id) => id === 'stargate-usdc-taxi:BAS>POL',
+    destinationSwap: false,
+  },
+  {
+    name: 'Stargate bus, bridge only',
+    from: 'BAS:USDC',
+    to: 'POL:USDC',
+    pick: (id) => id === 'stargate-usdc-bus:BAS>POL',
+    destinationSwap: false,
+  },
+  {
+    name: 'Uniswap v3 swap, then CCTP',
+    from: 'BAS:EURC',
+    to: 'POL:USDC',
+    pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|cctp-v2-fast:BAS>POL$/.test(id),
+    destinationSwap: false,
+  },
+  {
+    name: 'Across, then a Uniswap v3 swap on arrival (message)',
+    from: 'BAS:USDC',
+    to: 'POL:EURe',
+    pick: (id) => /^across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id),
+    destinationSwap: true,
+  },
+  {
+    name: 'CCTP v2 fast with a hook, then a swap on arrival',
+    from: 'BAS:USDC',
+    to: 'POL:EURe',
+    pick: (id) => /^cctp-v2-fast:BAS>POL\|pol-univ3-eure-usdc-500/.test(id),
+    destinationSwap: true,
+  },
+  {
+    name: 'Stargate taxi with compose, then a swap on arrival',
+    from: 'BAS:USDC',
+    to: 'POL:EURe',
+    pick: (id) => /^stargate-usdc-taxi:BAS>POL\|pol-univ3-eure-usdc-500/.test(id),
+    destinationSwap: true,
+  },
+  {
+    name: 'swap, bridge, swap',
+    from: 'BAS:EURC',
+    to: 'POL:EURe',
+    pick: (id) => /^bas-univ3-eurc-usdc-500:EURC>USDC\|across-usdc:BAS>POL\|pol-univ3-eure-usdc-500/.test(id),
+    destinationSwap: true,
+  },
 ]
 
 describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each bridge would', () => {
@@ -63,12 +117,20 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
     const pad = (address: Address) => `0x${address.slice(2).toLowerCase().padStart(64, '0')}`
     if (lane.bridge.protocol === 'cctp-v2') {
       const [event] = standInEvents('TokenMessengerV2StandIn', receipt.logs, { eventName: 'DepositForBurn' })
-      expect(event?.args).toMatchObject({ destinationDomain: 7, mintRecipient: pad(recipientOnArrival), maxFee: bridgeStep.amountIn - bridgeStep.amountOut })
+      expect(event?.args).toMatchObject({
+        destinationDomain: 7,
+        mintRecipient: pad(recipientOnArrival),
+        maxFee: bridgeStep.amountIn - bridgeStep.amountOut,
+      })
       if (plan.priced.route.sourceSwaps.length === 0) expect(event?.args.amount).toBe(plan.build.routedAmount)
       expect(event?.args.destinationCaller).toBe(destinationSwap ? pad(destination.router.executor) : `0x${'0'.repeat(64)}`)
     } else if (lane.bridge.protocol === 'across') {
       const [event] = standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })
-      expect(event?.args).toMatchObject({ destinationChainId: 137n, recipient: pad(recipientOnArrival), depositor: pad(plan.sender.address) })
+      expect(event?.args).toMatchObject({
+        destinationChainId: 137n,
+        recipient: pad(recipientOnArrival),
+        depositor: pad(plan.sender.address),
+      })
       if (plan.priced.route.sourceSwaps.length === 0) {
         expect(event?.args.inputAmount).toBe(plan.build.routedAmount)
         expect(event?.args.outputAmount).toBe(bridgeStep.amountOut)
@@ -102,8 +164,18 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
     const usdc = tokenOf(world, 'POL:USDC')
     const eure = tokenOf(world, 'POL:EURe')
     // The pool now pays half the oracle rate: far below the minimum.
-    const [num, den] = (await destination.instance.publicClient.readContract({ address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'rateOf', args: [usdc.address, eure.address] })) as [bigint, bigint]
-    await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den * 2n] })
+    const [num, den] = (await destination.instance.publicClient.readContract({
+      address: venue.contract,
+      abi: standInAbi('UniswapV3RouterStandIn'),
+      functionName: 'rateOf',
+      args: [usdc.address, eure.address],
+    })) as [bigint, bigint]
+    await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, {
+      address: venue.contract,
+      abi: standInAbi('UniswapV3RouterStandIn'),
+      functionName: 'setRate',
+      args: [usdc.address, eure.address, num, den * 2n],
+    })
     try {
       const usdcBefore = await balanceOf(destination.instance, usdc, plan.recipient)
       const eureBefore = await balanceOf(destination.instance, eure, plan.recipient)
@@ -117,11 +189,15 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
       expect(await balanceOf(destination.instance, eure, plan.recipient)).toBe(eureBefore)
       await expectRouterEmpty('POL')
     } finally {
-      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: venue.contract, abi: standInAbi('UniswapV3RouterStandIn'), functionName: 'setRate', args: [usdc.address, eure.address, num, den] })
+      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, {
+        address: venue.contract,
+        abi: standInAbi('UniswapV3RouterStandIn'),
+        functionName: 'setRate',
+        args: [usdc.address, eure.address, num, den],
+      })
     }
   })
 })
-
 
 describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGasUnits)', () => {
   /** The same exactInputSingle with the output sent to `recipient` instead of our executor. */
@@ -134,7 +210,12 @@ describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGas
   async function gasOfDirectCall(token: Address, amount: bigint, to: Address, data: Hex): Promise<bigint> {
     const source = setupOf(world, 'BAS')
     const sender = source.instance.accounts[6]!
-    await writeContractAndWait(source.instance, source.instance.accounts[0]!, { address: token, abi: standInAbi('TestToken'), functionName: 'mint', args: [sender.address, amount] })
+    await writeContractAndWait(source.instance, source.instance.accounts[0]!, {
+      address: token,
+      abi: standInAbi('TestToken'),
+      functionName: 'mint',
+      args: [sender.address, amount],
+    })
     await writeContractAndWait(source.instance, sender, { address: token, abi: erc20Abi, functionName: 'approve', args: [to, amount] })
     const hash = await source.instance.walletClient(sender).sendTransaction({ to, data })
     const receipt = await source.instance.publicClient.waitForTransactionReceipt({ hash })
@@ -160,7 +241,11 @@ describe('router gas overhead (DESIGN 3; manifest/pricing.json routerOverheadGas
       expect(receipt.gasUsed).toBeLessThanOrEqual(BigInt(plan.build.transactionRequest.gas))
       if (plan.priced.route.bridge) await relay(world, plan, receipt)
     }
-    console.info(`router overhead on anvil: ${Object.entries(measured).map(([k, v]) => `${k} ${v}`).join(', ')} gas (priced: ${overhead})`)
+    console.info(
+      `router overhead on anvil: ${Object.entries(measured)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} gas (priced: ${overhead})`,
+    )
     for (const value of Object.values(measured)) {
       expect(value > 0n).toBe(true)
       expect(value).toBeLessThanOrEqual(overhead)

@@ -39,7 +39,12 @@ async function mint(instance: AnvilInstance, token: Address, to: Address, amount
 }
 
 /** Deploys stand-ins for `chain`'s part of the catalogue on `instance` and rewrites `files` to point at them. */
-async function deployChain(instance: AnvilInstance, files: CatalogueFiles, original: CatalogueFiles, chain: ChainCode): Promise<ChainSetup> {
+async function deployChain(
+  instance: AnvilInstance,
+  files: CatalogueFiles,
+  original: CatalogueFiles,
+  chain: ChainCode,
+): Promise<ChainSetup> {
   // Prices and decimals as the engine compiles them from the real catalogue: the stand-ins pay the oracle rate.
   const real = compileCatalogue(original)
   const tokenOn = (symbol: string): Token => {
@@ -115,7 +120,12 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
           address,
           abi: standInAbi('UniswapV3RouterStandIn'),
           functionName: 'setRate',
-          args: [tokenAddress(inSymbol), tokenAddress(outSymbol), tokenIn.priceUsdE18 * pow10(tokenOut.decimals), tokenOut.priceUsdE18 * pow10(tokenIn.decimals)],
+          args: [
+            tokenAddress(inSymbol),
+            tokenAddress(outSymbol),
+            tokenIn.priceUsdE18 * pow10(tokenOut.decimals),
+            tokenOut.priceUsdE18 * pow10(tokenIn.decimals),
+          ],
         })
       }
       await mint(instance, tokenAddress(inSymbol), address, RESERVE_UNITS * pow10(tokenOn(inSymbol).decimals))
@@ -128,14 +138,20 @@ async function deployChain(instance: AnvilInstance, files: CatalogueFiles, origi
       const token = tokenAddress(endpoint.token)
       if (endpoint.contract && !replaced.has(endpoint.contract.toLowerCase())) {
         let address: Address
-        if (bridge.protocol === 'cctp-v2') address = await deployStandIn(instance, deployer, 'TokenMessengerV2StandIn', [endpoint.domain ?? 0])
+        if (bridge.protocol === 'cctp-v2')
+          address = await deployStandIn(instance, deployer, 'TokenMessengerV2StandIn', [endpoint.domain ?? 0])
         else if (bridge.protocol === 'across') address = await deployStandIn(instance, deployer, 'SpokePoolStandIn', [])
-        else address = await deployStandIn(instance, deployer, 'StargateOftStandIn', [token, BigInt(bridge.feePpm.bySource[chain] ?? bridge.feePpm.default)])
+        else
+          address = await deployStandIn(instance, deployer, 'StargateOftStandIn', [
+            token,
+            BigInt(bridge.feePpm.bySource[chain] ?? bridge.feePpm.default),
+          ])
         replaced.set(endpoint.contract.toLowerCase(), address)
       }
       if (endpoint.deliveredBy && !replaced.has(endpoint.deliveredBy.toLowerCase())) {
         let address: Address
-        if (bridge.protocol === 'cctp-v2') address = await deployStandIn(instance, deployer, 'MessageTransmitterV2StandIn', [endpoint.domain ?? 0, token])
+        if (bridge.protocol === 'cctp-v2')
+          address = await deployStandIn(instance, deployer, 'MessageTransmitterV2StandIn', [endpoint.domain ?? 0, token])
         else if (bridge.protocol === 'across') address = swap(endpoint.deliveredBy)
         else address = await deployStandIn(instance, deployer, 'LayerZeroEndpointStandIn', [])
         replaced.set(endpoint.deliveredBy.toLowerCase(), address)

@@ -1,7 +1,18 @@
 // Batch disbursements on two anvil chains (BAS → POL): one executeBatch transaction pays same-chain transfers, a
 // same-chain swap and bridge deposits on three bridges, each carrying exactly its recipient's amount; then the
 // bridges' messages are relayed and the recipients on Polygon are paid.
-import { type Address, decodeFunctionData, encodeFunctionData, erc20Abi, getAddress, type Hex, hexToBigInt, parseEventLogs, type TransactionReceipt, zeroAddress } from 'viem'
+import {
+  type Address,
+  decodeFunctionData,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  parseEventLogs,
+  type TransactionReceipt,
+  zeroAddress,
+} from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -10,7 +21,11 @@ import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { disburse } from '../../src/service/disburse.ts'
 import { newDisbursementRef } from '../../src/service/disbursementRef.ts'
 import { swapRefToBytes32 } from '../../src/service/swapRef.ts'
-import { buildDisbursementTransaction, type BuildDisbursementTransactionReturnType, type DisbursementLeg } from '../../src/tx/buildDisbursementTransaction.ts'
+import {
+  buildDisbursementTransaction,
+  type BuildDisbursementTransactionReturnType,
+  type DisbursementLeg,
+} from '../../src/tx/buildDisbursementTransaction.ts'
 import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { decimalToUnits, KEY_SECRET, testDeps } from '../http/testApp.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
@@ -39,8 +54,14 @@ const recipientAddress = (n: number): Address => getAddress(`0x${'d15b'.padEnd(3
 const pad = (address: Address): Hex => `0x${address.slice(2).toLowerCase().padStart(64, '0')}`
 
 /** One route leg, built exactly as the swap builder does, for a route chosen by id; `whole` input tokens of USDC on Base. */
-const routeLeg = (toKey: string, whole: bigint, pick: (id: string) => boolean, recipient: Address, ref: Hex, sender: Account): Promise<PlannedSwap> =>
-  planSwap(world, 'BAS:USDC', toKey, whole, pick, { sender, recipient, ref })
+const routeLeg = (
+  toKey: string,
+  whole: bigint,
+  pick: (id: string) => boolean,
+  recipient: Address,
+  ref: Hex,
+  sender: Account,
+): Promise<PlannedSwap> => planSwap(world, 'BAS:USDC', toKey, whole, pick, { sender, recipient, ref })
 
 const transferLeg = (amount: bigint, recipient: Address): Extract<DisbursementLeg, { kind: 'transfer' }> => ({
   kind: 'transfer',
@@ -75,7 +96,14 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
       { kind: 'route', build: cctp.build },
       { kind: 'route', build: stargate.build },
     ]
-    const batch = buildDisbursementTransaction({ catalogue: world.catalogue, routerOn: (chain) => setupOf(world, chain).router, token: usdc(), sender: sender.address, ref, legs })
+    const batch = buildDisbursementTransaction({
+      catalogue: world.catalogue,
+      routerOn: (chain) => setupOf(world, chain).router,
+      token: usdc(),
+      sender: sender.address,
+      ref,
+      legs,
+    })
 
     // The calldata is executeBatch with one order per leg; the approval and value are their sums.
     const decoded = decodeFunctionData({ abi: swapEaziRouterAbi, data: batch.transactionRequest.data })
@@ -92,7 +120,15 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
     expect(hexToBigInt(batch.transactionRequest.value)).toBe(stargateFee)
     // Transfers: no calls, the token itself out, and the recipient's floor is exactly the amount less the fee.
     for (const [k, leg] of transfers.entries()) {
-      expect(orders[k]).toMatchObject({ tokenIn: usdc().address, tokenOut: usdc().address, amountIn: leg.amount, fee: leg.fee, minOut: leg.amount - leg.fee, recipient: r[k], calls: [] })
+      expect(orders[k]).toMatchObject({
+        tokenIn: usdc().address,
+        tokenOut: usdc().address,
+        amountIn: leg.amount,
+        fee: leg.fee,
+        minOut: leg.amount - leg.fee,
+        recipient: r[k],
+        calls: [],
+      })
       expect(leg.fee).toBe((leg.amount * 50n + 9_999n) / 10_000n)
     }
 
@@ -120,7 +156,14 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
     // Sender paid exactly the sum; the treasury got exactly the sum of the orders' fees; the allowance is spent.
     expect(await balanceOf(bas.instance, usdc(), sender.address)).toBe(0n)
     expect((await balanceOf(bas.instance, usdc(), bas.treasury)) - treasuryBefore).toBe(orders.reduce((sum, order) => sum + order.fee, 0n))
-    expect(await bas.instance.publicClient.readContract({ address: usdc().address, abi: erc20Abi, functionName: 'allowance', args: [sender.address, bas.router.router] })).toBe(0n)
+    expect(
+      await bas.instance.publicClient.readContract({
+        address: usdc().address,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [sender.address, bas.router.router],
+      }),
+    ).toBe(0n)
     // Only the Stargate leg's messaging fee (and gas) left the sender's native balance.
     const gasPaid = receipt.gasUsed * receipt.effectiveGasPrice
     expect(nativeBefore - (await bas.instance.publicClient.getBalance({ address: sender.address })) - gasPaid).toBe(stargateFee)
@@ -144,10 +187,19 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
 
     // Across: the deposit is exactly the leg's routed input, for exactly the promised output, to its recipient.
     const [acrossDeposit] = standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })
-    expect(acrossDeposit?.args).toMatchObject({ inputAmount: across.build.routedAmount, outputAmount: bridgeStepOf(across).amountOut, recipient: pad(r[3]!), depositor: pad(sender.address) })
+    expect(acrossDeposit?.args).toMatchObject({
+      inputAmount: across.build.routedAmount,
+      outputAmount: bridgeStepOf(across).amountOut,
+      recipient: pad(r[3]!),
+      depositor: pad(sender.address),
+    })
     // CCTP with a hook: exactly the leg's routed input burnt, minted to our executor on Polygon, which alone may relay it.
     const [burn] = standInEvents('TokenMessengerV2StandIn', receipt.logs, { eventName: 'DepositForBurn' })
-    expect(burn?.args).toMatchObject({ amount: cctp.build.routedAmount, mintRecipient: pad(pol.router.executor), destinationCaller: pad(pol.router.executor) })
+    expect(burn?.args).toMatchObject({
+      amount: cctp.build.routedAmount,
+      mintRecipient: pad(pol.router.executor),
+      destinationCaller: pad(pol.router.executor),
+    })
     expect(burn?.args.hookData).not.toBe('0x')
     // Stargate taxi: exactly the leg's routed input sent to its recipient, with its floor.
     const [sent] = standInEvents('StargateOftStandIn', receipt.logs, { eventName: 'SendRecorded' })
@@ -160,7 +212,11 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
 
     // Relay each deposit on Polygon as its bridge would: every recipient there is paid at least its floor.
     const polUsdc = tokenOf(world, 'POL:USDC')
-    const [acrossFill, cctpDelivery, stargateDelivery] = [await relay(world, across, receipt), await relay(world, cctp, receipt), await relay(world, stargate, receipt)]
+    const [acrossFill, cctpDelivery, stargateDelivery] = [
+      await relay(world, across, receipt),
+      await relay(world, cctp, receipt),
+      await relay(world, stargate, receipt),
+    ]
     for (const delivery of [acrossFill, cctpDelivery, stargateDelivery]) expect(delivery?.status).toBe('success')
     expect(await balanceOf(pol.instance, polUsdc, r[3]!)).toBe(bridgeStepOf(across).amountOut)
     const eureReceived = await balanceOf(pol.instance, tokenOf(world, 'POL:EURe'), r[4]!)
@@ -183,7 +239,12 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
 
   async function funded(amount: bigint): Promise<void> {
     await mintTo(bas.instance, usdc().address, sender().address, amount)
-    await writeContractAndWait(bas.instance, sender(), { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [bas.router.router, amount] })
+    await writeContractAndWait(bas.instance, sender(), {
+      address: usdc().address,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [bas.router.router, amount],
+    })
   }
   const held = () => balanceOf(bas.instance, usdc(), sender().address)
   const ref = swapRefToBytes32(newDisbursementRef(Date.now()))
@@ -213,19 +274,25 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
     await funded(units(12n) - 1n)
     await mintTo(bas.instance, usdc().address, sender().address, 1n)
     const before = await held()
-    await expect(sendEstimated(bas.instance, sender(), request(orders))).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
+    await expect(sendEstimated(bas.instance, sender(), request(orders))).rejects.toThrow(
+      /SwapEazi: approve the router for the input amount first/,
+    )
     expect(await held()).toBe(before)
     expect(await balanceOf(bas.instance, usdc(), recipientAddress(22))).toBe(0n)
   })
 
-  it('value that does not match the orders\' native fees, an order without calls paying another token, an empty batch', async () => {
+  it("value that does not match the orders' native fees, an order without calls paying another token, an empty batch", async () => {
     await funded(units(3n))
     const before = await held()
     const one = transfer(units(3n), recipientAddress(24))
-    await expect(sendEstimated(bas.instance, sender(), request([one], 1n))).rejects.toThrow(/SwapEazi: value is above the orders' native fees/)
+    await expect(sendEstimated(bas.instance, sender(), request([one], 1n))).rejects.toThrow(
+      /SwapEazi: value is above the orders' native fees/,
+    )
     const stargate = await routeLeg('POL:USDC', 3n, (id) => id === 'stargate-usdc-taxi:BAS>POL', recipientAddress(25), ref, sender())
     const fee = stargate.build.order.calls.at(-1)!.value
-    await expect(sendEstimated(bas.instance, sender(), request([stargate.build.order], fee - 1n))).rejects.toThrow(/SwapEazi: value is below the orders' native fees/)
+    await expect(sendEstimated(bas.instance, sender(), request([stargate.build.order], fee - 1n))).rejects.toThrow(
+      /SwapEazi: value is below the orders' native fees/,
+    )
     const otherToken = { ...one, tokenOut: tokenOf(world, 'BAS:EURC').address }
     await expect(sendEstimated(bas.instance, sender(), request([otherToken]))).rejects.toThrow(/SwapEazi: order has no calls/)
     const bridgeOut = { ...one, tokenOut: zeroAddress }
@@ -237,7 +304,7 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
 })
 
 describe('the disbursement the service builds executes as answered (service level)', () => {
-  it('POST /api/v1/batch/disburse\'s transaction pays every recipient exactly its amount of input, on chain', async () => {
+  it("POST /api/v1/batch/disburse's transaction pays every recipient exactly its amount of input, on chain", async () => {
     const sender = bas.instance.accounts[7]!
     const block = await bas.instance.publicClient.getBlock()
     const deps = testDeps({
@@ -270,7 +337,8 @@ describe('the disbursement the service builds executes as answered (service leve
     const amounts = result.items.map((item) => decimalToUnits(item.amount, 6))
     expect(decimalToUnits(result.totals.amount, 6)).toBe(amounts.reduce((a, b) => a + b))
     expect(BigInt(result.approval.amount)).toBe(decimalToUnits(result.totals.amount, 6))
-    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex }).args[0] as readonly RouterOrder[]
+    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
+      .args[0] as readonly RouterOrder[]
 
     await mintTo(bas.instance, usdc().address, sender.address, BigInt(result.approval.amount))
     expect((await sendRequest(bas.instance, sender, result.approval.transactionRequest as never)).status).toBe('success')
@@ -279,7 +347,9 @@ describe('the disbursement the service builds executes as answered (service leve
     expect(await balanceOf(bas.instance, usdc(), sender.address)).toBe(0n)
 
     const swapped = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
-    expect(swapped.map((event) => [getAddress(event.args.recipient), event.args.amountIn])).toEqual(r.map((address, k) => [address, amounts[k]]))
+    expect(swapped.map((event) => [getAddress(event.args.recipient), event.args.amountIn])).toEqual(
+      r.map((address, k) => [address, amounts[k]]),
+    )
     expect(new Set(swapped.map((event) => event.args.ref))).toEqual(new Set([swapRefToBytes32(result.disbursementRef)]))
     // Transfers: exactly the answered toAmount (amount less the fee, rounded up) arrived.
     for (const k of [0, 1]) {
@@ -298,7 +368,10 @@ describe('the disbursement the service builds executes as answered (service leve
       const order = orders[k]!
       expect(deposits.get(getAddress(r[k]!)), `deposit for recipient ${k}`).toBe(order.amountIn - order.fee)
     }
-    expect(await deps.store.disbursements.getDisbursement(result.disbursementRef)).toMatchObject({ keyId: 'key_00112233445566778899aabb', totals: result.totals })
+    expect(await deps.store.disbursements.getDisbursement(result.disbursementRef)).toMatchObject({
+      keyId: 'key_00112233445566778899aabb',
+      totals: result.totals,
+    })
     await expectRouterEmpty(world, 'BAS')
   })
 })
@@ -311,8 +384,10 @@ function bridgeDeposits(receipt: TransactionReceipt): Map<Address, bigint> {
     expect(found.has(address), `one deposit for ${address}`).toBe(false)
     found.set(address, amount)
   }
-  for (const event of standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })) add(event.args.recipient as Hex, event.args.inputAmount as bigint)
-  for (const event of standInEvents('TokenMessengerV2StandIn', receipt.logs, { eventName: 'DepositForBurn' })) add(event.args.mintRecipient as Hex, event.args.amount as bigint)
+  for (const event of standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' }))
+    add(event.args.recipient as Hex, event.args.inputAmount as bigint)
+  for (const event of standInEvents('TokenMessengerV2StandIn', receipt.logs, { eventName: 'DepositForBurn' }))
+    add(event.args.mintRecipient as Hex, event.args.amount as bigint)
   for (const event of standInEvents('StargateOftStandIn', receipt.logs, { eventName: 'SendRecorded' })) {
     const param = event.args.sendParam as { to: Hex; amountLD: bigint }
     add(param.to, param.amountLD)

@@ -114,9 +114,7 @@ describe('anvil harness', () => {
     const initCode = standInArtifact('UniswapV3RouterStandIn').bytecode
     await sendAndWait(chainA, chainA.accounts[0]!, { to: DETERMINISTIC_DEPLOYER, data: concatHex([salt, initCode]) })
     const expected = getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt, bytecode: initCode })
-    expect(await chainA.publicClient.getCode({ address: expected })).toBe(
-      standInArtifact('UniswapV3RouterStandIn').deployedBytecode,
-    )
+    expect(await chainA.publicClient.getCode({ address: expected })).toBe(standInArtifact('UniswapV3RouterStandIn').deployedBytecode)
   })
 })
 
@@ -147,33 +145,22 @@ describe('test tokens', () => {
       spender: spender.address,
       value: 400_000_000n,
     })
-    expect(await read<bigint>(chainA, usdc, 'TestToken', 'allowance', [owner.address, spender.address])).toBe(
-      400_000_000n,
-    )
+    expect(await read<bigint>(chainA, usdc, 'TestToken', 'allowance', [owner.address, spender.address])).toBe(400_000_000n)
     expect(await read<bigint>(chainA, usdc, 'TestToken', 'nonces', [owner.address])).toBe(1n)
     // The nonce moved on: the same signature no longer recovers to the owner.
-    await expect(write(chainA, spender, usdc, 'TestToken', 'permit', permitArgs)).rejects.toThrow(
-      /EIP2612: invalid signature/,
-    )
+    await expect(write(chainA, spender, usdc, 'TestToken', 'permit', permitArgs)).rejects.toThrow(/EIP2612: invalid signature/)
 
     await write(chainA, spender, usdc, 'TestToken', 'transferFrom', [owner.address, spender.address, 250_000_000n])
     expect(await balanceOf(chainA, usdc, owner.address)).toBe(750_000_000n)
     expect(await balanceOf(chainA, usdc, spender.address)).toBe(250_000_000n)
-    expect(await read<bigint>(chainA, usdc, 'TestToken', 'allowance', [owner.address, spender.address])).toBe(
-      150_000_000n,
+    expect(await read<bigint>(chainA, usdc, 'TestToken', 'allowance', [owner.address, spender.address])).toBe(150_000_000n)
+    await expect(write(chainA, spender, usdc, 'TestToken', 'transferFrom', [owner.address, spender.address, 150_000_001n])).rejects.toThrow(
+      /ERC20: insufficient allowance/,
     )
-    await expect(
-      write(chainA, spender, usdc, 'TestToken', 'transferFrom', [owner.address, spender.address, 150_000_001n]),
-    ).rejects.toThrow(/ERC20: insufficient allowance/)
   })
 
   it('TestToken: EIP-3009 transferWithAuthorization, single use; receiveWithAuthorization only by the payee', async () => {
-    const [, from, to, relayer] = chainA.accounts as [
-      PrivateKeyAccount,
-      PrivateKeyAccount,
-      PrivateKeyAccount,
-      PrivateKeyAccount,
-    ]
+    const [, from, to, relayer] = chainA.accounts as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount]
     const usdc = await deployUsdc(chainA)
     await write(chainA, from, usdc, 'TestToken', 'mint', [from.address, 300_000_000n])
     const domain = { name: 'USD Coin', version: '2', chainId: chainA.chainId, verifyingContract: usdc } as const
@@ -214,9 +201,7 @@ describe('test tokens', () => {
     })
     expect(await balanceOf(chainA, usdc, from.address)).toBe(180_000_000n)
     expect(await balanceOf(chainA, usdc, to.address)).toBe(120_000_000n)
-    expect(await read<boolean>(chainA, usdc, 'TestToken', 'authorizationState', [from.address, authorization.nonce])).toBe(
-      true,
-    )
+    expect(await read<boolean>(chainA, usdc, 'TestToken', 'authorizationState', [from.address, authorization.nonce])).toBe(true)
     await expect(write(chainA, relayer, usdc, 'TestToken', 'transferWithAuthorization', args)).rejects.toThrow(
       /authorization is used or canceled/,
     )
@@ -257,9 +242,7 @@ describe('test tokens', () => {
     )
     await write(chainA, owner, usdt, 'ResetApprovalToken', 'approve', [spender.address, 0n])
     await write(chainA, owner, usdt, 'ResetApprovalToken', 'approve', [spender.address, 50n])
-    expect(await read<bigint>(chainA, usdt, 'ResetApprovalToken', 'allowance', [owner.address, spender.address])).toBe(
-      50n,
-    )
+    expect(await read<bigint>(chainA, usdt, 'ResetApprovalToken', 'allowance', [owner.address, spender.address])).toBe(50n)
 
     await write(chainA, owner, usdt, 'ResetApprovalToken', 'mint', [owner.address, 10n])
     const abi = standInAbi('ResetApprovalToken')
@@ -292,9 +275,7 @@ describe('venue stand-ins', () => {
       amountOutMinimum: 999_500_001n,
       sqrtPriceLimitX96: 0n,
     }
-    await expect(write(chainA, trader, router, 'UniswapV3RouterStandIn', 'exactInputSingle', [params])).rejects.toThrow(
-      /no rate/,
-    )
+    await expect(write(chainA, trader, router, 'UniswapV3RouterStandIn', 'exactInputSingle', [params])).rejects.toThrow(/no rate/)
     await write(chainA, deployer, router, 'UniswapV3RouterStandIn', 'setRate', [usdt, usdc, 9995n, 10_000n])
     await expect(write(chainA, trader, router, 'UniswapV3RouterStandIn', 'exactInputSingle', [params])).rejects.toThrow(
       /Too little received/,
@@ -418,9 +399,11 @@ describe('venue stand-ins', () => {
       recipient.address,
       now + 600n,
     ])
-    expect(standInEvent('SolidlyRouterStandIn', solidlyReceipt.logs, solidly, 'SwapExactTokensForTokensCalled')).toMatchObject(
-      { routes, amounts: [10_000_000n, 9_990_000n, out], to: recipient.address },
-    )
+    expect(standInEvent('SolidlyRouterStandIn', solidlyReceipt.logs, solidly, 'SwapExactTokensForTokensCalled')).toMatchObject({
+      routes,
+      amounts: [10_000_000n, 9_990_000n, out],
+      to: recipient.address,
+    })
     expect(await balanceOf(chainA, usds, recipient.address)).toBe(out)
 
     // Balancer: GIVEN_IN USDC → USDT at 0.9998, pays funds.recipient.
@@ -434,23 +417,13 @@ describe('venue stand-ins', () => {
       userData: '0x' as Hex,
     }
     const funds = { sender: trader.address, fromInternalBalance: false, recipient: recipient.address, toInternalBalance: false }
+    await expect(write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, funds, 9_998_001n, now + 600n])).rejects.toThrow(
+      /BAL#507/,
+    )
     await expect(
-      write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, funds, 9_998_001n, now + 600n]),
-    ).rejects.toThrow(/BAL#507/)
-    await expect(
-      write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [
-        singleSwap,
-        { ...funds, sender: recipient.address },
-        0n,
-        now + 600n,
-      ]),
+      write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, { ...funds, sender: recipient.address }, 0n, now + 600n]),
     ).rejects.toThrow(/BAL#401/)
-    const vaultReceipt = await write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [
-      singleSwap,
-      funds,
-      9_998_000n,
-      now + 600n,
-    ])
+    const vaultReceipt = await write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, funds, 9_998_000n, now + 600n])
     expect(standInEvent('BalancerVaultStandIn', vaultReceipt.logs, vault, 'SwapCalled')).toMatchObject({
       singleSwap,
       funds,
@@ -602,11 +575,7 @@ describe('bridge stand-ins', () => {
     }
     const ordered = Object.values(args)
     await expect(
-      write(chainA, depositor, spokePool, 'SpokePoolStandIn', 'deposit', [
-        ...ordered.slice(0, 9),
-        now - 1,
-        ...ordered.slice(10),
-      ]),
+      write(chainA, depositor, spokePool, 'SpokePoolStandIn', 'deposit', [...ordered.slice(0, 9), now - 1, ...ordered.slice(10)]),
     ).rejects.toThrow(/InvalidFillDeadline/)
     const receipt = await write(chainA, depositor, spokePool, 'SpokePoolStandIn', 'deposit', ordered)
     const block = await chainA.publicClient.getBlock({ blockNumber: receipt.blockNumber })
@@ -626,12 +595,7 @@ describe('bridge stand-ins', () => {
 
     await write(chainA, relayer, usdc, 'TestToken', 'mint', [relayer.address, 19_990_000n])
     await write(chainA, relayer, usdc, 'TestToken', 'approve', [spokePool, 19_990_000n])
-    const fill = await write(chainA, relayer, spokePool, 'SpokePoolStandIn', 'fillRelay', [
-      usdc,
-      19_990_000n,
-      recorder,
-      '0xc0ffee',
-    ])
+    const fill = await write(chainA, relayer, spokePool, 'SpokePoolStandIn', 'fillRelay', [usdc, 19_990_000n, recorder, '0xc0ffee'])
     expect(standInEvent('BridgeReceiverRecorder', fill.logs, recorder, 'AcrossMessageHandled')).toEqual({
       caller: spokePool,
       tokenSent: usdc,
@@ -672,11 +636,15 @@ describe('bridge stand-ins', () => {
       write(chainA, sender, pool, 'StargateOftStandIn', 'send', [sendParam, fee, refund.address], 10n ** 15n - 1n),
     ).rejects.toThrow(/insufficient native fee/)
     await expect(
-      write(chainA, sender, pool, 'StargateOftStandIn', 'send', [
-        { ...sendParam, minAmountLD: sendParam.minAmountLD + 1n },
-        fee,
-        refund.address,
-      ], 10n ** 15n),
+      write(
+        chainA,
+        sender,
+        pool,
+        'StargateOftStandIn',
+        'send',
+        [{ ...sendParam, minAmountLD: sendParam.minAmountLD + 1n }, fee, refund.address],
+        10n ** 15n,
+      ),
     ).rejects.toThrow(/Stargate: slippage too high/)
 
     const refundBefore = await chainA.publicClient.getBalance({ address: refund.address })

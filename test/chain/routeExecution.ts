@@ -90,7 +90,12 @@ export async function executeSwap(world: CatalogueOnChains, plan: PlannedSwap): 
   })
   const wallet = instance.walletClient(plan.sender)
   const send = async (request: { to: Address; data: Hex; value: Hex; gas: Hex }): Promise<TransactionReceipt> => {
-    const hash = await wallet.sendTransaction({ to: request.to, data: request.data, value: hexToBigInt(request.value), gas: hexToBigInt(request.gas) })
+    const hash = await wallet.sendTransaction({
+      to: request.to,
+      data: request.data,
+      value: hexToBigInt(request.value),
+      gas: hexToBigInt(request.gas),
+    })
     return instance.publicClient.waitForTransactionReceipt({ hash })
   }
   const approval = await send(plan.build.approvalTransactionRequest)
@@ -111,10 +116,13 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
       if (!log) throw new Error('no DepositForBurn')
       const args = log.args as DepositForBurnLog['args']
       // Circle keeps the most the burn allows: the delivery the quote promised.
-      const message = cctpMessageFromDepositForBurn({ address: log.address, args, transactionHash: receipt.transactionHash, logIndex: log.logIndex }, {
-        sourceDomain: endpointDomain(world, lane.bridge.id, lane.from.chain),
-        feeExecuted: args.maxFee,
-      })
+      const message = cctpMessageFromDepositForBurn(
+        { address: log.address, args, transactionHash: receipt.transactionHash, logIndex: log.logIndex },
+        {
+          sourceDomain: endpointDomain(world, lane.bridge.id, lane.from.chain),
+          feeExecuted: args.maxFee,
+        },
+      )
       if (args.hookData !== '0x')
         return writeContractAndWait(destination.instance, relayer, {
           address: destination.router.executor,
@@ -122,7 +130,12 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
           functionName: 'relayCctp',
           args: [deliveredBy, message, '0x'],
         })
-      return writeContractAndWait(destination.instance, relayer, { address: deliveredBy, abi: standInAbi('MessageTransmitterV2StandIn'), functionName: 'receiveMessage', args: [message, '0x'] })
+      return writeContractAndWait(destination.instance, relayer, {
+        address: deliveredBy,
+        abi: standInAbi('MessageTransmitterV2StandIn'),
+        functionName: 'receiveMessage',
+        args: [message, '0x'],
+      })
     }
     case 'across': {
       const [log] = standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })
@@ -130,8 +143,18 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
       const outputToken = getAddress(`0x${(log.args.outputToken as Hex).slice(26)}`)
       const recipient = getAddress(`0x${(log.args.recipient as Hex).slice(26)}`)
       const outputAmount = log.args.outputAmount as bigint
-      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, { address: outputToken, abi: standInAbi('TestToken'), functionName: 'mint', args: [relayer.address, outputAmount] })
-      await writeContractAndWait(destination.instance, relayer, { address: outputToken, abi: erc20Abi, functionName: 'approve', args: [deliveredBy, outputAmount] })
+      await writeContractAndWait(destination.instance, destination.instance.accounts[0]!, {
+        address: outputToken,
+        abi: standInAbi('TestToken'),
+        functionName: 'mint',
+        args: [relayer.address, outputAmount],
+      })
+      await writeContractAndWait(destination.instance, relayer, {
+        address: outputToken,
+        abi: erc20Abi,
+        functionName: 'approve',
+        args: [deliveredBy, outputAmount],
+      })
       return writeContractAndWait(destination.instance, relayer, {
         address: deliveredBy,
         abi: standInAbi('SpokePoolStandIn'),
@@ -151,7 +174,15 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
         address: deliveredBy,
         abi: standInAbi('LayerZeroEndpointStandIn'),
         functionName: 'deliver',
-        args: [lane.destinationContract as Address, lane.to.address, getAddress(`0x${param.to.slice(26)}`), amountLD, lane.destinationDomain ?? 0, `0x${plan.build.order.recipient.slice(2).padStart(64, '0')}`, param.composeMsg],
+        args: [
+          lane.destinationContract as Address,
+          lane.to.address,
+          getAddress(`0x${param.to.slice(26)}`),
+          amountLD,
+          lane.destinationDomain ?? 0,
+          `0x${plan.build.order.recipient.slice(2).padStart(64, '0')}`,
+          param.composeMsg,
+        ],
       })
     }
   }

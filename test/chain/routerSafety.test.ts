@@ -33,12 +33,25 @@ const pool = () => getAddress(world.catalogue.venues.find((venue) => venue.id ==
 const plan = (): Promise<PlannedSwap> => planSwap(world, 'ETH:USDC', 'ETH:DAI', 1000n, (id) => id === ROUTE)
 
 const allowance = (owner: Address): Promise<bigint> =>
-  instance.publicClient.readContract({ address: usdc().address, abi: erc20Abi, functionName: 'allowance', args: [owner, eth.router.router] })
+  instance.publicClient.readContract({
+    address: usdc().address,
+    abi: erc20Abi,
+    functionName: 'allowance',
+    args: [owner, eth.router.router],
+  })
 
 /** USDC and DAI of everyone a failed swap could have touched. */
 async function holdings(swap: PlannedSwap, ...others: Address[]): Promise<Record<string, bigint>> {
   const held: Record<string, bigint> = {}
-  const holders = { sender: swap.sender.address, recipient: swap.recipient, treasury: eth.treasury, router: eth.router.router, executor: eth.router.executor, pool: pool(), ...Object.fromEntries(others.map((address, k) => [`other${k}`, address])) }
+  const holders = {
+    sender: swap.sender.address,
+    recipient: swap.recipient,
+    treasury: eth.treasury,
+    router: eth.router.router,
+    executor: eth.router.executor,
+    pool: pool(),
+    ...Object.fromEntries(others.map((address, k) => [`other${k}`, address])),
+  }
   for (const [who, address] of Object.entries(holders))
     for (const token of [usdc(), dai()]) held[`${who} ${token.symbol}`] = await balanceOf(instance, token, address)
   return held
@@ -54,9 +67,20 @@ async function fundAndApprove(swap: PlannedSwap): Promise<void> {
 
 /** Clears what fundAndApprove left after a refused swap, so later tests start from zero. */
 async function withdraw(account: Account): Promise<void> {
-  await writeContractAndWait(instance, account, { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, 0n] })
+  await writeContractAndWait(instance, account, {
+    address: usdc().address,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [eth.router.router, 0n],
+  })
   const left = await balanceOf(instance, usdc(), account.address)
-  if (left > 0n) await writeContractAndWait(instance, account, { address: usdc().address, abi: standInAbi('TestToken'), functionName: 'burn', args: [account.address, left] })
+  if (left > 0n)
+    await writeContractAndWait(instance, account, {
+      address: usdc().address,
+      abi: standInAbi('TestToken'),
+      functionName: 'burn',
+      args: [account.address, left],
+    })
 }
 
 const executeData = (order: RouterOrder) => encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'execute', args: [order] })
@@ -68,18 +92,35 @@ describe('the router refuses, and the signer keeps the funds', () => {
     await fundAndApprove(swap)
     const before = await holdings(swap)
     const curve = standInAbi('CurvePoolStandIn')
-    const [num, den] = (await instance.publicClient.readContract({ address: pool(), abi: curve, functionName: 'rateOf', args: [usdc().address, dai().address] })) as [bigint, bigint]
+    const [num, den] = (await instance.publicClient.readContract({
+      address: pool(),
+      abi: curve,
+      functionName: 'rateOf',
+      args: [usdc().address, dai().address],
+    })) as [bigint, bigint]
     // 2% below the oracle rate: far below the hop's minimum (estimate less 0.5%) and the quote's toAmountMin.
-    await writeContractAndWait(instance, instance.accounts[0]!, { address: pool(), abi: curve, functionName: 'setRate', args: [usdc().address, dai().address, num * 98n, den * 100n] })
+    await writeContractAndWait(instance, instance.accounts[0]!, {
+      address: pool(),
+      abi: curve,
+      functionName: 'setRate',
+      args: [usdc().address, dai().address, num * 98n, den * 100n],
+    })
     try {
       // The pool's own minimum (the hop's) is the first to refuse; the router's is shown in the next test.
-      await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/Exchange resulted in fewer coins than expected/)
+      await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(
+        /Exchange resulted in fewer coins than expected/,
+      )
       const mined = await sendRequest(instance, swap.sender, swap.build.transactionRequest)
       expect(mined.status).toBe('reverted')
       expect(await holdings(swap)).toEqual(before)
       expect(await allowance(swap.sender.address)).toBe(swap.build.order.amountIn)
     } finally {
-      await writeContractAndWait(instance, instance.accounts[0]!, { address: pool(), abi: curve, functionName: 'setRate', args: [usdc().address, dai().address, num, den] })
+      await writeContractAndWait(instance, instance.accounts[0]!, {
+        address: pool(),
+        abi: curve,
+        functionName: 'setRate',
+        args: [usdc().address, dai().address, num, den],
+      })
     }
     // The same transaction goes through once the pool pays the rate again: the approval and funds were intact.
     const receipt = await sendRequest(instance, swap.sender, swap.build.transactionRequest)
@@ -94,7 +135,12 @@ describe('the router refuses, and the signer keeps the funds', () => {
     const routed = swap.build.routedAmount
     // What the pool stand-in pays for the routed input at its rate (exchange(i, j) with the edge's indices).
     const edge = swap.priced.route.sourceSwaps[0]!
-    const actual = (await instance.publicClient.readContract({ address: pool(), abi: standInAbi('CurvePoolStandIn'), functionName: 'get_dy', args: [BigInt(edge.i), BigInt(edge.j), routed] })) as bigint
+    const actual = (await instance.publicClient.readContract({
+      address: pool(),
+      abi: standInAbi('CurvePoolStandIn'),
+      functionName: 'get_dy',
+      args: [BigInt(edge.i), BigInt(edge.j), routed],
+    })) as bigint
     expect(actual >= swap.toAmountMin).toBe(true)
 
     const tooHigh: RouterOrder = { ...swap.build.order, minOut: actual + 1n }
@@ -115,14 +161,40 @@ describe('the router refuses, and the signer keeps the funds', () => {
     const swap = await plan()
     await fundAndApprove(swap)
     const before = await holdings(swap)
-    expect(await instance.publicClient.readContract({ address: eth.router.router, abi: routerAbi, functionName: 'isAllowedTarget', args: [pool()] })).toBe(true)
-    await writeContractAndWait(instance, eth.owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [pool(), false] })
+    expect(
+      await instance.publicClient.readContract({
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'isAllowedTarget',
+        args: [pool()],
+      }),
+    ).toBe(true)
+    await writeContractAndWait(instance, eth.owner, {
+      address: eth.router.router,
+      abi: routerAbi,
+      functionName: 'setTarget',
+      args: [pool(), false],
+    })
     try {
-      expect(await instance.publicClient.readContract({ address: eth.router.router, abi: routerAbi, functionName: 'isAllowedTarget', args: [pool()] })).toBe(false)
-      await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/SwapEazi: call target is not allowed/)
+      expect(
+        await instance.publicClient.readContract({
+          address: eth.router.router,
+          abi: routerAbi,
+          functionName: 'isAllowedTarget',
+          args: [pool()],
+        }),
+      ).toBe(false)
+      await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(
+        /SwapEazi: call target is not allowed/,
+      )
       expect(await holdings(swap)).toEqual(before)
     } finally {
-      await writeContractAndWait(instance, eth.owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [pool(), true] })
+      await writeContractAndWait(instance, eth.owner, {
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'setTarget',
+        args: [pool(), true],
+      })
     }
     await withdraw(swap.sender)
   })
@@ -134,7 +206,12 @@ describe('the router refuses, and the signer keeps the funds', () => {
     // A 3pool stand-in with the same coins and a generous rate, funded: it would pay, but it is not on the list.
     const coins = world.catalogue.venues.find((venue) => venue.id === 'eth-curve-3pool')!.tokens.map((token) => token.address)
     const rogue = await deployStandIn(instance, instance.accounts[0]!, 'CurvePoolStandIn', [coins])
-    await writeContractAndWait(instance, instance.accounts[0]!, { address: rogue, abi: standInAbi('CurvePoolStandIn'), functionName: 'setRate', args: [usdc().address, dai().address, 10n ** 12n * 2n, 1n] })
+    await writeContractAndWait(instance, instance.accounts[0]!, {
+      address: rogue,
+      abi: standInAbi('CurvePoolStandIn'),
+      functionName: 'setRate',
+      args: [usdc().address, dai().address, 10n ** 12n * 2n, 1n],
+    })
     await mintTo(instance, dai().address, rogue, 10n ** 24n)
     const order: RouterOrder = { ...swap.build.order, calls: swap.build.order.calls.map((call) => ({ ...call, target: rogue })) }
     await expect(sendEstimated(instance, swap.sender, executeRequest(order))).rejects.toThrow(/SwapEazi: call target is not allowed/)
@@ -147,9 +224,18 @@ describe('the router refuses, and the signer keeps the funds', () => {
     await mintTo(instance, usdc().address, swap.sender.address, swap.build.order.amountIn)
     expect(await allowance(swap.sender.address)).toBe(0n)
     const before = await holdings(swap)
-    await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
-    await writeContractAndWait(instance, swap.sender, { address: usdc().address, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, swap.build.order.amountIn - 1n] })
-    await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
+    await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(
+      /SwapEazi: approve the router for the input amount first/,
+    )
+    await writeContractAndWait(instance, swap.sender, {
+      address: usdc().address,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [eth.router.router, swap.build.order.amountIn - 1n],
+    })
+    await expect(sendEstimated(instance, swap.sender, swap.build.transactionRequest)).rejects.toThrow(
+      /SwapEazi: approve the router for the input amount first/,
+    )
     expect(await holdings(swap)).toEqual(before)
     expect(await allowance(swap.sender.address)).toBe(swap.build.order.amountIn - 1n)
     await withdraw(swap.sender)
@@ -163,7 +249,11 @@ describe('the router refuses, and the signer keeps the funds', () => {
     // B holds the input too, so only the allowance check (the order pulls from msg.sender = B) stops the call.
     await mintTo(instance, usdc().address, signerB.address, swap.build.order.amountIn)
     const before = await holdings(swap, signerB.address)
-    const sameCalldata = { to: swap.build.transactionRequest.to, data: swap.build.transactionRequest.data, value: swap.build.transactionRequest.value }
+    const sameCalldata = {
+      to: swap.build.transactionRequest.to,
+      data: swap.build.transactionRequest.data,
+      value: swap.build.transactionRequest.value,
+    }
     await expect(sendEstimated(instance, signerB, sameCalldata)).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
     expect(await holdings(swap, signerB.address)).toEqual(before)
     expect(await allowance(signerA.address)).toBe(swap.build.order.amountIn)
@@ -185,14 +275,37 @@ describe("the owner controls the allow-list and the treasury, never users' token
     const token = usdc().address
     const stake = 5_000n * 10n ** 6n
     await mintTo(instance, token, victim.address, stake)
-    await writeContractAndWait(instance, victim, { address: token, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, maxUint256] })
+    await writeContractAndWait(instance, victim, {
+      address: token,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [eth.router.router, maxUint256],
+    })
     // The owner funds a tiny order of its own and allow-lists the token contract itself as a call target.
     await mintTo(instance, token, owner.address, 10n ** 6n)
-    await writeContractAndWait(instance, owner, { address: token, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, 10n ** 6n] })
-    await writeContractAndWait(instance, owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [token, true] })
+    await writeContractAndWait(instance, owner, {
+      address: token,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [eth.router.router, 10n ** 6n],
+    })
+    await writeContractAndWait(instance, owner, {
+      address: eth.router.router,
+      abi: routerAbi,
+      functionName: 'setTarget',
+      args: [token, true],
+    })
     try {
       const steal = encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [victim.address, owner.address, stake] })
-      const base = { ref: `0x${'00'.repeat(32)}` as const, tokenIn: token, amountIn: 10n ** 6n, fee: 0n, tokenOut: zeroAddress, minOut: 0n, recipient: owner.address }
+      const base = {
+        ref: `0x${'00'.repeat(32)}` as const,
+        tokenIn: token,
+        amountIn: 10n ** 6n,
+        fee: 0n,
+        tokenOut: zeroAddress,
+        minOut: 0n,
+        recipient: owner.address,
+      }
       for (const spent of [zeroAddress, token]) {
         const order: RouterOrder = { ...base, calls: [{ target: token, token: spent, amountOffset: maxUint256, value: 0n, data: steal }] }
         // The executor, which makes the call, holds no allowance of the victim's: only the router does.
@@ -203,40 +316,91 @@ describe("the owner controls the allow-list and the treasury, never users' token
       expect(await balanceOf(instance, token, owner.address)).toBe(10n ** 6n)
       await expectRouterEmpty(world, 'ETH')
     } finally {
-      await writeContractAndWait(instance, owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [token, false] })
-      await writeContractAndWait(instance, victim, { address: token, abi: erc20Abi, functionName: 'approve', args: [eth.router.router, 0n] })
+      await writeContractAndWait(instance, owner, {
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'setTarget',
+        args: [token, false],
+      })
+      await writeContractAndWait(instance, victim, {
+        address: token,
+        abi: erc20Abi,
+        functionName: 'approve',
+        args: [eth.router.router, 0n],
+      })
       await withdraw(owner)
     }
   })
 
   it('the router and executor cannot be targets, and only the router drives the executor', async () => {
     for (const target of [eth.router.router, eth.router.executor])
-      await expect(writeContractAndWait(instance, eth.owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [target, true] })).rejects.toThrow(/SwapEazi: cannot target itself/)
+      await expect(
+        writeContractAndWait(instance, eth.owner, {
+          address: eth.router.router,
+          abi: routerAbi,
+          functionName: 'setTarget',
+          args: [target, true],
+        }),
+      ).rejects.toThrow(/SwapEazi: cannot target itself/)
     const stranger = instance.accounts[7]!
-    await expect(writeContractAndWait(instance, stranger, { address: eth.router.router, abi: routerAbi, functionName: 'setTarget', args: [stranger.address, true] })).rejects.toThrow(/SwapEazi: only the owner/)
-    await expect(writeContractAndWait(instance, stranger, { address: eth.router.executor, abi: swapEaziExecutorAbi as never, functionName: 'setTarget', args: [stranger.address, true] })).rejects.toThrow(/SwapEazi: only the router/)
     await expect(
-      writeContractAndWait(instance, stranger, { address: eth.router.executor, abi: swapEaziExecutorAbi as never, functionName: 'run', args: [[], usdc().address, zeroAddress, 0n, stranger.address, stranger.address] }),
+      writeContractAndWait(instance, stranger, {
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'setTarget',
+        args: [stranger.address, true],
+      }),
+    ).rejects.toThrow(/SwapEazi: only the owner/)
+    await expect(
+      writeContractAndWait(instance, stranger, {
+        address: eth.router.executor,
+        abi: swapEaziExecutorAbi as never,
+        functionName: 'setTarget',
+        args: [stranger.address, true],
+      }),
+    ).rejects.toThrow(/SwapEazi: only the router/)
+    await expect(
+      writeContractAndWait(instance, stranger, {
+        address: eth.router.executor,
+        abi: swapEaziExecutorAbi as never,
+        functionName: 'run',
+        args: [[], usdc().address, zeroAddress, 0n, stranger.address, stranger.address],
+      }),
     ).rejects.toThrow(/SwapEazi: only the router/)
   })
 
   it('only the owner can set targets, the treasury or the owner', async () => {
     const stranger = instance.accounts[7]!
-    const read = (functionName: 'owner' | 'treasury') => instance.publicClient.readContract({ address: eth.router.router, abi: routerAbi, functionName, args: [] }) as Promise<Address>
+    const read = (functionName: 'owner' | 'treasury') =>
+      instance.publicClient.readContract({ address: eth.router.router, abi: routerAbi, functionName, args: [] }) as Promise<Address>
     const calls: [string, readonly unknown[]][] = [
       ['setTarget', [stranger.address, true]],
       ['setTreasury', [stranger.address]],
       ['transferOwnership', [stranger.address]],
     ]
     for (const [functionName, args] of calls)
-      await expect(writeContractAndWait(instance, stranger, { address: eth.router.router, abi: routerAbi, functionName, args })).rejects.toThrow(/SwapEazi: only the owner/)
+      await expect(
+        writeContractAndWait(instance, stranger, { address: eth.router.router, abi: routerAbi, functionName, args }),
+      ).rejects.toThrow(/SwapEazi: only the owner/)
     expect(await read('owner')).toBe(eth.owner.address)
     expect(await read('treasury')).toBe(eth.treasury)
-    expect(await instance.publicClient.readContract({ address: eth.router.router, abi: routerAbi, functionName: 'isAllowedTarget', args: [stranger.address] })).toBe(false)
+    expect(
+      await instance.publicClient.readContract({
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'isAllowedTarget',
+        args: [stranger.address],
+      }),
+    ).toBe(false)
 
     // The owner can move the treasury (and the margin follows it), which is all it controls.
     const newTreasury = instance.accounts[8]!.address
-    await writeContractAndWait(instance, eth.owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTreasury', args: [newTreasury] })
+    await writeContractAndWait(instance, eth.owner, {
+      address: eth.router.router,
+      abi: routerAbi,
+      functionName: 'setTreasury',
+      args: [newTreasury],
+    })
     try {
       expect(await read('treasury')).toBe(newTreasury)
       const swap = await plan()
@@ -247,16 +411,25 @@ describe("the owner controls the allow-list and the treasury, never users' token
       expect((await balanceOf(instance, usdc(), newTreasury)) - newBefore).toBe(swap.build.margin)
       expect(await balanceOf(instance, usdc(), eth.treasury)).toBe(oldBefore)
     } finally {
-      await writeContractAndWait(instance, eth.owner, { address: eth.router.router, abi: routerAbi, functionName: 'setTreasury', args: [eth.treasury] })
+      await writeContractAndWait(instance, eth.owner, {
+        address: eth.router.router,
+        abi: routerAbi,
+        functionName: 'setTreasury',
+        args: [eth.treasury],
+      })
     }
   })
 })
 
 describe('EIP-2612 permit instead of an approval transaction', () => {
-
   async function signPermit(signer: Account, owner: Address, value: bigint) {
     const token = usdc().address
-    const nonce = (await instance.publicClient.readContract({ address: token, abi: standInAbi('TestToken'), functionName: 'nonces', args: [owner] })) as bigint
+    const nonce = (await instance.publicClient.readContract({
+      address: token,
+      abi: standInAbi('TestToken'),
+      functionName: 'nonces',
+      args: [owner],
+    })) as bigint
     const deadline = (await instance.publicClient.getBlock()).timestamp + 600n
     const signature = await signer.signTypedData({
       // deployCatalogue passes the symbol as the token's name; version '2' as USDC.
@@ -287,13 +460,25 @@ describe('EIP-2612 permit instead of an approval transaction', () => {
     expect((await balanceOf(instance, usdc(), eth.treasury)) - before['treasury USDC']!).toBe(swap.build.margin)
     expect(before['sender USDC']! - (await balanceOf(instance, usdc(), swap.sender.address))).toBe(swap.build.order.amountIn)
     const [swapped] = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
-    expect(swapped?.args).toMatchObject({ ref: swap.build.order.ref, sender: swap.sender.address, recipient: swap.recipient, fee: swap.build.margin })
+    expect(swapped?.args).toMatchObject({
+      ref: swap.build.order.ref,
+      sender: swap.sender.address,
+      recipient: swap.recipient,
+      fee: swap.build.margin,
+    })
     const received = (await balanceOf(instance, dai(), swap.recipient)) - before['recipient DAI']!
     expect(received).toBe(swapped?.args.amountOut)
     expect(received >= swap.toAmountMin).toBe(true)
     // The permit granted exactly amountIn, all of it spent; its nonce is used.
     expect(await allowance(swap.sender.address)).toBe(0n)
-    expect(await instance.publicClient.readContract({ address: usdc().address, abi: standInAbi('TestToken'), functionName: 'nonces', args: [swap.sender.address] })).toBe(nonce + 1n)
+    expect(
+      await instance.publicClient.readContract({
+        address: usdc().address,
+        abi: standInAbi('TestToken'),
+        functionName: 'nonces',
+        args: [swap.sender.address],
+      }),
+    ).toBe(nonce + 1n)
     await expectRouterEmpty(world, 'ETH')
   })
 
@@ -302,7 +487,9 @@ describe('EIP-2612 permit instead of an approval transaction', () => {
     await mintTo(instance, usdc().address, swap.sender.address, swap.build.order.amountIn)
     const before = await holdings(swap)
     const { permit } = await signPermit(instance.accounts[7]!, swap.sender.address, swap.build.order.amountIn)
-    await expect(sendEstimated(instance, swap.sender, permitRequest(swap.build.order, permit))).rejects.toThrow(/SwapEazi: approve the router for the input amount first/)
+    await expect(sendEstimated(instance, swap.sender, permitRequest(swap.build.order, permit))).rejects.toThrow(
+      /SwapEazi: approve the router for the input amount first/,
+    )
     expect(await holdings(swap)).toEqual(before)
     expect(await allowance(swap.sender.address)).toBe(0n)
     await withdraw(swap.sender)

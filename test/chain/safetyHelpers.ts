@@ -34,7 +34,12 @@ export function sendEstimated(instance: AnvilInstance, account: Account, request
 
 /** Mints `amount` of a stand-in token (TestToken or ResetApprovalToken: both have an open `mint`) to `to`. */
 export async function mintTo(instance: AnvilInstance, token: Address, to: Address, amount: bigint): Promise<void> {
-  await writeContractAndWait(instance, instance.accounts[0]!, { address: token, abi: standInAbi('TestToken'), functionName: 'mint', args: [to, amount] })
+  await writeContractAndWait(instance, instance.accounts[0]!, {
+    address: token,
+    abi: standInAbi('TestToken'),
+    functionName: 'mint',
+    args: [to, amount],
+  })
 }
 
 /** Every token of `chain` held by the router or the executor: must be none after any transaction. */
@@ -86,7 +91,15 @@ const v3: HopReader = {
   read: (args) => {
     const params = args.params as { tokenIn: Address; tokenOut: Address; recipient: Address; amountIn: bigint; amountOutMinimum: bigint }
     expect(params.recipient, 'exactInputSingle recipient').toBe(args.paidTo)
-    return { payer: args.sender as Address, recipient: args.paidTo as Address, tokenIn: params.tokenIn, tokenOut: params.tokenOut, amountIn: params.amountIn, minOut: params.amountOutMinimum, amountOut: args.amountOut as bigint }
+    return {
+      payer: args.sender as Address,
+      recipient: args.paidTo as Address,
+      tokenIn: params.tokenIn,
+      tokenOut: params.tokenOut,
+      amountIn: params.amountIn,
+      minOut: params.amountOutMinimum,
+      amountOut: args.amountOut as bigint,
+    }
   },
 }
 
@@ -97,7 +110,15 @@ const solidly: HopReader = {
     const routes = args.routes as readonly { from: Address; to: Address }[]
     const amounts = args.amounts as readonly bigint[]
     expect(routes, 'one Solidly hop per call').toHaveLength(1)
-    return { payer: args.sender as Address, recipient: args.to as Address, tokenIn: routes[0]!.from, tokenOut: routes[0]!.to, amountIn: args.amountIn as bigint, minOut: args.amountOutMin as bigint, amountOut: amounts[amounts.length - 1]! }
+    return {
+      payer: args.sender as Address,
+      recipient: args.to as Address,
+      tokenIn: routes[0]!.from,
+      tokenOut: routes[0]!.to,
+      amountIn: args.amountIn as bigint,
+      minOut: args.amountOutMin as bigint,
+      amountOut: amounts[amounts.length - 1]!,
+    }
   },
 }
 
@@ -117,14 +138,30 @@ const HOP_READERS: Record<string, HopReader> = {
       const funds = args.funds as { sender: Address; recipient: Address }
       expect(single.kind, 'Balancer GIVEN_IN').toBe(0)
       expect(funds.sender, 'Balancer funds.sender is the caller').toBe(args.caller)
-      return { payer: funds.sender, recipient: funds.recipient, tokenIn: single.assetIn, tokenOut: single.assetOut, amountIn: single.amount, minOut: args.limit as bigint, amountOut: args.amountCalculated as bigint }
+      return {
+        payer: funds.sender,
+        recipient: funds.recipient,
+        tokenIn: single.assetIn,
+        tokenOut: single.assetOut,
+        amountIn: single.amount,
+        minOut: args.limit as bigint,
+        amountOut: args.amountCalculated as bigint,
+      }
     },
   },
   mento: {
     standIn: 'MentoBrokerStandIn',
     event: 'SwapInCalled',
     // The Broker pays msg.sender (the trader).
-    read: (args) => ({ payer: args.trader as Address, recipient: args.trader as Address, tokenIn: args.tokenIn as Address, tokenOut: args.tokenOut as Address, amountIn: args.amountIn as bigint, minOut: args.amountOutMin as bigint, amountOut: args.amountOut as bigint }),
+    read: (args) => ({
+      payer: args.trader as Address,
+      recipient: args.trader as Address,
+      tokenIn: args.tokenIn as Address,
+      tokenOut: args.tokenOut as Address,
+      amountIn: args.amountIn as bigint,
+      minOut: args.amountOutMin as bigint,
+      amountOut: args.amountOut as bigint,
+    }),
   },
 }
 
@@ -153,7 +190,13 @@ export function venueHops(logs: readonly Log[], edges: readonly SwapEdge[]): Ven
  * tokens; the first hop spent `firstAmountIn` and each later hop exactly the previous hop's output (the executor's
  * balance, patched in on chain); each hop's minimum is its step estimate less the slippage.
  */
-export function expectHops(hops: readonly VenueHop[], edges: readonly SwapEdge[], estimates: readonly bigint[], executor: Address, firstAmountIn: bigint): void {
+export function expectHops(
+  hops: readonly VenueHop[],
+  edges: readonly SwapEdge[],
+  estimates: readonly bigint[],
+  executor: Address,
+  firstAmountIn: bigint,
+): void {
   expect(hops).toHaveLength(edges.length)
   hops.forEach((hop, k) => {
     const edge = edges[k]!

@@ -1,4 +1,14 @@
-import { type Address, decodeAbiParameters, erc20Abi, getAbiItem, getAddress, type Hex, parseEventLogs, type TransactionReceipt, zeroAddress } from 'viem'
+import {
+  type Address,
+  decodeAbiParameters,
+  erc20Abi,
+  getAbiItem,
+  getAddress,
+  type Hex,
+  parseEventLogs,
+  type TransactionReceipt,
+  zeroAddress,
+} from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -68,7 +78,13 @@ async function expectSameChainSwap(plan: PlannedSwap, receipt: TransactionReceip
   expect(received >= plan.toAmountMin, `received ${received} < toAmountMin ${plan.toAmountMin}`).toBe(true)
 
   const hops = venueHops(receipt.logs, route.sourceSwaps)
-  expectHops(hops, route.sourceSwaps, build.sized.steps.map((step) => step.amountOut), setup.router.executor, build.routedAmount)
+  expectHops(
+    hops,
+    route.sourceSwaps,
+    build.sized.steps.map((step) => step.amountOut),
+    setup.router.executor,
+    build.routedAmount,
+  )
   expect(hops.at(-1)!.amountOut).toBe(received)
   await expectRouterEmpty(world, route.from.chain)
 }
@@ -77,24 +93,63 @@ type Case = { name: string; from: string; to: string; id: string }
 
 const cases: Case[] = [
   { name: 'ETH Curve 3pool, one hop', from: 'ETH:USDC', to: 'ETH:DAI', id: 'eth-curve-3pool:USDC>DAI' },
-  { name: 'ETH Uniswap v3, one hop (output is the USDT-like token)', from: 'ETH:USDC', to: 'ETH:USDT', id: 'eth-univ3-usdc-usdt-100:USDC>USDT' },
+  {
+    name: 'ETH Uniswap v3, one hop (output is the USDT-like token)',
+    from: 'ETH:USDC',
+    to: 'ETH:USDT',
+    id: 'eth-univ3-usdc-usdt-100:USDC>USDT',
+  },
   { name: 'ETH Curve stableswap-ng PYUSD → USDC', from: 'ETH:PYUSD', to: 'ETH:USDC', id: 'eth-curve-pyusd-usdc:PYUSD>USDC' },
   { name: 'ETH Curve stableswap-ng USDe (18 decimals) → USDC', from: 'ETH:USDe', to: 'ETH:USDC', id: 'eth-curve-usde-usdc:USDe>USDC' },
-  { name: 'ETH two hops: Uniswap v3 then Curve 3pool', from: 'ETH:EURe', to: 'ETH:USDT', id: 'eth-univ3-eure-usdc-500:EURe>USDC|eth-curve-3pool:USDC>USDT' },
-  { name: 'ETH two hops: Uniswap v3 twice through one router', from: 'ETH:EURe', to: 'ETH:USDT', id: 'eth-univ3-eure-usdc-500:EURe>USDC|eth-univ3-usdc-usdt-100:USDC>USDT' },
-  { name: 'ETH two hops from USDT: Uniswap v3 then Curve', from: 'ETH:USDT', to: 'ETH:DAI', id: 'eth-univ3-usdc-usdt-100:USDT>USDC|eth-curve-3pool:USDC>DAI' },
+  {
+    name: 'ETH two hops: Uniswap v3 then Curve 3pool',
+    from: 'ETH:EURe',
+    to: 'ETH:USDT',
+    id: 'eth-univ3-eure-usdc-500:EURe>USDC|eth-curve-3pool:USDC>USDT',
+  },
+  {
+    name: 'ETH two hops: Uniswap v3 twice through one router',
+    from: 'ETH:EURe',
+    to: 'ETH:USDT',
+    id: 'eth-univ3-eure-usdc-500:EURe>USDC|eth-univ3-usdc-usdt-100:USDC>USDT',
+  },
+  {
+    name: 'ETH two hops from USDT: Uniswap v3 then Curve',
+    from: 'ETH:USDT',
+    to: 'ETH:DAI',
+    id: 'eth-univ3-usdc-usdt-100:USDT>USDC|eth-curve-3pool:USDC>DAI',
+  },
   { name: 'OPT Velodrome (Solidly), one hop', from: 'OPT:USDC', to: 'OPT:USDT', id: 'opt-velodrome-usdc-usdt:USDC>USDT' },
   { name: 'BAS Aerodrome (Solidly), one hop', from: 'BAS:USDC', to: 'BAS:DAI', id: 'bas-aerodrome-usdc-dai:USDC>DAI' },
-  { name: 'BNB PancakeSwap StableSwap, one hop (18-decimal USDT)', from: 'BNB:USDT', to: 'BNB:USDC', id: 'bnb-pancake-stable-usdt-usdc:USDT>USDC' },
+  {
+    name: 'BNB PancakeSwap StableSwap, one hop (18-decimal USDT)',
+    from: 'BNB:USDT',
+    to: 'BNB:USDC',
+    id: 'bnb-pancake-stable-usdt-usdc:USDT>USDC',
+  },
   { name: 'BNB PancakeSwap v3 USDT → FDUSD', from: 'BNB:USDT', to: 'BNB:FDUSD', id: 'bnb-pancake-v3-usdt-fdusd-100:USDT>FDUSD' },
-  { name: 'GNO Balancer v2, two hops through USDC.e', from: 'GNO:EURe', to: 'GNO:GBPe', id: 'gno-balancer-eure-usdce:EURe>USDC.e|gno-balancer-gbpe-usdce:USDC.e>GBPe' },
-  { name: 'CEL Mento, two hops through cUSD', from: 'CEL:USDT', to: 'CEL:cKES', id: 'cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES' },
+  {
+    name: 'GNO Balancer v2, two hops through USDC.e',
+    from: 'GNO:EURe',
+    to: 'GNO:GBPe',
+    id: 'gno-balancer-eure-usdce:EURe>USDC.e|gno-balancer-gbpe-usdce:USDC.e>GBPe',
+  },
+  {
+    name: 'CEL Mento, two hops through cUSD',
+    from: 'CEL:USDT',
+    to: 'CEL:cKES',
+    id: 'cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES',
+  },
   { name: 'ARB Uniswap v3, one hop', from: 'ARB:USDT', to: 'ARB:USDC', id: 'arb-univ3-usdt-usdc-100:USDT>USDC' },
 ]
 
 describe('same-chain routes on every venue protocol', () => {
   it('the cases cover every venue protocol of the catalogue', () => {
-    const covered = new Set(cases.flatMap((entry) => entry.id.split('|').map((hop) => loaded.catalogue.venues.find((venue) => venue.id === hop.split(':')[0])!.protocol)))
+    const covered = new Set(
+      cases.flatMap((entry) =>
+        entry.id.split('|').map((hop) => loaded.catalogue.venues.find((venue) => venue.id === hop.split(':')[0])!.protocol),
+      ),
+    )
     expect([...covered].sort()).toEqual([...new Set(loaded.catalogue.venues.map((venue) => venue.protocol))].sort())
   })
 
@@ -109,13 +164,18 @@ describe('same-chain routes on every venue protocol', () => {
 
   // Beyond the cases above: every venue of the catalogue, one hop, in both directions.
   const named = new Set(cases.map((entry) => entry.id))
-  const everyVenue: Case[] = loaded.catalogue.venues.flatMap((venue) =>
-    [[0, 1], [1, 0]].map(([i, j]) => {
-      const from = venue.tokens[i!]!
-      const to = venue.tokens[j!]!
-      return { name: `${venue.protocol} ${venue.chain}`, from: from.key, to: to.key, id: `${venue.id}:${from.symbol}>${to.symbol}` }
-    }),
-  ).filter((entry) => !named.has(entry.id))
+  const everyVenue: Case[] = loaded.catalogue.venues
+    .flatMap((venue) =>
+      [
+        [0, 1],
+        [1, 0],
+      ].map(([i, j]) => {
+        const from = venue.tokens[i!]!
+        const to = venue.tokens[j!]!
+        return { name: `${venue.protocol} ${venue.chain}`, from: from.key, to: to.key, id: `${venue.id}:${from.symbol}>${to.symbol}` }
+      }),
+    )
+    .filter((entry) => !named.has(entry.id))
 
   it.each(everyVenue)('every venue, one hop: $name ($id)', async ({ from, to, id }) => {
     const plan = await planSwap(world, from, to, 250n, (routeId) => routeId === id)
@@ -136,11 +196,22 @@ describe('same-chain routes on every venue protocol', () => {
     expect(approvalResetTransactionRequest).toBeDefined()
     expect(approval).toMatchObject({ token: usdt.address, spender: setup.router.router, amount: plan.build.order.amountIn })
 
-    const allowance = () => instance.publicClient.readContract({ address: usdt.address, abi: erc20Abi, functionName: 'allowance', args: [plan.sender.address, setup.router.router] })
+    const allowance = () =>
+      instance.publicClient.readContract({
+        address: usdt.address,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [plan.sender.address, setup.router.router],
+      })
     const before = await balancesBefore(plan)
     await mintTo(instance, usdt.address, plan.sender.address, plan.build.order.amountIn)
     // A leftover allowance (an earlier approval the router never spent).
-    await writeContractAndWait(instance, plan.sender, { address: usdt.address, abi: standInAbi('ResetApprovalToken'), functionName: 'approve', args: [setup.router.router, 1n] })
+    await writeContractAndWait(instance, plan.sender, {
+      address: usdt.address,
+      abi: standInAbi('ResetApprovalToken'),
+      functionName: 'approve',
+      args: [setup.router.router, 1n],
+    })
     expect(await allowance()).toBe(1n)
 
     // The plain approval now fails, both as a wallet sends it and with its reason when simulated.
@@ -172,11 +243,25 @@ async function expectOftSend(plan: PlannedSwap, receipt: TransactionReceipt, tre
   expect(plan.build.margin > 0n).toBe(true)
   expect((await balanceOf(source.instance, route.from, source.treasury)) - treasuryBefore).toBe(plan.build.margin)
   const swapped = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
-  expect(swapped[0]?.args).toMatchObject({ ref: plan.build.order.ref, sender: plan.sender.address, recipient: plan.recipient, fee: plan.build.margin, amountOut: 0n })
+  expect(swapped[0]?.args).toMatchObject({
+    ref: plan.build.order.ref,
+    sender: plan.sender.address,
+    recipient: plan.recipient,
+    fee: plan.build.margin,
+    amountOut: 0n,
+  })
 
   const [sent] = standInEvents('StargateOftStandIn', receipt.logs, { address: getAddress(lane.sourceContract), eventName: 'SendRecorded' })
   const [oft] = standInEvents('StargateOftStandIn', receipt.logs, { address: getAddress(lane.sourceContract), eventName: 'OFTSent' })
-  const param = sent!.args.sendParam as { dstEid: number; to: string; amountLD: bigint; minAmountLD: bigint; extraOptions: string; composeMsg: Hex; oftCmd: string }
+  const param = sent!.args.sendParam as {
+    dstEid: number
+    to: string
+    amountLD: bigint
+    minAmountLD: bigint
+    extraOptions: string
+    composeMsg: Hex
+    oftCmd: string
+  }
   const bridgeStep = plan.build.sized.steps[route.sourceSwaps.length]!
   const endsHere = route.destinationSwaps.length === 0
   expect(param.dstEid).toBe(lane.destinationDomain)
@@ -201,7 +286,12 @@ async function expectOftSend(plan: PlannedSwap, receipt: TransactionReceipt, tre
 }
 
 /** Destination-side checks after a compose: the swaps on arrival, the executor's event, the recipient's output. */
-async function expectComposedDelivery(plan: PlannedSwap, delivery: TransactionReceipt, amountLD: bigint, recipientBefore: bigint): Promise<void> {
+async function expectComposedDelivery(
+  plan: PlannedSwap,
+  delivery: TransactionReceipt,
+  amountLD: bigint,
+  recipientBefore: bigint,
+): Promise<void> {
   expect(delivery.status).toBe('success')
   const route = plan.priced.route
   const destination = setupOf(world, route.to.chain)
@@ -209,7 +299,14 @@ async function expectComposedDelivery(plan: PlannedSwap, delivery: TransactionRe
   expect(received >= plan.toAmountMin, `received ${received} < toAmountMin ${plan.toAmountMin}`).toBe(true)
   const executed = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
   expect(executed).toHaveLength(1)
-  expect(executed[0]!.args).toMatchObject({ ref: plan.build.order.ref, recipient: plan.recipient, token: getAddress(route.bridge!.to.address), amountIn: amountLD, tokenOut: getAddress(route.to.address), amountOut: received })
+  expect(executed[0]!.args).toMatchObject({
+    ref: plan.build.order.ref,
+    recipient: plan.recipient,
+    token: getAddress(route.bridge!.to.address),
+    amountIn: amountLD,
+    tokenOut: getAddress(route.to.address),
+    amountOut: received,
+  })
   expect(parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationFallback' })).toHaveLength(0)
   const hops = venueHops(delivery.logs, route.destinationSwaps)
   const estimates = plan.build.sized.steps.slice(route.sourceSwaps.length + 1).map((step) => step.amountOut)
@@ -227,7 +324,9 @@ function deliverOft(plan: PlannedSwap, receipt: TransactionReceipt, amountLD: bi
   const destination = setupOf(world, lane.to.chain)
   const [sent] = standInEvents('StargateOftStandIn', receipt.logs, { address: getAddress(lane.sourceContract), eventName: 'SendRecorded' })
   const param = sent!.args.sendParam as { to: Hex; composeMsg: Hex }
-  const srcEid = world.files.bridges.bridges.find((bridge) => bridge.id === lane.bridge.id)!.endpoints.find((endpoint) => endpoint.chain === lane.from.chain)!.domain!
+  const srcEid = world.files.bridges.bridges
+    .find((bridge) => bridge.id === lane.bridge.id)!
+    .endpoints.find((endpoint) => endpoint.chain === lane.from.chain)!.domain!
   return writeContractAndWait(destination.instance, destination.instance.accounts[5]!, {
     address: getAddress(lane.deliveredBy!),
     abi: standInAbi('LayerZeroEndpointStandIn'),
@@ -287,13 +386,27 @@ describe('USDT0 from Arbitrum: the OFT and the legacy mesh', () => {
     // With the Celo OFT named in bridges.json, routerTargets allow-lists it and the route runs end to end.
     const celo = setupOf(world, 'CEL')
     const files = JSON.parse(JSON.stringify(world.files)) as typeof world.files
-    const endpoint = files.bridges.bridges.find((bridge) => bridge.id === 'usdt0-legacy-mesh')!.endpoints.find((entry) => entry.chain === 'CEL')!
+    const endpoint = files.bridges.bridges
+      .find((bridge) => bridge.id === 'usdt0-legacy-mesh')!
+      .endpoints.find((entry) => entry.chain === 'CEL')!
     const celoUsdt = tokenOf(world, 'CEL:USDT').address
     endpoint.contract = await deployStandIn(celo.instance, celo.instance.accounts[0]!, 'StargateOftStandIn', [celoUsdt, 0n])
     const known = { ...world, files, catalogue: compileCatalogue(files) }
     for (const target of routerTargets(known.catalogue, 'CEL'))
-      if (!(await celo.instance.publicClient.readContract({ address: celo.router.router, abi: swapEaziRouterAbi, functionName: 'isAllowedTarget', args: [target.address] })))
-        await writeContractAndWait(celo.instance, celo.owner, { address: celo.router.router, abi: swapEaziRouterAbi as never, functionName: 'setTarget', args: [target.address, true] })
+      if (
+        !(await celo.instance.publicClient.readContract({
+          address: celo.router.router,
+          abi: swapEaziRouterAbi,
+          functionName: 'isAllowedTarget',
+          args: [target.address],
+        }))
+      )
+        await writeContractAndWait(celo.instance, celo.owner, {
+          address: celo.router.router,
+          abi: swapEaziRouterAbi as never,
+          functionName: 'setTarget',
+          args: [target.address, true],
+        })
     const plan = await planSwap(known, 'ARB:USDT', 'CEL:cKES', 1000n, (routeId) => routeId === id)
     const lane = plan.priced.route.bridge!
     expect(lane.destinationContract).toBe(endpoint.contract)
@@ -302,7 +415,12 @@ describe('USDT0 from Arbitrum: the OFT and the legacy mesh', () => {
     const recipientBefore = await balanceOf(celo.instance, plan.priced.route.to, plan.recipient)
     const receipt = await executeSwap(known, plan)
     const { amountLD } = await expectOftSend(plan, receipt, treasuryBefore)
-    expect(plan.build.destinationOrder).toMatchObject({ token: getAddress(lane.to.address), tokenOut: getAddress(plan.priced.route.to.address), minOut: plan.toAmountMin, recipient: plan.recipient })
+    expect(plan.build.destinationOrder).toMatchObject({
+      token: getAddress(lane.to.address),
+      tokenOut: getAddress(plan.priced.route.to.address),
+      minOut: plan.toAmountMin,
+      recipient: plan.recipient,
+    })
     const delivery = await relay(known, plan, receipt)
     await expectComposedDelivery(plan, delivery, amountLD, recipientBefore)
   })

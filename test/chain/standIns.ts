@@ -1,13 +1,4 @@
-import {
-  type Abi,
-  type Address,
-  type Hex,
-  type Log,
-  type PrivateKeyAccount,
-  getAddress,
-  parseAbi,
-  parseEventLogs,
-} from 'viem'
+import { type Abi, type Address, type Hex, type Log, type PrivateKeyAccount, getAddress, parseAbi, parseEventLogs } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import { type AnvilInstance, deployContract } from './anvil.ts'
 import { compiledTestContracts } from './testContracts.ts'
@@ -69,8 +60,7 @@ function compileStandIns(): Record<StandInName, CompiledContract> {
   for (const name of STAND_IN_NAMES) {
     const keys = Object.keys(output).filter((key) => key.endsWith(`:${name}`))
     const key = keys[0]
-    if (keys.length !== 1 || key === undefined)
-      throw new Error(`stand-ins: expected one contract named ${name}, found ${keys.length}`)
+    if (keys.length !== 1 || key === undefined) throw new Error(`stand-ins: expected one contract named ${name}, found ${keys.length}`)
     const artifact = output[key]!
     const extra = EXTRA_ABI[name]
     result[name] = extra ? { ...artifact, abi: [...artifact.abi, ...extra] } : artifact
@@ -92,9 +82,7 @@ export function standInAbi(name: StandInName): Abi {
 /** Every stand-in's ABI by name; compiled on first property access. */
 export const standInAbis: Readonly<Record<StandInName, Abi>> = Object.defineProperties(
   {} as Record<StandInName, Abi>,
-  Object.fromEntries(
-    STAND_IN_NAMES.map((name) => [name, { enumerable: true, get: () => standInAbi(name) }]),
-  ) as PropertyDescriptorMap,
+  Object.fromEntries(STAND_IN_NAMES.map((name) => [name, { enumerable: true, get: () => standInAbi(name) }])) as PropertyDescriptorMap,
 )
 
 /** Deploys a stand-in from `account` and returns its address. */
@@ -136,12 +124,7 @@ export function standInEvents(
 }
 
 /** The single event named `eventName` that `address` emitted among `logs`; throws unless there is exactly one. */
-export function standInEvent(
-  name: StandInName,
-  logs: readonly Log[],
-  address: Address,
-  eventName: string,
-): Record<string, unknown> {
+export function standInEvent(name: StandInName, logs: readonly Log[], address: Address, eventName: string): Record<string, unknown> {
   const events = standInEvents(name, logs, { address, eventName })
   if (events.length !== 1 || !events[0]) throw new Error(`expected one ${eventName} from ${address}, found ${events.length}`)
   return events[0].args

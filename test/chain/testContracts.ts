@@ -16,7 +16,12 @@ const source = (file: string): string => readFileSync(new URL(file, CONTRACTS_DI
  * Eip3009Token.sol alone for Base's USDC (test/chain/baseUsdc.ts).
  */
 const UNITS = {
-  standIns: () => Object.fromEntries(readdirSync(CONTRACTS_DIR).filter((file) => file.endsWith('.sol')).map((file) => [file, source(file)])),
+  standIns: () =>
+    Object.fromEntries(
+      readdirSync(CONTRACTS_DIR)
+        .filter((file) => file.endsWith('.sol'))
+        .map((file) => [file, source(file)]),
+    ),
   eip3009Token: () => ({ 'Eip3009Token.sol': source('Eip3009Token.sol') }),
 } satisfies Record<string, () => Record<string, string>>
 

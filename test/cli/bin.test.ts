@@ -21,13 +21,22 @@ describe('bin/swapeazi.js', () => {
     try {
       const { stdout, stderr } = await run(process.execPath, [BIN, 'keys', 'issue', '--tier', 'free'], {
         cwd,
-        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_KEY_SECRET: SECRET, SWAPEAZI_LOG_LEVEL: 'silent' },
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          HOME: process.env['HOME'] ?? '',
+          SWAPEAZI_DATA_DIR: 'memory://',
+          SWAPEAZI_KEY_SECRET: SECRET,
+          SWAPEAZI_LOG_LEVEL: 'silent',
+        },
       })
       expect(stderr).toBe('')
       expect(stdout.endsWith('\n') && stdout.indexOf('\n') === stdout.length - 1).toBe(true)
       const issued = JSON.parse(stdout) as { key: string; id: string; tier: string }
       expect(issued.tier).toBe('free')
-      expect(verifyApiKey(new TextEncoder().encode(SECRET), issued.key)).toEqual({ ok: true, claims: expect.objectContaining({ id: issued.id, tier: 'free' }) })
+      expect(verifyApiKey(new TextEncoder().encode(SECRET), issued.key)).toEqual({
+        ok: true,
+        claims: expect.objectContaining({ id: issued.id, tier: 'free' }),
+      })
     } finally {
       await rm(cwd, { recursive: true, force: true })
     }

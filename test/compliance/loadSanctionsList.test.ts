@@ -3,11 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAddress } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
-import {
-  DEFAULT_SANCTIONS_FILE,
-  loadSanctionsList,
-  SanctionsListError,
-} from '../../src/compliance/loadSanctionsList.ts'
+import { DEFAULT_SANCTIONS_FILE, loadSanctionsList, SanctionsListError } from '../../src/compliance/loadSanctionsList.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 const SHIPPED = join(MANIFEST, DEFAULT_SANCTIONS_FILE)
@@ -88,12 +84,7 @@ describe('loadSanctionsList on malformed files', () => {
     ['a duplicate', { ...valid, addresses: [A, B, A] }, 'addresses[2]', `duplicate address ${A}`],
     ['two duplicates, naming the first', { ...valid, addresses: [A, B, B, A] }, 'addresses[2]', `duplicate address ${B}`],
     ['no addresses', { ...valid, addresses: [] }, 'addresses', 'must list at least one address'],
-    [
-      'a missing asOf',
-      { source: valid.source, addresses: valid.addresses },
-      'asOf',
-      'is required (an ISO date YYYY-MM-DD)',
-    ],
+    ['a missing asOf', { source: valid.source, addresses: valid.addresses }, 'asOf', 'is required (an ISO date YYYY-MM-DD)'],
     ['an impossible date', { ...valid, asOf: '2026-02-30' }, 'asOf', 'must be an ISO date YYYY-MM-DD'],
     ['a date with a time', { ...valid, asOf: '2026-08-22T00:00:00Z' }, 'asOf', 'must be an ISO date YYYY-MM-DD'],
     ['a blank source', { ...valid, source: '  ' }, 'source', 'must name the source of the list'],

@@ -18,9 +18,24 @@ describe('the committed router artifact', () => {
 
   it('exposes the entry points the builder and the operators use', () => {
     const artifact = freshlyCompiled()
-    const names = (abi: readonly { type: string; name?: string }[]) => abi.filter((item) => item.type === 'function').map((item) => item.name).sort()
+    const names = (abi: readonly { type: string; name?: string }[]) =>
+      abi
+        .filter((item) => item.type === 'function')
+        .map((item) => item.name)
+        .sort()
     expect(names(artifact.router.abi as never)).toEqual(
-      ['execute', 'executeBatch', 'executeWithPermit', 'executor', 'isAllowedTarget', 'owner', 'setTarget', 'setTreasury', 'transferOwnership', 'treasury'].sort(),
+      [
+        'execute',
+        'executeBatch',
+        'executeWithPermit',
+        'executor',
+        'isAllowedTarget',
+        'owner',
+        'setTarget',
+        'setTreasury',
+        'transferOwnership',
+        'treasury',
+      ].sort(),
     )
     expect(names(artifact.executor.abi as never)).toEqual(
       ['handleV3AcrossMessage', 'isAllowedTarget', 'lzCompose', 'relayCctp', 'router', 'run', 'runDestination', 'setTarget'].sort(),

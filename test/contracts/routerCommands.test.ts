@@ -20,13 +20,16 @@ beforeAll(async () => {
 afterAll(async () => anvil?.stop())
 
 /** `swapeazi ARGS` in-process, with only the log level and `env` set. */
-const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCliInProcess(args, { SWAPEAZI_LOG_LEVEL: 'silent', ...env })
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
+  runCliInProcess(args, { SWAPEAZI_LOG_LEVEL: 'silent', ...env })
 
 describe('swapeazi router deploy / allow', () => {
   it('deploys through the CREATE2 proxy at the predicted address, with the executor the builder expects', async () => {
     const owner = anvil.accounts[0]!.address
     const treasury = anvil.accounts[9]!.address
-    const result = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', owner, '--treasury', treasury], { SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY })
+    const result = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', owner, '--treasury', treasury], {
+      SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY,
+    })
     expect(result.code, result.stderr).toBe(0)
     const printed = JSON.parse(result.stdout) as { router: Address; alreadyDeployed: boolean }
     expect(printed.router).toBe(predictRouterAddress({ owner, treasury }))
@@ -34,32 +37,65 @@ describe('swapeazi router deploy / allow', () => {
     const { executor } = routerDeployment(printed.router)
     // The executor's runtime code is the artifact's with its immutable `router` filled in (solc leaves zeros there).
     const immutableSlot = `7f${'0'.repeat(24)}${'0'.repeat(40)}`
-    const expected = swapEaziExecutorDeployedBytecode.replaceAll(immutableSlot, `7f${'0'.repeat(24)}${printed.router.slice(2).toLowerCase()}`)
+    const expected = swapEaziExecutorDeployedBytecode.replaceAll(
+      immutableSlot,
+      `7f${'0'.repeat(24)}${printed.router.slice(2).toLowerCase()}`,
+    )
     expect(expected).not.toBe(swapEaziExecutorDeployedBytecode)
-    expect((await anvil.publicClient.getCode({ address: executor })) === expected, 'executor runtime code differs from the artifact').toBe(true)
-    expect(await anvil.publicClient.readContract({ address: printed.router, abi: swapEaziRouterAbi, functionName: 'executor' })).toBe(executor)
-    expect(await anvil.publicClient.readContract({ address: printed.router, abi: swapEaziRouterAbi, functionName: 'treasury' })).toBe(treasury)
+    expect((await anvil.publicClient.getCode({ address: executor })) === expected, 'executor runtime code differs from the artifact').toBe(
+      true,
+    )
+    expect(await anvil.publicClient.readContract({ address: printed.router, abi: swapEaziRouterAbi, functionName: 'executor' })).toBe(
+      executor,
+    )
+    expect(await anvil.publicClient.readContract({ address: printed.router, abi: swapEaziRouterAbi, functionName: 'treasury' })).toBe(
+      treasury,
+    )
 
     // The same arguments again: nothing is sent, the address is the same.
-    const again = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', owner, '--treasury', treasury], { SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY })
+    const again = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', owner, '--treasury', treasury], {
+      SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY,
+    })
     expect(JSON.parse(again.stdout)).toMatchObject({ router: printed.router, alreadyDeployed: true })
 
     // allow: every venue, bridge and delivery contract of the catalogue on ETH ends up allowed, signed by the owner.
-    const allowed = await cli(['router', 'allow', '--rpc-url', anvil.rpcUrl, '--router', printed.router, '--chain', 'ETH'], { SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY })
+    const allowed = await cli(['router', 'allow', '--rpc-url', anvil.rpcUrl, '--router', printed.router, '--chain', 'ETH'], {
+      SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY,
+    })
     expect(allowed.code, allowed.stderr).toBe(0)
     const targets = routerTargets(loadCatalogue(fileURLToPath(new URL('../../manifest', import.meta.url))).catalogue, 'ETH')
     expect(allowed.stdout.trim().split('\n')).toHaveLength(targets.length)
     for (const target of targets)
-      expect(await anvil.publicClient.readContract({ address: printed.router, abi: swapEaziRouterAbi, functionName: 'isAllowedTarget', args: [target.address] })).toBe(true)
+      expect(
+        await anvil.publicClient.readContract({
+          address: printed.router,
+          abi: swapEaziRouterAbi,
+          functionName: 'isAllowedTarget',
+          args: [target.address],
+        }),
+      ).toBe(true)
   }, 60_000)
 
   it('refuses the inert default owner, a missing key and a malformed flag, with a message that says what to do', async () => {
-    const inert = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', INERT_OWNER, '--treasury', INERT_OWNER], { SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY })
+    const inert = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', INERT_OWNER, '--treasury', INERT_OWNER], {
+      SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY,
+    })
     expect(inert.code).toBe(1)
     expect(inert.stderr).toMatch(/addresses you control/)
-    const keyless = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', anvil.accounts[0]!.address, '--treasury', anvil.accounts[0]!.address])
+    const keyless = await cli([
+      'router',
+      'deploy',
+      '--rpc-url',
+      anvil.rpcUrl,
+      '--owner',
+      anvil.accounts[0]!.address,
+      '--treasury',
+      anvil.accounts[0]!.address,
+    ])
     expect(keyless.stderr).toMatch(/set SWAPEAZI_DEPLOYER_PRIVATE_KEY/)
-    const bad = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', '0x12', '--treasury', anvil.accounts[0]!.address], { SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY })
+    const bad = await cli(['router', 'deploy', '--rpc-url', anvil.rpcUrl, '--owner', '0x12', '--treasury', anvil.accounts[0]!.address], {
+      SWAPEAZI_DEPLOYER_PRIVATE_KEY: DEPLOYER_KEY,
+    })
     expect(bad.stderr).toMatch(/--owner must be an address/)
   }, 60_000)
 

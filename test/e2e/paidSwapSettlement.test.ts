@@ -152,7 +152,13 @@ describe('settlement mode onchain (settlerFromConfig against anvil, chain 8453)'
     expect(paid.payload.payload.authorization).toMatchObject({ from: payer.address, to: payTo, value: '20000' })
 
     const receipt = decodeXPaymentResponse(response.headers.get('x-payment-response') ?? '')
-    expect(receipt).toEqual({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), network: 'base', payer: payer.address, settlement: 'onchain' })
+    expect(receipt).toEqual({
+      success: true,
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      network: 'base',
+      payer: payer.address,
+      settlement: 'onchain',
+    })
     await expectSettledOnChain(receipt.transaction, settlerAddress(), paid)
     expect(await balances(payer.address, payTo)).toEqual({ payer: before.payer - FEE, payTo: before.payTo + FEE })
 
@@ -185,7 +191,9 @@ describe('settlement mode onchain (settlerFromConfig against anvil, chain 8453)'
     const challenge = await challengeOf(await client.swap())
 
     expect(challenge.error).toBe('insufficient_funds')
-    expect(challenge.detail).toBe(`${payer.address} holds 0 atomic USDC on Base; the fee is 20000. Fund the wallet and pay again. Nothing was charged.`)
+    expect(challenge.detail).toBe(
+      `${payer.address} holds 0 atomic USDC on Base; the fee is 20000. Fund the wallet and pay again. Nothing was charged.`,
+    )
     expect(onlyPayment(client).payload.payload.authorization.from).toBe(payer.address)
     expect(await balances(payer.address, payTo)).toEqual({ payer: 0n, payTo: 0n })
     expect(await gasNonceOf(settlerAddress())).toBe(gasNonce)
@@ -260,7 +268,13 @@ describe('settlement mode facilitator (settlerFromConfig, x402’s own facilitat
     const result = SwapResult.parse(await response.json())
     const paid = onlyPayment(client)
     const receipt = decodeXPaymentResponse(response.headers.get('x-payment-response') ?? '')
-    expect(receipt).toEqual({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), network: 'base', payer: payer.address, settlement: 'facilitator' })
+    expect(receipt).toEqual({
+      success: true,
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      network: 'base',
+      payer: payer.address,
+      settlement: 'facilitator',
+    })
     await expectSettledOnChain(receipt.transaction, facilitatorAddress(), paid)
     expect(await balances(payer.address, payTo)).toEqual({ payer: before.payer - FEE, payTo: before.payTo + FEE })
     expect(facilitator.calls).toEqual(['/verify', '/settle'])
@@ -368,7 +382,10 @@ describe('a settlement that does not complete', () => {
 
     expect(replay.error).toBe('payment_already_used')
     expect(settled).toHaveLength(1)
-    expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toMatchObject({ status: 'unsettled', transaction })
+    expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toMatchObject({
+      status: 'unsettled',
+      transaction,
+    })
     expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 0 })
     expect(await balances(payer.address, payTo)).toEqual(before)
   }, 60_000)

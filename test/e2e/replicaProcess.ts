@@ -37,7 +37,11 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     const value = process.env[name]
     if (value !== undefined && env[name] === undefined) env[name] = value
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const { stop } = trackChildProcess(child, STOP_TIMEOUT_MS)
   let log = ''
 
@@ -58,7 +62,14 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
         } catch {
           return
         }
-        if (typeof entry === 'object' && entry !== null && 'event' in entry && entry.event === 'listening' && 'url' in entry && typeof entry.url === 'string') {
+        if (
+          typeof entry === 'object' &&
+          entry !== null &&
+          'event' in entry &&
+          entry.event === 'listening' &&
+          'url' in entry &&
+          typeof entry.url === 'string'
+        ) {
           clearTimeout(timer)
           resolve(entry.url)
         }

@@ -60,10 +60,16 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('two server processes on one Po
       headers: { 'content-type': 'application/json', 'x-payment': xPayment },
       body: JSON.stringify(body),
     })
-    return { replica: index, status: response.status, body: (await response.json()) as Record<string, unknown>, receipt: response.headers.get('x-payment-response') }
+    return {
+      replica: index,
+      status: response.status,
+      body: (await response.json()) as Record<string, unknown>,
+      receipt: response.headers.get('x-payment-response'),
+    }
   }
 
-  const rows = <Row extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<Row[]> => adminQuery<Row>(url, text, params)
+  const rows = <Row extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<Row[]> =>
+    adminQuery<Row>(url, text, params)
 
   it(
     'gives exactly one 200 between them to one payment sent 20 times to each at once',
@@ -81,10 +87,21 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('two server processes on one Po
       if (only === undefined) throw new Error('no 200')
       winner = only.replica
       const result = SwapResult.parse(only.body)
-      expect(decodeXPaymentResponse(only.receipt ?? '')).toMatchObject({ success: true, transaction: `ledger:${result.swapEaziRef}`, payer: payer.address })
+      expect(decodeXPaymentResponse(only.receipt ?? '')).toMatchObject({
+        success: true,
+        transaction: `ledger:${result.swapEaziRef}`,
+        payer: payer.address,
+      })
 
       const payments = await rows(`select payer, status, swap_ref, transaction from ${schema}.x402_payments`)
-      expect(payments).toEqual([{ payer: payer.address.toLowerCase(), status: 'settled', swap_ref: result.swapEaziRef, transaction: `ledger:${result.swapEaziRef}` }])
+      expect(payments).toEqual([
+        {
+          payer: payer.address.toLowerCase(),
+          status: 'settled',
+          swap_ref: result.swapEaziRef,
+          transaction: `ledger:${result.swapEaziRef}`,
+        },
+      ])
       const swaps = await rows(`select ref, payer, from_address from ${schema}.swaps`)
       expect(swaps).toEqual([{ ref: result.swapEaziRef, payer: payer.address.toLowerCase(), from_address: payer.address.toLowerCase() }])
     },
@@ -100,7 +117,9 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('two server processes on one Po
       expect({ status: answer.status, error: answer.body['error'] }).toEqual({ status: 200, error: undefined })
       const { swapEaziRef } = SwapResult.parse(answer.body)
 
-      const settled = await rows<{ swap_ref: string }>(`select swap_ref from ${schema}.x402_payments where status = 'settled' order by reserved_at, swap_ref`)
+      const settled = await rows<{ swap_ref: string }>(
+        `select swap_ref from ${schema}.x402_payments where status = 'settled' order by reserved_at, swap_ref`,
+      )
       expect(settled).toHaveLength(2)
       expect(settled.map((row) => row.swap_ref)).toContain(swapEaziRef)
       expect(await rows(`select count(*)::int as n from ${schema}.swaps`)).toEqual([{ n: 2 }])

@@ -31,14 +31,18 @@ describe('bridge coverage over every pair of catalogue nodes', () => {
 
   it('never uses CCTP into or out of BNB, GNO or CEL', () => {
     const bad = bridged.filter(
-      (r) => r.bridge.bridge.protocol === 'cctp-v2' && (NO_COVERAGE['cctp-v2'] ?? []).some((c) => c === r.bridge.from.chain || c === r.bridge.to.chain),
+      (r) =>
+        r.bridge.bridge.protocol === 'cctp-v2' &&
+        (NO_COVERAGE['cctp-v2'] ?? []).some((c) => c === r.bridge.from.chain || c === r.bridge.to.chain),
     )
     expect(bad.map((r) => r.id)).toEqual([])
   })
 
   it('never uses Across into or out of GNO or CEL', () => {
     const bad = bridged.filter(
-      (r) => r.bridge.bridge.protocol === 'across' && (NO_COVERAGE.across ?? []).some((c) => c === r.bridge.from.chain || c === r.bridge.to.chain),
+      (r) =>
+        r.bridge.bridge.protocol === 'across' &&
+        (NO_COVERAGE.across ?? []).some((c) => c === r.bridge.from.chain || c === r.bridge.to.chain),
     )
     expect(bad.map((r) => r.id)).toEqual([])
   })

@@ -113,7 +113,8 @@ function sweep(): { from: Token; to: Token; amountIn: bigint; toAmount: bigint; 
       if (from.key === to.key) continue
       const amountIn = units(from, 1000n)
       const result = findRoutes(catalogue, { from, to, amountIn, slippageE18: SLIPPAGE })
-      if (result.kind === 'routes') for (const priced of result.viable) out.push({ from, to, amountIn, toAmount: result.amounts.toAmount, priced })
+      if (result.kind === 'routes')
+        for (const priced of result.viable) out.push({ from, to, amountIn, toAmount: result.amounts.toAmount, priced })
     }
   return out
 }
@@ -124,7 +125,18 @@ describe('findRoutes: what each priced route reports', () => {
   it('covers thousands of routes of every shape', () => {
     expect(all.length).toBeGreaterThan(2000)
     expect(new Set(all.map(({ priced }) => shape(priced)))).toEqual(
-      new Set(['1|-|0', '2|-|0', '0|bridge|0', '1|bridge|0', '2|bridge|0', '0|bridge|1', '0|bridge|2', '1|bridge|1', '1|bridge|2', '2|bridge|1']),
+      new Set([
+        '1|-|0',
+        '2|-|0',
+        '0|bridge|0',
+        '1|bridge|0',
+        '2|bridge|0',
+        '0|bridge|1',
+        '0|bridge|2',
+        '1|bridge|1',
+        '1|bridge|2',
+        '2|bridge|1',
+      ]),
     )
   })
 

@@ -49,7 +49,8 @@ function sweep(): Case[] {
       for (const whole of [50n, 1000n]) {
         const amountIn = whole * 10n ** BigInt(from.decimals)
         const result = findRoutes(catalogue, { from, to, amountIn, slippageE18: 0n })
-        if (result.kind === 'routes') for (const p of result.viable) cases.push({ route: p.route, amountIn, toAmount: result.amounts.toAmount })
+        if (result.kind === 'routes')
+          for (const p of result.viable) cases.push({ route: p.route, amountIn, toAmount: result.amounts.toAmount })
       }
     }
   return cases
@@ -93,7 +94,8 @@ describe('sizeRouteInput', () => {
   // step alone crawls inside one flat step; 49.7719 DAI suffices and must not be sized as the whole 50 DAI.
   it('ETH DAI → POL DAI (50 DAI through USDT, CCTP fast): sizes within 1 bp of the least input', () => {
     const c = viable('ETH:DAI', 'POL:DAI', 50n).find(
-      (v) => v.route.id === 'eth-curve-3pool:DAI>USDT|eth-univ3-usdc-usdt-100:USDT>USDC|cctp-v2-fast:ETH>POL|pol-univ3-dai-usdc-100:USDC>DAI',
+      (v) =>
+        v.route.id === 'eth-curve-3pool:DAI>USDT|eth-univ3-usdc-usdt-100:USDT>USDC|cctp-v2-fast:ETH>POL|pol-univ3-dai-usdc-100:USDC>DAI',
     )
     if (!c) throw new Error('route not viable')
     const least = leastInput(c)

@@ -1,11 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import fc from 'fast-check'
-import {
-  prepareStableSwap,
-  stableSwapD,
-  stableSwapGetDy,
-  stableSwapY,
-} from '../../src/engine/stableSwap.ts'
+import { prepareStableSwap, stableSwapD, stableSwapGetDy, stableSwapY } from '../../src/engine/stableSwap.ts'
 import type { StableSwapPool } from '../../src/engine/stableSwap.ts'
 
 const E18 = 10n ** 18n
@@ -229,11 +224,17 @@ describe('stableSwapGetDy: fee', () => {
 
   it('holds for any fee on random pools', () => {
     fc.assert(
-      fc.property(balanceArb, balanceArb, fc.bigInt({ min: 1n, max: 10n ** 7n * E18 }), fc.bigInt({ min: 0n, max: 999_999n }), (x0, x1, dx, feePpm) => {
-        const dy = stableSwapGetDy(prepareStableSwap(pool([x0, x1], [18, 18], 200n)), 0, 1, dx)
-        const got = stableSwapGetDy(prepareStableSwap(pool([x0, x1], [18, 18], 200n, feePpm)), 0, 1, dx)
-        expect(got).toBe(dy - (dy * feePpm) / 1_000_000n)
-      }),
+      fc.property(
+        balanceArb,
+        balanceArb,
+        fc.bigInt({ min: 1n, max: 10n ** 7n * E18 }),
+        fc.bigInt({ min: 0n, max: 999_999n }),
+        (x0, x1, dx, feePpm) => {
+          const dy = stableSwapGetDy(prepareStableSwap(pool([x0, x1], [18, 18], 200n)), 0, 1, dx)
+          const got = stableSwapGetDy(prepareStableSwap(pool([x0, x1], [18, 18], 200n, feePpm)), 0, 1, dx)
+          expect(got).toBe(dy - (dy * feePpm) / 1_000_000n)
+        },
+      ),
       { numRuns: 200 },
     )
   })
@@ -280,7 +281,7 @@ describe('stableSwapGetDy: properties', () => {
         fc.bigInt({ min: 1n, max: 10n ** 27n }),
         (coins, di, dj, amp, dxRaw) => {
           const p = prepareStableSwap(pool([coins * 10n ** BigInt(di), coins * 10n ** BigInt(dj)], [di, dj], amp))
-          const dx = dxRaw % (coins * 10n ** BigInt(di)) + 1n
+          const dx = (dxRaw % (coins * 10n ** BigInt(di))) + 1n
           // Compare in normalised 18-decimal value.
           const valueIn = dx * 10n ** BigInt(18 - di)
           const valueOut = stableSwapGetDy(p, 0, 1, dx) * 10n ** BigInt(18 - dj)
@@ -308,14 +309,19 @@ describe('stableSwapGetDy: properties', () => {
 
   it('slips less with more amp', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1_000n, max: 10n ** 9n }), fc.integer({ min: 1, max: 50 }), fc.bigInt({ min: 1n, max: 2_000n }), (coins, pct, amp) => {
-        // A trade of 1–50% of one side of a balanced pool: output approaches dx as A grows.
-        const dx = (coins * E6 * BigInt(pct)) / 100n
-        const low = stableSwapGetDy(prepareStableSwap(pool([coins * E6, coins * E6], [6, 6], amp)), 0, 1, dx)
-        const high = stableSwapGetDy(prepareStableSwap(pool([coins * E6, coins * E6], [6, 6], amp * 10n)), 0, 1, dx)
-        expect(high).toBeGreaterThanOrEqual(low)
-        expect(high).toBeLessThan(dx)
-      }),
+      fc.property(
+        fc.bigInt({ min: 1_000n, max: 10n ** 9n }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.bigInt({ min: 1n, max: 2_000n }),
+        (coins, pct, amp) => {
+          // A trade of 1–50% of one side of a balanced pool: output approaches dx as A grows.
+          const dx = (coins * E6 * BigInt(pct)) / 100n
+          const low = stableSwapGetDy(prepareStableSwap(pool([coins * E6, coins * E6], [6, 6], amp)), 0, 1, dx)
+          const high = stableSwapGetDy(prepareStableSwap(pool([coins * E6, coins * E6], [6, 6], amp * 10n)), 0, 1, dx)
+          expect(high).toBeGreaterThanOrEqual(low)
+          expect(high).toBeLessThan(dx)
+        },
+      ),
       { numRuns: 200 },
     )
     // A strict example: 10% of a 1M/1M pool.

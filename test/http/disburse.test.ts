@@ -5,7 +5,18 @@ import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
-import { decimalToUnits, FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, MANIFEST_DIR, NOW_MS, postJson, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
+import {
+  decimalToUnits,
+  FROM_ADDRESS,
+  KEY_SECRET,
+  lazyMemoryStore,
+  MANIFEST_DIR,
+  NOW_MS,
+  postJson,
+  readJson,
+  ROUTER_ADDRESS,
+  testApp,
+} from './testApp.ts'
 
 const PATH = '/api/v1/batch/disburse'
 const store = lazyMemoryStore()
@@ -20,7 +31,13 @@ const recipient = (n: number): string => `0x${n.toString(16).padStart(40, '0')}`
 type Recipient = { address: string; toChain: string; toToken: string; amount: string }
 const transfers = (count: number, amount = '1'): Recipient[] =>
   Array.from({ length: count }, (_, k) => ({ address: recipient(k + 1), toChain: 'BAS', toToken: 'USDC', amount }))
-const body = (recipients: unknown, overrides: Record<string, unknown> = {}) => ({ fromChain: 'BAS', fromToken: 'USDC', fromAddress: FROM_ADDRESS, recipients, ...overrides })
+const body = (recipients: unknown, overrides: Record<string, unknown> = {}) => ({
+  fromChain: 'BAS',
+  fromToken: 'USDC',
+  fromAddress: FROM_ADDRESS,
+  recipients,
+  ...overrides,
+})
 /** POSTs with the test key, or with `key` (null: none at all). */
 const post = (payload: unknown, key: string | null = KEY) => postJson(app, PATH, payload, key === null ? {} : { 'x-swapeazi-key': key })
 
@@ -29,7 +46,11 @@ describe('POST /api/v1/batch/disburse: the key comes first', () => {
     ['missing', null, 'missing'],
     ['empty', '', 'missing'],
     ['malformed', 'se_nope', 'malformed'],
-    ['forged (signed with another secret)', signApiKey(new TextEncoder().encode('a-forger-secret-a-forger-secret!!'), claims), 'bad_signature'],
+    [
+      'forged (signed with another secret)',
+      signApiKey(new TextEncoder().encode('a-forger-secret-a-forger-secret!!'), claims),
+      'bad_signature',
+    ],
     [
       'altered tier (claims rewritten to pro, MAC kept)',
       `se_${Buffer.from(JSON.stringify({ ...claims, tier: 'pro' })).toString('base64url')}.${KEY.split('.')[1]}`,
@@ -75,7 +96,7 @@ describe('400: the body', () => {
     ['spaces', ' 1'],
     ['a number instead of a string', 1],
     ['a trailing dot', '1.'],
-  ])('an amount with %s: 400 naming the recipient\'s field', async (_name, amount) => {
+  ])("an amount with %s: 400 naming the recipient's field", async (_name, amount) => {
     const response = await post(body([...transfers(2), { ...transfers(1)[0], amount }]))
     expect(response.status).toBe(400)
     const problem = await readJson<{ errors: { field: string }[] }>(response)
@@ -83,7 +104,11 @@ describe('400: the body', () => {
   })
 
   it('zero, and more fraction digits than the source token has (never rounded): every bad field at once', async () => {
-    const recipients = [...transfers(1), { ...transfers(1)[0], amount: '0' }, { address: recipient(9), toChain: 'POL', toToken: 'USDC', amount: '1.0000001' }]
+    const recipients = [
+      ...transfers(1),
+      { ...transfers(1)[0], amount: '0' },
+      { address: recipient(9), toChain: 'POL', toToken: 'USDC', amount: '1.0000001' },
+    ]
     const response = await post(body(recipients))
     expect(response.status).toBe(400)
     expect(await readJson(response)).toMatchObject({
@@ -125,9 +150,24 @@ describe('403: screening names the recipient, never the list', () => {
 describe('422: a recipient that cannot be served is named by its index, with the code the swap path uses', () => {
   it.each([
     ['an unlisted token', { toChain: 'BAS', toToken: 'DOGE', amount: '10' }, 'unsupported_token', { field: 'recipients.1.toToken' }],
-    ['a chain agents cannot call', { toChain: 'SOL', toToken: 'USDC', amount: '10' }, 'not_agent_callable', { field: 'recipients.1.toChain' }],
-    ['too little to bridge', { toChain: 'POL', toToken: 'USDC', amount: '0.01' }, 'amount_out_of_range', { viableRange: { min: '1', token: 'USDC' } }],
-    ['a transfer the fee would eat', { toChain: 'BAS', toToken: 'USDC', amount: '0.000001' }, 'amount_out_of_range', { viableRange: { min: '0.000002', token: 'USDC' } }],
+    [
+      'a chain agents cannot call',
+      { toChain: 'SOL', toToken: 'USDC', amount: '10' },
+      'not_agent_callable',
+      { field: 'recipients.1.toChain' },
+    ],
+    [
+      'too little to bridge',
+      { toChain: 'POL', toToken: 'USDC', amount: '0.01' },
+      'amount_out_of_range',
+      { viableRange: { min: '1', token: 'USDC' } },
+    ],
+    [
+      'a transfer the fee would eat',
+      { toChain: 'BAS', toToken: 'USDC', amount: '0.000001' },
+      'amount_out_of_range',
+      { viableRange: { min: '0.000002', token: 'USDC' } },
+    ],
     ['a route no venue can yet encode', { toChain: 'GNO', toToken: 'EURe', amount: '100' }, 'route_not_executable', {}],
   ])('%s', async (_name, leg, code, extra) => {
     const response = await post(body([...transfers(1), { address: recipient(7), ...leg }]))
@@ -189,7 +229,8 @@ describe('200: one executeBatch transaction paying every recipient', () => {
     expect(result.approval).toMatchObject({ spender: getAddress(ROUTER_ADDRESS), resetFirst: false })
     for (const order of orders) expect(order.ref).toBe(stringToHex(result.disbursementRef, { size: 32 }))
     // Transfers are calls-free orders whose floor is exactly toAmount; the value is the legs' native fees.
-    for (const k of [0, 4]) expect(orders[k]).toMatchObject({ calls: [], fee: usdc(result.items[k]!.fee), minOut: usdc(result.items[k]!.toAmount) })
+    for (const k of [0, 4])
+      expect(orders[k]).toMatchObject({ calls: [], fee: usdc(result.items[k]!.fee), minOut: usdc(result.items[k]!.toAmount) })
     expect(hexToBigInt(tx.value as Hex)).toBe(orders.reduce((sum, order) => sum + order.calls.reduce((s, call) => s + call.value, 0n), 0n))
     expect(result.nextSteps[0]).toMatch(/approve 1000\.5002 USDC/)
 
@@ -213,17 +254,26 @@ describe('200: one executeBatch transaction paying every recipient', () => {
     expect(routed.length).toBeGreaterThan(0)
     expect(legs).toEqual(
       routed
-        .map((item) => ({ ref: `${result.disbursementRef}.${item.index}`, channel: 'disbursement', key_id: claims.id, to_address: item.address.toLowerCase(), from_amount: item.amount }))
+        .map((item) => ({
+          ref: `${result.disbursementRef}.${item.index}`,
+          channel: 'disbursement',
+          key_id: claims.id,
+          to_address: item.address.toLowerCase(),
+          from_amount: item.amount,
+        }))
         .sort((x, y) => x.ref.localeCompare(y.ref)),
     )
-    expect((await store.intel.pendingSwaps({ createdBefore: new Date(NOW_MS + 1), limit: 1000 })).map((p) => p.ref)).toEqual(expect.arrayContaining(legs.map((l) => l.ref)))
+    expect((await store.intel.pendingSwaps({ createdBefore: new Date(NOW_MS + 1), limit: 1000 })).map((p) => p.ref)).toEqual(
+      expect.arrayContaining(legs.map((l) => l.ref)),
+    )
   })
 
   it('50 recipients is the most: one order each, and the sum is the approval', async () => {
     const response = await post(body(transfers(50, '2.000001')))
     expect(response.status).toBe(200)
     const result = DisbursementResult.parse(await readJson(response))
-    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex }).args[0] as readonly RouterOrder[]
+    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
+      .args[0] as readonly RouterOrder[]
     expect(orders).toHaveLength(50)
     expect(new Set(orders.map((order) => order.recipient as Address)).size).toBe(50)
     expect(result.approval.amount).toBe(String(50n * 2_000_001n))

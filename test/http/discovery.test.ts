@@ -60,7 +60,10 @@ describe('GET /api/v1/chains', () => {
     for (const chain of body.chains) {
       const listed = chainsFile.chains.find((c) => c.id === chain.id)
       expect(chain.chainId).toBe(listed?.chainId)
-      expect(chain.tokens.map((t) => t.symbol), chain.id).toEqual(listed?.tokens)
+      expect(
+        chain.tokens.map((t) => t.symbol),
+        chain.id,
+      ).toEqual(listed?.tokens)
       for (const token of chain.tokens) {
         expect(token.address.length, `${chain.id}:${token.symbol}`).toBeGreaterThanOrEqual(20)
         expect(Number.isInteger(token.decimals)).toBe(true)
@@ -71,14 +74,30 @@ describe('GET /api/v1/chains', () => {
   it('marks SOL and TRX not agent-callable and every other chain callable', async () => {
     const body = await getJson<ChainsResponse>('/api/v1/chains')
     const callable = Object.fromEntries(body.chains.map((c) => [c.id, c.agentCallable]))
-    expect(callable).toEqual({ ETH: true, BAS: true, POL: true, ARB: true, OPT: true, BNB: true, GNO: true, CEL: true, SOL: false, TRX: false })
+    expect(callable).toEqual({
+      ETH: true,
+      BAS: true,
+      POL: true,
+      ARB: true,
+      OPT: true,
+      BNB: true,
+      GNO: true,
+      CEL: true,
+      SOL: false,
+      TRX: false,
+    })
   })
 
   it('carries decimals per chain: 18 for USDC on BNB, 6 on Base; 18 for cKES', async () => {
     const body = await getJson<ChainsResponse>('/api/v1/chains')
     const token = (chain: string, symbol: string) => body.chains.find((c) => c.id === chain)?.tokens.find((t) => t.symbol === symbol)
     expect(token('BNB', 'USDC')?.decimals).toBe(18)
-    expect(token('BAS', 'USDC')).toEqual({ symbol: 'USDC', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', decimals: 6, currency: 'USD' })
+    expect(token('BAS', 'USDC')).toEqual({
+      symbol: 'USDC',
+      address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      decimals: 6,
+      currency: 'USD',
+    })
     expect(token('CEL', 'cKES')).toMatchObject({ decimals: 18, currency: 'KES' })
     expect(body.chains.find((c) => c.id === 'TRX')?.note).toContain(APP_URL)
   })
@@ -101,7 +120,10 @@ describe('GET /api/v1/corridors', () => {
       const name = `${corridor.from}->${corridor.to}`
       expect(corridor.live, name).toBe(true)
       expect(corridor.appUrl, name).toBeUndefined()
-      expect(corridor.byChain.map((b) => b.chain), name).toEqual(corridor.chains)
+      expect(
+        corridor.byChain.map((b) => b.chain),
+        name,
+      ).toEqual(corridor.chains)
       for (const entry of corridor.byChain) {
         expect(entry.live, `${name} on ${entry.chain}`).toBe(true)
         expect(entry.legs.length, `${name} on ${entry.chain}`).toBeGreaterThan(0)
@@ -192,10 +214,26 @@ describe('GET /openapi.json', () => {
       ]
     `)
     const methods = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, Object.keys(item)]))
-    for (const path of ['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote', '/api/x402/swap', '/api/mpp/swap', '/api/v1/keys', '/api/v1/swap', '/api/v1/batch/disburse'])
+    for (const path of [
+      '/api/x402/quote',
+      '/api/mpp/quote',
+      '/api/v1/quote',
+      '/api/x402/swap',
+      '/api/mpp/swap',
+      '/api/v1/keys',
+      '/api/v1/swap',
+      '/api/v1/batch/disburse',
+    ])
       expect(methods[path]).toEqual(['post'])
     for (const path of ['/api/v1/swap/{ref}', '/api/v1/intelligence/corridor/{pair}']) expect(methods[path]).toEqual(['get'])
-    for (const path of ['/api/mpp/routes', '/api/v1/health', '/api/v1/chains', '/api/v1/corridors', '/openapi.json', '/.well-known/x402.json'])
+    for (const path of [
+      '/api/mpp/routes',
+      '/api/v1/health',
+      '/api/v1/chains',
+      '/api/v1/corridors',
+      '/openapi.json',
+      '/.well-known/x402.json',
+    ])
       expect(methods[path]).toEqual(['get'])
   })
 

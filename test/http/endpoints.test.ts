@@ -15,8 +15,14 @@ describe('the endpoint table', () => {
 
   it('documents exactly the declared endpoints that carry a doc, under their own method', () => {
     const doc = buildOpenApi(ENDPOINTS, 'v', 'http://x') as { paths: Record<string, Record<string, unknown>> }
-    const documented = Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`))
-    expect(documented.sort()).toEqual(ENDPOINTS.filter((e) => e.doc !== undefined).map((e) => `${e.method} ${e.path}`).sort())
+    const documented = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    )
+    expect(documented.sort()).toEqual(
+      ENDPOINTS.filter((e) => e.doc !== undefined)
+        .map((e) => `${e.method} ${e.path}`)
+        .sort(),
+    )
     expect(documented).not.toContain('GET /')
   })
 

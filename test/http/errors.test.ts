@@ -12,7 +12,12 @@ type ProblemBody = Problem & Record<string, unknown>
  * Asserts an RFC 9457 answer: status, problem+json, the stable code, the status echoed in the body, a request id on
  * the response, and for 400 the offending fields. Returns the body for further checks.
  */
-async function expectProblem(response: Response | Promise<Response>, status: number, code: string, fields?: string[]): Promise<ProblemBody> {
+async function expectProblem(
+  response: Response | Promise<Response>,
+  status: number,
+  code: string,
+  fields?: string[],
+): Promise<ProblemBody> {
   const res = await response
   const text = await res.text()
   expect(res.status, text).toBe(status)
@@ -120,7 +125,14 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
   })
 
   it('an empty object: 400 naming each required field', async () => {
-    await expectProblem(postJson(app, QUOTE, {}), 400, 'invalid_request', ['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount', 'fromAddress'])
+    await expectProblem(postJson(app, QUOTE, {}), 400, 'invalid_request', [
+      'fromChain',
+      'toChain',
+      'fromToken',
+      'toToken',
+      'fromAmount',
+      'fromAddress',
+    ])
   })
 
   it('a 1 MiB body: 413 payload_too_large with the limit', async () => {
@@ -152,12 +164,17 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
 describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
   it('fromAmount as a number: 400 on fromAmount', async () => {
     const body = await expectProblem(postQuote({ fromAmount: 1000 }), 400, 'invalid_request', ['fromAmount'])
-    expect(body.detail).toMatchInlineSnapshot(`"The request body failed validation: fromAmount Invalid input: expected string, received number."`)
+    expect(body.detail).toMatchInlineSnapshot(
+      `"The request body failed validation: fromAmount Invalid input: expected string, received number."`,
+    )
   })
 
-  it.each(['1e3', '-1', ' 1', '1 ', '', '1.', '.5', '1,000', '0x10', 'NaN', 'Infinity', '１'])('fromAmount %j: 400 on fromAmount', async (fromAmount) => {
-    await expectProblem(postQuote({ fromAmount }), 400, 'invalid_request', ['fromAmount'])
-  })
+  it.each(['1e3', '-1', ' 1', '1 ', '', '1.', '.5', '1,000', '0x10', 'NaN', 'Infinity', '１'])(
+    'fromAmount %j: 400 on fromAmount',
+    async (fromAmount) => {
+      await expectProblem(postQuote({ fromAmount }), 400, 'invalid_request', ['fromAmount'])
+    },
+  )
 
   it.each(['0', '0.0', '000.000000'])('fromAmount %j (zero): 400 on fromAmount', async (fromAmount) => {
     const body = await expectProblem(postQuote({ fromAmount }), 400, 'invalid_request', ['fromAmount'])
@@ -187,7 +204,7 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
     await expectProblem(postQuote({ [field]: value }), 400, 'invalid_request', [field])
   })
 
-  it('an unknown token on a known chain: 422 unsupported_token listing the chain\'s tokens', async () => {
+  it("an unknown token on a known chain: 422 unsupported_token listing the chain's tokens", async () => {
     const body = await expectProblem(postQuote({ toChain: 'ARB', toToken: 'EURe' }), 422, 'unsupported_token')
     expect(body).toMatchObject({ field: 'toToken', chain: 'ARB', symbol: 'EURe', listed: ['USDC', 'USDT', 'DAI', 'USDe', 'sUSDe'] })
     expect(body.detail).toMatchInlineSnapshot(`"EURe is not listed on ARB. Tokens on ARB: USDC, USDT, DAI, USDe, sUSDe."`)
@@ -226,7 +243,9 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
 
   it('fromAddress with a mixed-case checksum that does not match: 400 on fromAddress', async () => {
     // 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed is the EIP-55 example; one letter's case changed.
-    const body = await expectProblem(postQuote({ fromAddress: '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }), 400, 'invalid_request', ['fromAddress'])
+    const body = await expectProblem(postQuote({ fromAddress: '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }), 400, 'invalid_request', [
+      'fromAddress',
+    ])
     expect(body.errors?.[0]?.message).toContain('checksum')
   })
 
@@ -252,7 +271,9 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
   })
 
   it('slippage below 1e-18 (not representable in 18-decimal fixed point): 400 on slippage', async () => {
-    await expectProblem(postRaw(app, QUOTE, JSON.stringify(quoteBody()).replace(/}$/, ',"slippage":1e-19}')), 400, 'invalid_request', ['slippage'])
+    await expectProblem(postRaw(app, QUOTE, JSON.stringify(quoteBody()).replace(/}$/, ',"slippage":1e-19}')), 400, 'invalid_request', [
+      'slippage',
+    ])
   })
 
   it('the same token on the same chain: 400 on toToken', async () => {
@@ -294,7 +315,11 @@ describe('routing errors', () => {
   it('answers a CORS preflight for the quote endpoint', async () => {
     const response = await app.request(QUOTE, {
       method: 'OPTIONS',
-      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://agent.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     })
     expect(response.status).toBe(204)
     expect(response.headers.get('access-control-allow-origin')).toBe('*')

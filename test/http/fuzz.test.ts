@@ -39,9 +39,31 @@ const path = fc.constantFrom(...PATHS)
 /** Values that are likely to get past one check and trip the next one. */
 const plausibleString = fc.oneof(
   fc.constantFrom('ETH', 'BAS', 'POL', 'ARB', 'OPT', 'BNB', 'GNO', 'CEL', 'SOL', 'TRX', 'eth', ''),
-  fc.constantFrom('USDC', 'usdc', 'USDT', 'DAI', 'EURe', 'cKES', 'ckes', 'cNGN', 'ZARP', 'RLUSD', 'USDD', 'USDT-TRC20', 'USDC.e', 'cUSD', '__proto__', 'constructor'),
+  fc.constantFrom(
+    'USDC',
+    'usdc',
+    'USDT',
+    'DAI',
+    'EURe',
+    'cKES',
+    'ckes',
+    'cNGN',
+    'ZARP',
+    'RLUSD',
+    'USDD',
+    'USDT-TRC20',
+    'USDC.e',
+    'cUSD',
+    '__proto__',
+    'constructor',
+  ),
   fc.constantFrom('0', '1', '1000', '0.000001', '0.0000001', '1e3', '-1', '99999999999999999999', '1.000000000000000001', '00', '0.5'),
-  fc.constantFrom(FROM_ADDRESS, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0x0000000000000000000000000000000000000000'),
+  fc.constantFrom(
+    FROM_ADDRESS,
+    '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    '0x0000000000000000000000000000000000000000',
+  ),
   fc.stringMatching(/^[0-9]{1,30}(\.[0-9]{1,20})?$/),
   fc.string({ maxLength: 40 }),
 )
@@ -78,13 +100,21 @@ const mutatedValid = fc.array(mutation, { minLength: 1, maxLength: 2 }).map((cha
 /** Any listed (chain, token) of an agent-callable chain, so requests get past validation and into the engine. */
 const { catalogue } = testDeps()
 const listedSides = (['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'] as const).flatMap((chain) =>
-  (catalogue.chains.get(chain)?.tokens ?? []).map((symbol) => ({ chain, symbol, decimals: catalogue.tokens.get(`${chain}:${symbol}`)?.decimals ?? 0 })),
+  (catalogue.chains.get(chain)?.tokens ?? []).map((symbol) => ({
+    chain,
+    symbol,
+    decimals: catalogue.tokens.get(`${chain}:${symbol}`)?.decimals ?? 0,
+  })),
 )
 const side = fc.constantFrom(...listedSides)
 const routableRequest = fc.record({
   from: side,
   to: side,
-  fromAmount: fc.oneof(fc.stringMatching(/^[0-9]{1,9}(\.[0-9]{1,6})?$/), fc.stringMatching(/^[1-9][0-9]{0,30}$/), fc.constantFrom('1', '1000', '250000')),
+  fromAmount: fc.oneof(
+    fc.stringMatching(/^[0-9]{1,9}(\.[0-9]{1,6})?$/),
+    fc.stringMatching(/^[1-9][0-9]{0,30}$/),
+    fc.constantFrom('1', '1000', '250000'),
+  ),
   slippage: fc.integer({ min: 0, max: 10_000 }).map((n) => n / 100_000),
 })
 
@@ -111,7 +141,11 @@ describe('fuzzing the quote endpoints (DESIGN 6: never a 5xx for client input)',
   })
 
   it('arbitrary strings as the raw body', async () => {
-    const text = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.json().map((j) => j.slice(0, -1)))
+    const text = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.string({ unit: 'binary', maxLength: 200 }),
+      fc.json().map((j) => j.slice(0, -1)),
+    )
     await fc.assert(
       fc.asyncProperty(path, text, async (p, value) => checkAnswer(p, value)),
       { numRuns: NUM_RUNS },
@@ -120,7 +154,14 @@ describe('fuzzing the quote endpoints (DESIGN 6: never a 5xx for client input)',
 
   it('arbitrary content types', async () => {
     const contentType = fc.oneof(
-      fc.constantFrom('application/json', 'APPLICATION/JSON', 'application/json;charset=utf-8', 'text/json', 'application/problem+json', ''),
+      fc.constantFrom(
+        'application/json',
+        'APPLICATION/JSON',
+        'application/json;charset=utf-8',
+        'text/json',
+        'application/problem+json',
+        '',
+      ),
       fc.string({ maxLength: 40 }).filter((s) => /^[\t\x20-\x7e]*$/.test(s)),
     )
     await fc.assert(
@@ -132,7 +173,14 @@ describe('fuzzing the quote endpoints (DESIGN 6: never a 5xx for client input)',
   it('listed tokens on any two callable chains, any amount: a quote, unsupported, or a 4xx; never a 5xx', async () => {
     await fc.assert(
       fc.asyncProperty(path, routableRequest, async (p, { from, to, fromAmount, slippage }) => {
-        const body = quoteBody({ fromChain: from.chain, fromToken: from.symbol, toChain: to.chain, toToken: to.symbol, fromAmount, slippage })
+        const body = quoteBody({
+          fromChain: from.chain,
+          fromToken: from.symbol,
+          toChain: to.chain,
+          toToken: to.symbol,
+          fromAmount,
+          slippage,
+        })
         await checkAnswer(p, JSON.stringify(body))
         const response = await postRaw(app, p, JSON.stringify(body))
         if (response.status !== 200) return

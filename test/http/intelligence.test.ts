@@ -66,8 +66,16 @@ describe('GET /api/v1/intelligence/corridor/{pair}, free tier', () => {
 
   it('falls back to the published priors below 20 settled transfers, and says so', async () => {
     const body = CorridorIntelligenceFree.parse(await readJson(await intel('ETH-BAS', '203.0.113.11')))
-    expect(body).toMatchObject({ pair: 'ETH-BAS', basis: 'published_priors', sampleSize: 5, reliabilityBand: 'unknown', recommendedBridge: 'across' })
-    expect(body.notes[0]).toMatch(/^Only 5 settled transfers in this corridor over the window \(20 needed\): figures are the bridges' published settlement-time priors/)
+    expect(body).toMatchObject({
+      pair: 'ETH-BAS',
+      basis: 'published_priors',
+      sampleSize: 5,
+      reliabilityBand: 'unknown',
+      recommendedBridge: 'across',
+    })
+    expect(body.notes[0]).toMatch(
+      /^Only 5 settled transfers in this corridor over the window \(20 needed\): figures are the bridges' published settlement-time priors/,
+    )
     const empty = CorridorIntelligenceFree.parse(await readJson(await intel('usd-trx', '203.0.113.11')))
     expect(empty).toMatchObject({ pair: 'USD-TRX', basis: 'published_priors', sampleSize: 0, recommendedBridge: null })
   })
@@ -131,7 +139,9 @@ describe('GET /api/v1/intelligence/corridor/{pair}, pro tier', () => {
     expect(body).toMatchObject({ tier: 'pro', basis: 'observed', sampleSize: 37, recommendedBridge: 'across', reliabilityBand: 'medium' })
     expect(body.outcomes).toEqual({ delivered: 34, refunded: 1, failed: 2, pending: 1, notFound: 1 })
 
-    const delivered = fixture.filter((o) => o.fromChain === 'BAS' && o.toChain === 'ARB' && o.bridge === 'across' && o.status === 'DONE' && o.substatus !== 'REFUNDED')
+    const delivered = fixture.filter(
+      (o) => o.fromChain === 'BAS' && o.toChain === 'ARB' && o.bridge === 'across' && o.status === 'DONE' && o.substatus !== 'REFUNDED',
+    )
     const seconds = delivered.map((o) => o.settledDurationSec ?? Number.NaN)
     const slippage = delivered.map((o) => o.realisedSlippageBps ?? Number.NaN)
     expect(body.bridges[0]).toEqual({
@@ -157,20 +167,38 @@ describe('GET /api/v1/intelligence/corridor/{pair}, pro tier', () => {
       ['NOT_FOUND', null, 1, 'across'],
       ['PENDING', 'WAIT_DESTINATION_TRANSACTION', 1, 'across'],
     ])
-    expect(body.failurePatterns.find((p) => p.substatus === 'SLIPPAGE_EXCEEDED')).toMatchObject({ shareBps: 256, exampleReason: 'fill price moved past toAmountMin' })
+    expect(body.failurePatterns.find((p) => p.substatus === 'SLIPPAGE_EXCEEDED')).toMatchObject({
+      shareBps: 256,
+      exampleReason: 'fill price moved past toAmountMin',
+    })
 
     await intel('BAS-ARB', '203.0.113.21', { authorization: `bearer ${pro.key}` })
     expect(await store.intel.usage('2026-11', intelKeySubject(pro.id))).toEqual([{ subject: intelKeySubject(pro.id), calls: 2 }])
   })
 
-  it('ranks the optimal route for the amount within its USD size band, reading a currency side\'s amount in that currency', async () => {
+  it("ranks the optimal route for the amount within its USD size band, reading a currency side's amount in that currency", async () => {
     const pro = keyOf('pro')
-    const byUsd = CorridorIntelligencePro.parse(await readJson(await intel('BAS-ARB?amount=20000', '203.0.113.22', { authorization: `Bearer ${pro.key}` })))
-    expect(byUsd.optimalRoute).toMatchObject({ bridge: 'across', basis: 'observed', scope: 'corridor', amountBandUsd: { min: '10000', max: '100000' } })
+    const byUsd = CorridorIntelligencePro.parse(
+      await readJson(await intel('BAS-ARB?amount=20000', '203.0.113.22', { authorization: `Bearer ${pro.key}` })),
+    )
+    expect(byUsd.optimalRoute).toMatchObject({
+      bridge: 'across',
+      basis: 'observed',
+      scope: 'corridor',
+      amountBandUsd: { min: '10000', max: '100000' },
+    })
     expect(byUsd.optimalRoute.reason).toMatch(/^Only 8 settled transfers of 10000 to 100000 USD \(20 needed\)/)
     // 900 EUR is 1,044 USD at the snapshot's 1.16: the 1,000 to 10,000 USD band.
-    const byEur = CorridorIntelligencePro.parse(await readJson(await intel('EUR-ETH?amount=900', '203.0.113.22', { authorization: `Bearer ${pro.key}` })))
-    expect(byEur).toMatchObject({ pair: 'EUR-ETH', amount: '900', basis: 'published_priors', sampleSize: 3, optimalRoute: { amountBandUsd: { min: '1000', max: '10000' } } })
+    const byEur = CorridorIntelligencePro.parse(
+      await readJson(await intel('EUR-ETH?amount=900', '203.0.113.22', { authorization: `Bearer ${pro.key}` })),
+    )
+    expect(byEur).toMatchObject({
+      pair: 'EUR-ETH',
+      amount: '900',
+      basis: 'published_priors',
+      sampleSize: 3,
+      optimalRoute: { amountBandUsd: { min: '1000', max: '10000' } },
+    })
     expect(byEur.notes.some((note) => note.includes('read as USD'))).toBe(false)
   })
 
@@ -186,7 +214,8 @@ describe('GET /api/v1/intelligence/corridor/{pair}, pro tier', () => {
     expect(basic.status).toBe(401)
     expect(await readJson(basic)).toMatchObject({
       code: 'invalid_key',
-      detail: 'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.',
+      detail:
+        'Send the key as Authorization: Bearer se_… (no other scheme is accepted here), or send no Authorization header for the free tier.',
     })
     await store.keys.revoke(pro.id, new Date(NOW_MS))
     const revoked = await intel('BAS-ARB', '203.0.113.30', { authorization: `Bearer ${pro.key}` })
@@ -206,20 +235,34 @@ describe('GET /api/v1/intelligence/corridor/{pair}, bad requests', () => {
       detail:
         '"USDC" is not a chain or currency code. A pair is <A>-<B>, source first; each side a chain code (ETH, BAS, POL, ARB, OPT, BNB, GNO, CEL, SOL, TRX) or a currency code (USD, EUR, GBP, ZAR, NGN, KES, SGD).',
       errors: [{ field: 'pair', message: '"USDC" is not a chain or currency code' }],
-      acceptedCodes: { chains: ['ETH', 'BAS', 'POL', 'ARB', 'OPT', 'BNB', 'GNO', 'CEL', 'SOL', 'TRX'], currencies: ['USD', 'EUR', 'GBP', 'ZAR', 'NGN', 'KES', 'SGD'] },
+      acceptedCodes: {
+        chains: ['ETH', 'BAS', 'POL', 'ARB', 'OPT', 'BNB', 'GNO', 'CEL', 'SOL', 'TRX'],
+        currencies: ['USD', 'EUR', 'GBP', 'ZAR', 'NGN', 'KES', 'SGD'],
+      },
     })
-    for (const pair of ['USD', 'USD-BAS-ARB', 'usd%20-bas', '%E2%82%AC-BAS', 'x'.repeat(500)]) expect((await intel(pair, ip)).status).toBe(400)
+    for (const pair of ['USD', 'USD-BAS-ARB', 'usd%20-bas', '%E2%82%AC-BAS', 'x'.repeat(500)])
+      expect((await intel(pair, ip)).status).toBe(400)
     expect((await intel('USD-BAS', ip)).headers.get('ratelimit')).toContain('"intel-free";r=99;')
   })
 
-  it.each(['-5', '1e3', '0', '0.000', 'abc', '1,000', '1.1234567890123456789', ''])('answers amount=%j with 400 naming the field', async (amount) => {
-    const response = await intel(`USD-BAS?amount=${encodeURIComponent(amount)}`, '203.0.113.41')
-    expect(response.status).toBe(400)
-    expect(await readJson(response)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'amount', message: 'must be a positive decimal string' }] })
-  })
+  it.each(['-5', '1e3', '0', '0.000', 'abc', '1,000', '1.1234567890123456789', ''])(
+    'answers amount=%j with 400 naming the field',
+    async (amount) => {
+      const response = await intel(`USD-BAS?amount=${encodeURIComponent(amount)}`, '203.0.113.41')
+      expect(response.status).toBe(400)
+      expect(await readJson(response)).toMatchObject({
+        code: 'invalid_request',
+        errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
+      })
+    },
+  )
 
   it('answers other methods with 405 and Allow: GET', async () => {
-    const response = await app.request('/api/v1/intelligence/corridor/USD-BAS', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const response = await app.request('/api/v1/intelligence/corridor/USD-BAS', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toBe('GET')
     expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed' })

@@ -38,7 +38,8 @@ async function quoteId(overrides: Record<string, unknown> = {}): Promise<string>
   return (await readJson<{ quoteId: string }>(response)).quoteId
 }
 
-const swap = (body: unknown, key: string | undefined = KEY): Promise<Response> => postJson(app, '/api/v1/swap', body, key === undefined ? {} : { 'x-swapeazi-key': key })
+const swap = (body: unknown, key: string | undefined = KEY): Promise<Response> =>
+  postJson(app, '/api/v1/swap', body, key === undefined ? {} : { 'x-swapeazi-key': key })
 
 beforeAll(() => {
   nowMs = NOW_MS
@@ -51,10 +52,16 @@ describe('POST /api/v1/swap: keys (spec endpoint 10, DESIGN 7.15)', () => {
   const cases: [string, () => Record<string, string>, string][] = [
     ['missing', () => ({}), 'missing'],
     ['malformed', () => ({ 'x-swapeazi-key': 'sk_live_not_ours' }), 'malformed'],
-    ['forged (valid shape, wrong MAC)', () => ({ 'x-swapeazi-key': signApiKey(new TextEncoder().encode('another-deployment-secret-32-chars!'), free) }), 'bad_signature'],
+    [
+      'forged (valid shape, wrong MAC)',
+      () => ({ 'x-swapeazi-key': signApiKey(new TextEncoder().encode('another-deployment-secret-32-chars!'), free) }),
+      'bad_signature',
+    ],
     [
       'altered tier (free claims rewritten to pro, MAC kept)',
-      () => ({ 'x-swapeazi-key': `se_${Buffer.from(JSON.stringify({ ...free, tier: 'pro' })).toString('base64url')}.${freeKey.split('.')[1]}` }),
+      () => ({
+        'x-swapeazi-key': `se_${Buffer.from(JSON.stringify({ ...free, tier: 'pro' })).toString('base64url')}.${freeKey.split('.')[1]}`,
+      }),
       'bad_signature',
     ],
     ['revoked', () => ({ 'x-swapeazi-key': signApiKey(KEY_SECRET, claimsOf(revokedId)) }), 'revoked'],
@@ -86,7 +93,13 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     const result = SwapResult.parse(await readJson(response))
     const claims = verifyQuoteId(QUOTE_SECRET, id, nowMs)
     if (!claims.ok) throw new Error('the quote did not verify')
-    expect(result).toMatchObject({ status: 'built', fromChain: 'BAS', toChain: 'POL', fromAmount: '500', toAddress: getAddress(FROM_ADDRESS) })
+    expect(result).toMatchObject({
+      status: 'built',
+      fromChain: 'BAS',
+      toChain: 'POL',
+      fromAmount: '500',
+      toAddress: getAddress(FROM_ADDRESS),
+    })
     expect(result.route.id).toBe(claims.claims.routeId)
     expect(result.route.fees.agentCallFee).toBeNull()
     expect(result.toAmountMin).toBe((Number(claims.claims.toAmountMin) / 1e6).toString())
@@ -105,7 +118,13 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     const read = await get(app, `/api/v1/swap/${result.swapEaziRef}`, { 'x-swapeazi-key': KEY })
     expect(read.status).toBe(200)
     const record = SwapRecordWire.parse(await readJson(read))
-    expect(record).toMatchObject({ swapEaziRef: result.swapEaziRef, status: 'built', channel: 'api_key', fromAmount: '500', toAmountMin: result.toAmountMin })
+    expect(record).toMatchObject({
+      swapEaziRef: result.swapEaziRef,
+      status: 'built',
+      channel: 'api_key',
+      fromAmount: '500',
+      toAmountMin: result.toAmountMin,
+    })
     expect(record.transactionRequest).toEqual(result.transactionRequest)
 
     // Another key cannot see it, nor can anyone see a reference that does not exist.
@@ -147,16 +166,24 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
   })
 
   it.each([
-    ['altered (amount raised, MAC kept)', (id: string) => {
-      const [, payload = '', mac = ''] = id.split('.')
-      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
-      return `q1.${Buffer.from(JSON.stringify({ ...claims, toAmountMin: '999999999999' })).toString('base64url')}.${mac}`
-    }, 'bad_signature'],
-    ['signed by another deployment', (id: string) => {
-      const [, payload = ''] = id.split('.')
-      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
-      return signQuoteId(new TextEncoder().encode('someone-elses-quote-secret-32chars'), claims)
-    }, 'bad_signature'],
+    [
+      'altered (amount raised, MAC kept)',
+      (id: string) => {
+        const [, payload = '', mac = ''] = id.split('.')
+        const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
+        return `q1.${Buffer.from(JSON.stringify({ ...claims, toAmountMin: '999999999999' })).toString('base64url')}.${mac}`
+      },
+      'bad_signature',
+    ],
+    [
+      'signed by another deployment',
+      (id: string) => {
+        const [, payload = ''] = id.split('.')
+        const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as QuoteClaims
+        return signQuoteId(new TextEncoder().encode('someone-elses-quote-secret-32chars'), claims)
+      },
+      'bad_signature',
+    ],
     ['not a quote id', () => 'hello', 'malformed'],
   ])('refuses a quote id that is %s with 400 invalid_quote', async (_name, alter, reason) => {
     const response = await swap({ quoteId: alter(await quoteId()) })
@@ -209,7 +236,10 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
 
 describe('/api/v1/swap/{ref}: other methods', () => {
   it('answers 405 with Allow: GET, as the exact paths do', async () => {
-    const response = await app.request('/api/v1/swap/swp_01KA0000000000000000000000', { method: 'DELETE', headers: { 'x-swapeazi-key': KEY } })
+    const response = await app.request('/api/v1/swap/swp_01KA0000000000000000000000', {
+      method: 'DELETE',
+      headers: { 'x-swapeazi-key': KEY },
+    })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toBe('GET')
     expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed', allow: 'GET' })

@@ -20,7 +20,8 @@ describe('POST /api/v1/keys', () => {
     expect(body).toMatchObject({ tier: 'free', issuedAt: '2026-11-20T12:00:00.000Z' })
     expect(body.notice).toMatch(/shown once/)
     expect(verifyApiKey(KEY_SECRET, body.key)).toEqual({ ok: true, claims: { v: 1, id: body.id, tier: 'free', iat: nowMs / 1000 } })
-    const dump = JSON.stringify(await store.sql.query('select * from api_keys')) + JSON.stringify(await store.sql.query('select * from settings'))
+    const dump =
+      JSON.stringify(await store.sql.query('select * from api_keys')) + JSON.stringify(await store.sql.query('select * from settings'))
     expect(dump).toContain(body.id)
     expect(dump).not.toContain(body.key.slice(3, 40))
     expect(dump).not.toContain('203.0.113.1')

@@ -26,7 +26,15 @@ describe('GET /api/mpp/routes (spec 2.7)', () => {
   })
 
   it('has exactly the seven top-level members of spec 2.7', () => {
-    expect(Object.keys(manifest).sort()).toEqual(['agentPayments', 'chains', 'corridors', 'discovery', 'moat', 'pricing', 'supportedTokens'])
+    expect(Object.keys(manifest).sort()).toEqual([
+      'agentPayments',
+      'chains',
+      'corridors',
+      'discovery',
+      'moat',
+      'pricing',
+      'supportedTokens',
+    ])
   })
 
   it('parses with the strict CapabilityManifest schema', () => {
@@ -46,7 +54,8 @@ describe('GET /api/mpp/routes (spec 2.7)', () => {
         expect(Object.keys(token).sort(), `${chainId}:${token.symbol}`).toEqual(['address', 'decimals', 'symbol'])
         expect(token.symbol).toMatch(/\S/)
         expect(Number.isInteger(token.decimals)).toBe(true)
-        if (EVM_CHAIN_IDS.has(chainId)) expect(isAddress(token.address, { strict: true }), `${chainId}:${token.symbol} ${token.address}`).toBe(true)
+        if (EVM_CHAIN_IDS.has(chainId))
+          expect(isAddress(token.address, { strict: true }), `${chainId}:${token.symbol} ${token.address}`).toBe(true)
         else expect(token.address, `${chainId}:${token.symbol}`).toMatch(/^[1-9A-HJ-NP-Za-km-z]{30,50}$/) // base58
       }
     }
@@ -54,13 +63,20 @@ describe('GET /api/mpp/routes (spec 2.7)', () => {
 
   it('gives supportedTokens the same symbols, in order, as each chain entry', () => {
     for (const chain of manifest.chains) {
-      expect((manifest.supportedTokens[String(chain.chainId)] ?? []).map((t) => t.symbol), chain.id).toEqual(chain.tokens)
+      expect(
+        (manifest.supportedTokens[String(chain.chainId)] ?? []).map((t) => t.symbol),
+        chain.id,
+      ).toEqual(chain.tokens)
     }
   })
 
   it('says USDC and USDT on BNB Chain have 18 decimals (DESIGN 7.3), and 6 on Ethereum', () => {
     const bnb = manifest.supportedTokens['56'] ?? []
-    expect(bnb.find((t) => t.symbol === 'USDC')).toEqual({ symbol: 'USDC', address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 })
+    expect(bnb.find((t) => t.symbol === 'USDC')).toEqual({
+      symbol: 'USDC',
+      address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d',
+      decimals: 18,
+    })
     expect(bnb.find((t) => t.symbol === 'USDT')?.decimals).toBe(18)
     expect(manifest.supportedTokens['1']?.find((t) => t.symbol === 'USDC')?.decimals).toBe(6)
   })

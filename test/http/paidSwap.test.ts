@@ -86,15 +86,28 @@ describe('paying with x402-fetch 1.2.0', () => {
     const header = response.headers.get('x-payment-response')
     expect(header).not.toBeNull()
     const receipt = decodeXPaymentResponse(header ?? '')
-    expect(receipt).toEqual({ success: true, transaction: `ledger:${result.swapEaziRef}`, network: 'base', payer: payer.address, settlement: 'ledger' })
+    expect(receipt).toEqual({
+      success: true,
+      transaction: `ledger:${result.swapEaziRef}`,
+      network: 'base',
+      payer: payer.address,
+      settlement: 'ledger',
+    })
 
     const swap = await store.getSwap(result.swapEaziRef)
     expect(swap?.payment?.payer).toBe(payer.address.toLowerCase())
     expect(swap?.transactionRequest).toEqual(result.transactionRequest)
     const payment = await store.getPayment(payer.address, swap?.payment?.nonce ?? '')
-    expect(payment).toMatchObject({ status: 'settled', value: 20_000n, swapRef: result.swapEaziRef, transaction: `ledger:${result.swapEaziRef}` })
+    expect(payment).toMatchObject({
+      status: 'settled',
+      value: 20_000n,
+      swapRef: result.swapEaziRef,
+      transaction: `ledger:${result.swapEaziRef}`,
+    })
     const routerCall = decodeFunctionData({
-      abi: parseAbi(['function execute((bytes32 ref,address tokenIn,uint256 amountIn,uint256 fee,address tokenOut,uint256 minOut,address recipient,(address target,address token,uint256 amountOffset,uint256 value,bytes data)[] calls) order)']),
+      abi: parseAbi([
+        'function execute((bytes32 ref,address tokenIn,uint256 amountIn,uint256 fee,address tokenOut,uint256 minOut,address recipient,(address target,address token,uint256 amountOffset,uint256 value,bytes data)[] calls) order)',
+      ]),
       data: result.transactionRequest.data as `0x${string}`,
     })
     expect(routerCall.functionName).toBe('execute')
@@ -115,27 +128,45 @@ describe('bad payments each get their reason and a fresh challenge', () => {
     ],
     ['amount 19999', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, value: 19_999n })).header, 'amount_mismatch'],
     ['amount 20001', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, value: 20_001n })).header, 'amount_mismatch'],
-    ['wrong payTo', async (now) => (await signPayment(payer, { payTo: '0x3333333333333333333333333333333333333333', nowSec: now })).header, 'recipient_mismatch'],
+    [
+      'wrong payTo',
+      async (now) => (await signPayment(payer, { payTo: '0x3333333333333333333333333333333333333333', nowSec: now })).header,
+      'recipient_mismatch',
+    ],
     [
       'wrong asset (signed for another token)',
       async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' })).header,
       'invalid_signature',
     ],
-    ['wrong network', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, network: 'base-sepolia', chainId: 84532 })).header, 'network_mismatch'],
-    ['wrong scheme', async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, scheme: 'upto' })).header, 'unsupported_scheme'],
+    [
+      'wrong network',
+      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, network: 'base-sepolia', chainId: 84532 })).header,
+      'network_mismatch',
+    ],
+    [
+      'wrong scheme',
+      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, scheme: 'upto' })).header,
+      'unsupported_scheme',
+    ],
     [
       'expired',
-      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now - 900), validBefore: BigInt(now - 1) })).header,
+      async (now) =>
+        (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now - 900), validBefore: BigInt(now - 1) })).header,
       'authorization_expired',
     ],
     [
       'not yet valid',
-      async (now) => (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now + 120), validBefore: BigInt(now + 400) })).header,
+      async (now) =>
+        (await signPayment(payer, { payTo: PAY_TO, nowSec: now, validAfter: BigInt(now + 120), validBefore: BigInt(now + 400) })).header,
       'authorization_not_yet_valid',
     ],
     ['malformed header', async () => 'not base64 at all!', 'invalid_payment'],
     ['base64 of something that is not JSON', async () => Buffer.from('hello').toString('base64'), 'invalid_payment'],
-    ['JSON that is not a payment', async () => encodeHeader({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} }), 'invalid_payment'],
+    [
+      'JSON that is not a payment',
+      async () => encodeHeader({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} }),
+      'invalid_payment',
+    ],
     [
       'v2-shaped payload',
       async (now) => {
@@ -223,7 +254,12 @@ describe('a swap that cannot be built charges nothing', () => {
     const { app } = freshApp()
     const before = { payments: await countRows('x402_payments'), swaps: await countRows('swaps') }
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
-    const refused = await postJson(app, SWAP, quoteBody({ fromAddress: payer.address, fromChain: 'ETH', toChain: 'CEL', toToken: 'cKES' }), { 'x-payment': header })
+    const refused = await postJson(
+      app,
+      SWAP,
+      quoteBody({ fromAddress: payer.address, fromChain: 'ETH', toChain: 'CEL', toToken: 'cKES' }),
+      { 'x-payment': header },
+    )
     expect(refused.status).toBe(422)
     expect((await readJson(refused))['code']).toBe('route_not_executable')
     expect(await countRows('x402_payments')).toBe(before.payments)
@@ -236,7 +272,10 @@ describe('a swap that cannot be built charges nothing', () => {
     const failing = testApp({
       clock: Date.now,
       store,
-      settler: externalSettler('onchain', { check: async () => ({ ok: true }), settle: async () => Promise.reject(new Error('settler exploded')) }),
+      settler: externalSettler('onchain', {
+        check: async () => ({ ok: true }),
+        settle: async () => Promise.reject(new Error('settler exploded')),
+      }),
     })
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
     const before = await countRows('x402_payments')
@@ -252,7 +291,10 @@ describe('a swap that cannot be built charges nothing', () => {
     const refusing = testApp({
       clock: Date.now,
       store,
-      settler: externalSettler('onchain', { check: async () => ({ ok: true }), settle: async () => ({ ok: false, reason: 'settlement_failed', message: 'The chain refused.' }) }),
+      settler: externalSettler('onchain', {
+        check: async () => ({ ok: true }),
+        settle: async () => ({ ok: false, reason: 'settlement_failed', message: 'The chain refused.' }),
+      }),
     })
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
     const before = { payments: await countRows('x402_payments'), swaps: await countRows('swaps') }
@@ -288,7 +330,10 @@ describe('the MPP path and the payment manifest', () => {
       await get(app, '/.well-known/x402.json'),
     )
     expect(manifest.x402Version).toBe(1)
-    expect(manifest.resources.map((r) => `${r.method} ${r.resource}`)).toEqual([`POST ${PUBLIC_URL}/api/x402/swap`, `POST ${PUBLIC_URL}/api/mpp/swap`])
+    expect(manifest.resources.map((r) => `${r.method} ${r.resource}`)).toEqual([
+      `POST ${PUBLIC_URL}/api/x402/swap`,
+      `POST ${PUBLIC_URL}/api/mpp/swap`,
+    ])
     const challenge = await challengeOf(await postJson(app, SWAP, body))
     expect(manifest.resources[0]?.accepts).toEqual(challenge.accepts)
     const routes = await readJson<{ agentPayments: { x402: { manifest: string } } }>(await get(app, '/api/mpp/routes'))

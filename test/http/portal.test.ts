@@ -19,7 +19,9 @@ function element(html: string, tag: string, id: string): string {
 /** The body rows of the first table in `html`, each as its cells' HTML. */
 function tableRows(html: string): string[][] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1] ?? ''
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) => [...(row[1] ?? '').matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => cell[1] ?? ''))
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...(row[1] ?? '').matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => cell[1] ?? ''),
+  )
 }
 
 const text = (cellHtml: string): string => cellHtml.replace(/<[^>]*>/g, '').trim()
@@ -55,7 +57,8 @@ describe('GET / (developer portal)', () => {
     expect(html).toContain('<button type="button" id="copy-key">Copy</button>')
     expect(html).toContain('At most\n  3 keys per IP address per 24 hours.')
     const quoteForm = element(html, 'form', 'quote-form')
-    for (const name of ['fromChain', 'fromToken', 'toChain', 'toToken', 'fromAmount', 'fromAddress']) expect(quoteForm).toContain(`name="${name}"`)
+    for (const name of ['fromChain', 'fromToken', 'toChain', 'toToken', 'fromAmount', 'fromAddress'])
+      expect(quoteForm).toContain(`name="${name}"`)
   })
 
   it('offers only agent-callable chains in the quote form, each with its manifest tokens', async () => {
@@ -83,7 +86,9 @@ describe('GET / (developer portal)', () => {
       expect(text(cells[4] ?? '')).toBe(row?.description.replaceAll('{app_url}', APP_URL))
       expect(cells[3]).toContain(row?.agentCallable ? 'Agent-callable' : '<a class="badge user" href="/tron">')
     })
-    expect(rows.filter((cells) => cells[3]?.includes('href="/tron"')).length).toBe(manifestCorridors.filter((row) => row.from === 'USDT-TRC20').length)
+    expect(rows.filter((cells) => cells[3]?.includes('href="/tron"')).length).toBe(
+      manifestCorridors.filter((row) => row.from === 'USDT-TRC20').length,
+    )
   })
 
   it('serves its script and styles from its own origin with nosniff', async () => {

@@ -48,7 +48,14 @@ describe.each(QUOTE_PATHS)('POST %s, ETH USDC -> USDT 1000', (path) => {
     expect(body.estimatedGasUSD).toMatch(DECIMAL_STRING)
     expect(decimalToUnits(body.estimatedGasUSD, 6)).toBeGreaterThan(0n)
     expect(body.route.steps).toHaveLength(1)
-    expect(body.route.steps[0]).toMatchObject({ type: 'swap', fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAmount: '1000' })
+    expect(body.route.steps[0]).toMatchObject({
+      type: 'swap',
+      fromChain: 'ETH',
+      toChain: 'ETH',
+      fromToken: 'USDC',
+      toToken: 'USDT',
+      fromAmount: '1000',
+    })
     expect(body.quoteId.startsWith('q1.')).toBe(true)
   })
 })

@@ -92,7 +92,10 @@ describe('failures are not remembered', () => {
       const second = await send()
       expect(first.status).toBeGreaterThanOrEqual(400)
       expect(second.status).toBe(first.status)
-      const [a, b] = [(await first.json()) as { code: string; requestId: string }, (await second.json()) as { code: string; requestId: string }]
+      const [a, b] = [
+        (await first.json()) as { code: string; requestId: string },
+        (await second.json()) as { code: string; requestId: string },
+      ]
       expect(b.code).toBe(a.code)
       expect(a.requestId).toBe(first.headers.get('x-request-id'))
       expect(b.requestId).toBe(second.headers.get('x-request-id'))
@@ -125,12 +128,18 @@ describe('the memo never changes an answer (property)', () => {
     ['POL', 'ARB', 'USDT', 'USDC'],
     ['BNB', 'BAS', 'USDT', 'USDC'],
   )
-  const anyPair = fc.tuple(fc.constantFrom(...chains), fc.constantFrom(...chains), fc.constantFrom(...tokens), fc.constantFrom(...tokens)).map((pair): Pair => [...pair])
-  const request = fc.record({
-    pair: fc.oneof({ arbitrary: routed, weight: 3 }, { arbitrary: anyPair, weight: 1 }),
-    fromAmount: fc.tuple(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 0, max: 999_999 })).map(([whole, fraction]) => `${whole}.${String(fraction).padStart(6, '0')}`),
-    slippage: fc.constantFrom(0, 0.001, 0.005, 0.1),
-  }).map(({ pair: [fromChain, toChain, fromToken, toToken], ...rest }) => ({ fromChain, toChain, fromToken, toToken, ...rest }))
+  const anyPair = fc
+    .tuple(fc.constantFrom(...chains), fc.constantFrom(...chains), fc.constantFrom(...tokens), fc.constantFrom(...tokens))
+    .map((pair): Pair => [...pair])
+  const request = fc
+    .record({
+      pair: fc.oneof({ arbitrary: routed, weight: 3 }, { arbitrary: anyPair, weight: 1 }),
+      fromAmount: fc
+        .tuple(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 0, max: 999_999 }))
+        .map(([whole, fraction]) => `${whole}.${String(fraction).padStart(6, '0')}`),
+      slippage: fc.constantFrom(0, 0.001, 0.005, 0.1),
+    })
+    .map(({ pair: [fromChain, toChain, fromToken, toToken], ...rest }) => ({ fromChain, toChain, fromToken, toToken, ...rest }))
 
   it('a second identical request answers what a fresh app computes: the same status, and the same text when it is a 200', async () => {
     const app = testApp()

@@ -12,7 +12,8 @@ const FREE_KEY = key('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'free')
 const PRO_KEY = key('key_bbbbbbbbbbbbbbbbbbbbbbbb', 'pro')
 
 type App = ReturnType<typeof testApp>
-const getHealth = (app: App, headers: Record<string, string>): Promise<Response> => Promise.resolve(app.request('/api/v1/health', { headers }))
+const getHealth = (app: App, headers: Record<string, string>): Promise<Response> =>
+  Promise.resolve(app.request('/api/v1/health', { headers }))
 
 /** Statuses and the RateLimit field of `n` sequential calls. */
 async function callTimes(app: App, n: number, headers: Record<string, string>): Promise<{ status: number; rateLimit: string | null }[]> {

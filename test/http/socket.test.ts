@@ -24,8 +24,11 @@ afterAll(async () => {
   await store.sql.close()
 })
 
-const post = (body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = { 'content-type': 'application/json' }, extra: RequestInit = {}): Promise<Response> =>
-  fetch(`${base}/api/x402/quote`, { method: 'POST', headers, body, ...extra })
+const post = (
+  body: string | ReadableStream<Uint8Array>,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+  extra: RequestInit = {},
+): Promise<Response> => fetch(`${base}/api/x402/quote`, { method: 'POST', headers, body, ...extra })
 
 describe('HTTP over a socket', () => {
   it('quotes, with the request id and CORS headers on the response', async () => {
@@ -56,7 +59,11 @@ describe('HTTP over a socket', () => {
   it('answers a CORS preflight', async () => {
     const response = await fetch(`${base}/api/x402/quote`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-payment' },
+      headers: {
+        origin: 'https://agent.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-payment',
+      },
     })
     expect(response.status).toBe(204)
     expect(response.headers.get('access-control-allow-origin')).toBe('*')

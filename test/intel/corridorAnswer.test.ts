@@ -38,7 +38,15 @@ function figures(bridge: string, settled: number, delivered: number, p50: number
   }
 }
 
-const answer = (rows: BridgeFigures[], extra: { failures?: FailureFigures[]; amount?: { text: string; band: ReturnType<typeof sizeBand> } | null; pair?: string; priors?: PublishedPriorsReturnType } = {}) =>
+const answer = (
+  rows: BridgeFigures[],
+  extra: {
+    failures?: FailureFigures[]
+    amount?: { text: string; band: ReturnType<typeof sizeBand> } | null
+    pair?: string
+    priors?: PublishedPriorsReturnType
+  } = {},
+) =>
   CorridorIntelligencePro.parse(
     corridorAnswer({
       pair: pairOf(extra.pair ?? 'BAS-ARB'),
@@ -79,10 +87,31 @@ describe('reliabilityBand and sizeBand', () => {
 describe('corridorAnswer', () => {
   it(`is observed from ${MIN_SAMPLE_SIZE} settled transfers, and published priors below, saying so`, () => {
     const below = answer([figures('across', 12, 12, 6), figures('cctp-v2-fast', MIN_SAMPLE_SIZE - 13, MIN_SAMPLE_SIZE - 13, 25)])
-    expect(below).toMatchObject({ basis: 'published_priors', sampleSize: MIN_SAMPLE_SIZE - 1, reliabilityBand: 'unknown', recommendedBridge: 'across' })
+    expect(below).toMatchObject({
+      basis: 'published_priors',
+      sampleSize: MIN_SAMPLE_SIZE - 1,
+      reliabilityBand: 'unknown',
+      recommendedBridge: 'across',
+    })
     expect(below.bridges).toEqual([
-      { bridge: 'across', basis: 'published_priors', sampleSize: 12, successRateBps: null, settlementSec: { p50: 4, p95: 30 }, quotedSecP50: null, slippageBps: null },
-      { bridge: 'cctp-v2-fast', basis: 'published_priors', sampleSize: 7, successRateBps: null, settlementSec: { p50: 20, p95: 60 }, quotedSecP50: null, slippageBps: null },
+      {
+        bridge: 'across',
+        basis: 'published_priors',
+        sampleSize: 12,
+        successRateBps: null,
+        settlementSec: { p50: 4, p95: 30 },
+        quotedSecP50: null,
+        slippageBps: null,
+      },
+      {
+        bridge: 'cctp-v2-fast',
+        basis: 'published_priors',
+        sampleSize: 7,
+        successRateBps: null,
+        settlementSec: { p50: 20, p95: 60 },
+        quotedSecP50: null,
+        slippageBps: null,
+      },
     ])
     expect(below.notes[0]).toBe(
       `Only 19 settled transfers in this corridor over the window (20 needed): figures are the bridges' published settlement-time priors (manifest/bridges.json), not measurements, and reliability is unknown.`,
@@ -91,7 +120,15 @@ describe('corridorAnswer', () => {
 
     const at = answer([figures('across', 12, 12, 6), figures('cctp-v2-fast', MIN_SAMPLE_SIZE - 12, MIN_SAMPLE_SIZE - 12, 25)])
     expect(at).toMatchObject({ basis: 'observed', sampleSize: MIN_SAMPLE_SIZE, reliabilityBand: 'high', recommendedBridge: 'across' })
-    expect(at.bridges[0]).toEqual({ bridge: 'across', basis: 'observed', sampleSize: 12, successRateBps: 10_000, settlementSec: { p50: 6, p95: 18 }, quotedSecP50: 5, slippageBps: { p50: 1, p95: 4 } })
+    expect(at.bridges[0]).toEqual({
+      bridge: 'across',
+      basis: 'observed',
+      sampleSize: 12,
+      successRateBps: 10_000,
+      settlementSec: { p50: 6, p95: 18 },
+      quotedSecP50: 5,
+      slippageBps: { p50: 1, p95: 4 },
+    })
   })
 
   it('ranks the optimal route by reliability band before speed, among bridges with enough transfers', () => {
@@ -115,7 +152,7 @@ describe('corridorAnswer', () => {
     ])
   })
 
-  it('ranks within the amount\'s size band when the band has enough transfers, else over the corridor, and says which', () => {
+  it("ranks within the amount's size band when the band has enough transfers, else over the corridor, and says which", () => {
     const band = sizeBand(20_000n * E18)
     const rows = [
       figures('across', 30, 30, 3, { band: { settled: 5, delivered: 3, settledSecP50: 3, slippageBpsP50: 9 } }),
@@ -128,38 +165,109 @@ describe('corridorAnswer', () => {
       scope: 'amount_band',
       amountBandUsd: { min: '10000', max: '100000' },
       sampleSize: 25,
-      reason: 'Transfers of 10000 to 100000 USD: most reliable, then fastest median settlement, then least median slippage, among bridges with at least 5 settled transfers.',
+      reason:
+        'Transfers of 10000 to 100000 USD: most reliable, then fastest median settlement, then least median slippage, among bridges with at least 5 settled transfers.',
     })
     expect(inBand.recommendedBridge).toBe('cctp-v2-fast')
-    expect(inBand.notes).toContain('amount was read as USD because BAS is a chain; use a currency code as the source side (for example EUR-ARB) to give it in that currency.')
+    expect(inBand.notes).toContain(
+      'amount was read as USD because BAS is a chain; use a currency code as the source side (for example EUR-ARB) to give it in that currency.',
+    )
 
     const thin = rows.map((row) => ({ ...row, band: { settled: 2, delivered: 2, settledSecP50: 1, slippageBpsP50: 0 } }))
     const overCorridor = answer(thin, { amount: { text: '20000', band } })
     expect(overCorridor.optimalRoute).toMatchObject({ bridge: 'across', scope: 'corridor', sampleSize: 60 })
-    expect(overCorridor.optimalRoute.reason).toMatch(/^Only 4 settled transfers of 10000 to 100000 USD \(20 needed\), so ranked over the whole corridor/)
+    expect(overCorridor.optimalRoute.reason).toMatch(
+      /^Only 4 settled transfers of 10000 to 100000 USD \(20 needed\), so ranked over the whole corridor/,
+    )
   })
 
   it('folds failures by outcome with their bridges, share of all observations and latest reason', () => {
     const result = answer([figures('across', 30, 27, 3, { pending: 2, notFound: 1 }), figures('cctp-v2-fast', 10, 9, 20)], {
       failures: [
-        { status: 'FAILED', substatus: 'SLIPPAGE_EXCEEDED', bridge: 'across', count: 2, lastSeenAt: '2026-11-02T00:00:00.000Z', exampleReason: 'old' },
-        { status: 'FAILED', substatus: 'SLIPPAGE_EXCEEDED', bridge: 'cctp-v2-fast', count: 1, lastSeenAt: '2026-11-05T00:00:00.000Z', exampleReason: 'new' },
-        { status: 'PENDING', substatus: 'WAIT_DESTINATION_TRANSACTION', bridge: 'across', count: 2, lastSeenAt: '2026-11-19T00:00:00.000Z', exampleReason: null },
+        {
+          status: 'FAILED',
+          substatus: 'SLIPPAGE_EXCEEDED',
+          bridge: 'across',
+          count: 2,
+          lastSeenAt: '2026-11-02T00:00:00.000Z',
+          exampleReason: 'old',
+        },
+        {
+          status: 'FAILED',
+          substatus: 'SLIPPAGE_EXCEEDED',
+          bridge: 'cctp-v2-fast',
+          count: 1,
+          lastSeenAt: '2026-11-05T00:00:00.000Z',
+          exampleReason: 'new',
+        },
+        {
+          status: 'PENDING',
+          substatus: 'WAIT_DESTINATION_TRANSACTION',
+          bridge: 'across',
+          count: 2,
+          lastSeenAt: '2026-11-19T00:00:00.000Z',
+          exampleReason: null,
+        },
         { status: 'NOT_FOUND', substatus: null, bridge: 'across', count: 1, lastSeenAt: '2026-11-18T00:00:00.000Z', exampleReason: null },
-        { status: 'FAILED', substatus: 'EXPIRED', bridge: 'across', count: 1, lastSeenAt: '2026-11-01T00:00:00.000Z', exampleReason: 'deadline' },
+        {
+          status: 'FAILED',
+          substatus: 'EXPIRED',
+          bridge: 'across',
+          count: 1,
+          lastSeenAt: '2026-11-01T00:00:00.000Z',
+          exampleReason: 'deadline',
+        },
       ],
     })
     expect(result.failurePatterns).toEqual([
-      { status: 'FAILED', substatus: 'SLIPPAGE_EXCEEDED', count: 3, shareBps: 697, bridges: [{ bridge: 'across', count: 2 }, { bridge: 'cctp-v2-fast', count: 1 }], lastSeenAt: '2026-11-05T00:00:00.000Z', exampleReason: 'new' },
-      { status: 'PENDING', substatus: 'WAIT_DESTINATION_TRANSACTION', count: 2, shareBps: 465, bridges: [{ bridge: 'across', count: 2 }], lastSeenAt: '2026-11-19T00:00:00.000Z', exampleReason: null },
-      { status: 'FAILED', substatus: 'EXPIRED', count: 1, shareBps: 232, bridges: [{ bridge: 'across', count: 1 }], lastSeenAt: '2026-11-01T00:00:00.000Z', exampleReason: 'deadline' },
-      { status: 'NOT_FOUND', substatus: null, count: 1, shareBps: 232, bridges: [{ bridge: 'across', count: 1 }], lastSeenAt: '2026-11-18T00:00:00.000Z', exampleReason: null },
+      {
+        status: 'FAILED',
+        substatus: 'SLIPPAGE_EXCEEDED',
+        count: 3,
+        shareBps: 697,
+        bridges: [
+          { bridge: 'across', count: 2 },
+          { bridge: 'cctp-v2-fast', count: 1 },
+        ],
+        lastSeenAt: '2026-11-05T00:00:00.000Z',
+        exampleReason: 'new',
+      },
+      {
+        status: 'PENDING',
+        substatus: 'WAIT_DESTINATION_TRANSACTION',
+        count: 2,
+        shareBps: 465,
+        bridges: [{ bridge: 'across', count: 2 }],
+        lastSeenAt: '2026-11-19T00:00:00.000Z',
+        exampleReason: null,
+      },
+      {
+        status: 'FAILED',
+        substatus: 'EXPIRED',
+        count: 1,
+        shareBps: 232,
+        bridges: [{ bridge: 'across', count: 1 }],
+        lastSeenAt: '2026-11-01T00:00:00.000Z',
+        exampleReason: 'deadline',
+      },
+      {
+        status: 'NOT_FOUND',
+        substatus: null,
+        count: 1,
+        shareBps: 232,
+        bridges: [{ bridge: 'across', count: 1 }],
+        lastSeenAt: '2026-11-18T00:00:00.000Z',
+        exampleReason: null,
+      },
     ])
     expect(result.outcomes).toEqual({ delivered: 36, refunded: 0, failed: 4, pending: 2, notFound: 1 })
   })
 
   it('recommends no bridge for a same-chain pair, and nothing where no bridge joins the sides', () => {
-    expect(answer([], { pair: 'POL-POL', priors: { bridges: [], hasSameChainRoute: true } }).optimalRoute).toMatchObject({ bridge: 'none', reason: 'A same-chain swap: no bridge joins the two sides.' })
+    expect(answer([], { pair: 'POL-POL', priors: { bridges: [], hasSameChainRoute: true } }).optimalRoute).toMatchObject({
+      bridge: 'none',
+      reason: 'A same-chain swap: no bridge joins the two sides.',
+    })
     const none = answer([], { pair: 'BAS-TRX', priors: { bridges: [], hasSameChainRoute: false } })
     expect(none).toMatchObject({ recommendedBridge: null, basis: 'published_priors', sampleSize: 0, bridges: [], failurePatterns: [] })
     expect(none.optimalRoute.reason).toBe('No catalogued bridge joins BAS and TRX.')

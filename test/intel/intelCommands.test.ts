@@ -32,7 +32,10 @@ describe('swapeazi intel import', () => {
 
   it('says what it needs when the file is missing or unreadable', async () => {
     await expect(cli(['import'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('name one JSONL file to import') })
-    await expect(cli(['import', join(work, 'absent.jsonl')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot read ${join(work, 'absent.jsonl')}`) })
+    await expect(cli(['import', join(work, 'absent.jsonl')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`cannot read ${join(work, 'absent.jsonl')}`),
+    })
     await expect(cli(['export'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('unknown intel command "export"') })
     expect((await cli(['--help'])).stderr).toContain('swapeazi intel import FILE.jsonl')
   }, 120_000)

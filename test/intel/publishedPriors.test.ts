@@ -64,7 +64,17 @@ describe('publishedPriors', () => {
     ])
     const deps = testDeps()
     const quoted = ['ARB', 'OPT', 'ETH'].map((toChain) => {
-      const result = getQuote(deps, QuoteParams.parse({ fromChain: 'BAS', toChain, fromToken: 'USDC', toToken: 'USDC', fromAmount: '1000', fromAddress: '0x1111111111111111111111111111111111111111' }))
+      const result = getQuote(
+        deps,
+        QuoteParams.parse({
+          fromChain: 'BAS',
+          toChain,
+          fromToken: 'USDC',
+          toToken: 'USDC',
+          fromAmount: '1000',
+          fromAddress: '0x1111111111111111111111111111111111111111',
+        }),
+      )
       if (result.kind !== 'quote') throw new Error(`BAS to ${toChain} did not quote`)
       return result.quote.bridge
     })

@@ -11,7 +11,16 @@ import { migrate } from '../../src/store/migrations.ts'
 import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
 import { PAY_TO, ROUTER_ADDRESS, lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
 import { TEST_DATABASE_URL, dropSchema, uniqueSchemaName } from '../store/storeDrivers.ts'
-import { type ConnectedClient, LEAK_PATTERNS, callTool, captureLogger, clientOver, connectInMemory, inProcessClient, textOf } from './mcpHarness.ts'
+import {
+  type ConnectedClient,
+  LEAK_PATTERNS,
+  callTool,
+  captureLogger,
+  clientOver,
+  connectInMemory,
+  inProcessClient,
+  textOf,
+} from './mcpHarness.ts'
 
 const FEE = 20_000n
 const { log, lines: logLines } = captureLogger()
@@ -38,7 +47,12 @@ function throwawayWallet(): Wallet {
 /** An MCP client whose build_swap pays from `wallet`, through `fetch` (default: the in-process app). */
 async function payingClient(
   wallet: Wallet,
-  options: { dailyBudgetAtomic?: bigint; clock?: () => number; fetch?: FetchLike; on?: { app: ReturnType<typeof testApp>; store: Store } } = {},
+  options: {
+    dailyBudgetAtomic?: bigint
+    clock?: () => number
+    fetch?: FetchLike
+    on?: { app: ReturnType<typeof testApp>; store: Store }
+  } = {},
 ): Promise<ConnectedClient> {
   const target = options.on ?? { app, store }
   const context: ToolContext = createToolContext({
@@ -64,7 +78,7 @@ async function paymentRows(on: Store, wallet: Wallet): Promise<{ status: string;
 }
 
 describe('build_swap end to end: pays the embedded server on the ledger', () => {
-  it('returns a transaction that decodes to the router\'s execute for fromAmount, and a ledger receipt the store holds', async () => {
+  it("returns a transaction that decodes to the router's execute for fromAmount, and a ledger receipt the store holds", async () => {
     const wallet = throwawayWallet()
     const client = await payingClient(wallet)
     const result = await buildSwap(client, quoteBody({ fromAmount: '250.5' }))
@@ -93,21 +107,43 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
     expect(order.recipient.toLowerCase()).toBe(swap.toAddress.toLowerCase())
     expect(swap.approval.spender.toLowerCase()).toBe(ROUTER_ADDRESS)
 
-    expect(swap.payment).toEqual({ success: true, transaction: `ledger:${swap.swapEaziRef}`, network: 'base', payer: wallet.address, settlement: 'ledger' })
+    expect(swap.payment).toEqual({
+      success: true,
+      transaction: `ledger:${swap.swapEaziRef}`,
+      network: 'base',
+      payer: wallet.address,
+      settlement: 'ledger',
+    })
     expect(swap.fee.agentCallFee).toBe('0.02')
     expect(swap.budget).toEqual({ spentToday: '0.02', dailyBudget: '1', currency: 'USDC' })
-    expect(textOf(result)).toMatch(new RegExp(`^Built ${swap.swapEaziRef}: 250\\.5 USDC on ETH → at least [0-9.]+ USDT on ETH; paid 0\\.02 USDC \\(ledger:${swap.swapEaziRef}\\)\\.`))
+    expect(textOf(result)).toMatch(
+      new RegExp(
+        `^Built ${swap.swapEaziRef}: 250\\.5 USDC on ETH → at least [0-9.]+ USDT on ETH; paid 0\\.02 USDC \\(ledger:${swap.swapEaziRef}\\)\\.`,
+      ),
+    )
     expect(textOf(result)).not.toContain('\n')
 
     const stored = await store.getSwap(swap.swapEaziRef)
-    expect(stored).toMatchObject({ ref: swap.swapEaziRef, channel: 'x402', fromAmount: '250.5', payment: { payer: wallet.address.toLowerCase() } })
+    expect(stored).toMatchObject({
+      ref: swap.swapEaziRef,
+      channel: 'x402',
+      fromAmount: '250.5',
+      payment: { payer: wallet.address.toLowerCase() },
+    })
     expect(stored?.transactionRequest).toEqual(swap.transactionRequest)
     const payment = await store.getPayment(wallet.address, stored?.payment?.nonce ?? '')
-    expect(payment).toMatchObject({ status: 'settled', value: FEE, payTo: PAY_TO, swapRef: swap.swapEaziRef, transaction: `ledger:${swap.swapEaziRef}`, settlementMode: 'ledger' })
+    expect(payment).toMatchObject({
+      status: 'settled',
+      value: FEE,
+      payTo: PAY_TO,
+      swapRef: swap.swapEaziRef,
+      transaction: `ledger:${swap.swapEaziRef}`,
+      settlementMode: 'ledger',
+    })
     expect(await store.budget.spent(wallet.address, utcDay(Date.now()))).toBe(FEE)
   })
 
-  it('a swap the service refuses before the challenge costs nothing: isError with the service\'s reason, no payment, budget untouched', async () => {
+  it("a swap the service refuses before the challenge costs nothing: isError with the service's reason, no payment, budget untouched", async () => {
     const wallet = throwawayWallet()
     const client = await payingClient(wallet)
     for (const [args, reason] of [
@@ -210,7 +246,13 @@ describe.each(drivers)('the daily budget on $name', (driver) => {
       }
       const refs = paid.map((result) => (result.structuredContent as { swapEaziRef: string }).swapEaziRef)
       expect(new Set(refs).size).toBe(5)
-      expect(paid.map((result) => (result.structuredContent as { budget: { spentToday: string } }).budget.spentToday).sort()).toEqual(['0.02', '0.04', '0.06', '0.08', '0.1'])
+      expect(paid.map((result) => (result.structuredContent as { budget: { spentToday: string } }).budget.spentToday).sort()).toEqual([
+        '0.02',
+        '0.04',
+        '0.06',
+        '0.08',
+        '0.1',
+      ])
       const rows = await paymentRows(on, wallet)
       expect(rows).toHaveLength(5)
       expect(rows.every((row) => row.status === 'settled' && row.value === '20000' && row.pay_to === PAY_TO)).toBe(true)
@@ -238,7 +280,8 @@ describe('the wallet key stays secret', () => {
     expect(transcript.length).toBeGreaterThan(20)
     // The app's and the payer's logs: paid swaps, refusals and the unknown outcome were all logged.
     const events = new Set(logLines.map((line) => (JSON.parse(line) as { event?: string }).event))
-    for (const event of ['http_request', 'swap_paid', 'swap_paid_by_mcp', 'payment_rejected', 'payment_outcome_unknown']) expect(events).toContain(event)
+    for (const event of ['http_request', 'swap_paid', 'swap_paid_by_mcp', 'payment_rejected', 'payment_outcome_unknown'])
+      expect(events).toContain(event)
     const everything = [...transcript, ...logLines].join('\n').toLowerCase()
     for (const key of keysUsed) expect(everything).not.toContain(key.slice(2).toLowerCase())
     for (const text of transcript) for (const leak of LEAK_PATTERNS) expect(text).not.toMatch(leak)

@@ -34,13 +34,20 @@ function jsonAfter(stdout: string, heading: string): unknown {
   const start = stdout.split('\n').findIndex((line) => line.startsWith(heading))
   if (start < 0) throw new Error(`no "${heading}" in the demo's output:\n${stdout}`)
   const lines = stdout.split('\n').slice(start + 1)
-  const block = lines.slice(0, lines.findIndex((line) => line.trim() === '')).join('\n')
+  const block = lines
+    .slice(
+      0,
+      lines.findIndex((line) => line.trim() === ''),
+    )
+    .join('\n')
   return JSON.parse(block.slice(block.indexOf('{'), block.lastIndexOf('}') + 1))
 }
 
 describe('npm run demo', () => {
   it('is the script scripts/demo.ts', async () => {
-    const { scripts } = JSON.parse(await readFile(new URL('package.json', `file://${REPO_ROOT}`), 'utf8')) as { scripts: Record<string, string> }
+    const { scripts } = JSON.parse(await readFile(new URL('package.json', `file://${REPO_ROOT}`), 'utf8')) as {
+      scripts: Record<string, string>
+    }
     expect(scripts['demo']).toBe('tsx scripts/demo.ts')
   })
 

@@ -87,10 +87,18 @@ describe('mcp.json', () => {
 
       const walletKey = generatePrivateKey()
       const wallet = privateKeyToAccount(walletKey).address
-      const { swapeazi: stdio } = HostConfig.parse(JSON.parse(substitute(await readFile(join(REPO_ROOT, 'mcp.json'), 'utf8'), { SWAPEAZI_WALLET_PRIVATE_KEY: walletKey }))).mcpServers
+      const { swapeazi: stdio } = HostConfig.parse(
+        JSON.parse(substitute(await readFile(join(REPO_ROOT, 'mcp.json'), 'utf8'), { SWAPEAZI_WALLET_PRIVATE_KEY: walletKey })),
+      ).mcpServers
       expect(stdio.env['SWAPEAZI_DATA_DIR']).toBe(`${REPO_ROOT}/data/mcp`)
       // The entry's own data dir is the developer's; this run keeps its store in a temporary one.
-      const transport = new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { ...stdio.env, SWAPEAZI_DATA_DIR: dataDir }, cwd, stderr: 'pipe' })
+      const transport = new StdioClientTransport({
+        command: stdio.command,
+        args: stdio.args,
+        env: { ...stdio.env, SWAPEAZI_DATA_DIR: dataDir },
+        cwd,
+        stderr: 'pipe',
+      })
       let stderr = ''
       transport.stderr?.on('data', (chunk: Buffer) => {
         stderr += chunk.toString('utf8')
@@ -107,17 +115,28 @@ describe('mcp.json', () => {
       try {
         await client.connect(transport)
       } catch (error) {
-        throw new Error(`the stdio entry did not start: ${String(error)}\n--- server stderr ---\n${stderr.slice(-20_000)}`, { cause: error })
+        throw new Error(`the stdio entry did not start: ${String(error)}\n--- server stderr ---\n${stderr.slice(-20_000)}`, {
+          cause: error,
+        })
       }
       expect(client.getServerVersion()?.name).toBe('swapeazi')
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name)).toEqual(['discover_routes', 'probe_corridor', 'get_quote', 'build_swap', 'corridor_intelligence'])
+      expect(tools.map((tool) => tool.name)).toEqual([
+        'discover_routes',
+        'probe_corridor',
+        'get_quote',
+        'build_swap',
+        'corridor_intelligence',
+      ])
 
       const routes = await client.callTool({ name: 'discover_routes', arguments: { token: 'EURe' } })
       expect(routes.isError, JSON.stringify(routes.content)).not.toBe(true)
       expect((routes.structuredContent as { corridors: unknown[] }).corridors.length).toBeGreaterThan(0)
       const quote = await client.callTool({ name: 'get_quote', arguments: quoteBody() })
-      expect(quote.structuredContent, JSON.stringify(quote.content)).toMatchObject({ supported: true, quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' } })
+      expect(quote.structuredContent, JSON.stringify(quote.content)).toMatchObject({
+        supported: true,
+        quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' },
+      })
       const swap = await client.callTool({ name: 'build_swap', arguments: quoteBody() })
       expect(swap.isError, JSON.stringify(swap.content)).not.toBe(true)
       const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string; payer: string } }
@@ -142,7 +161,9 @@ describe('mcp.json', () => {
           return parsed as { event?: string; path?: string; status?: number }
         })
       expect(logs.some((line) => line.event === 'http_request' && line.path === '/api/x402/quote' && line.status === 200)).toBe(true)
-      expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([402, 200])
+      expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([
+        402, 200,
+      ])
       expect(logs.some((line) => line.event === 'swap_paid_by_mcp')).toBe(true)
       expect(stderr.toLowerCase()).not.toContain(walletKey.slice(2).toLowerCase())
     },

@@ -21,8 +21,18 @@ afterAll(async () => {
   await store.sql.close()
 })
 
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } }
-const toolCall = (id: number, name: string, args: Record<string, unknown>): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+}
+const toolCall = (id: number, name: string, args: Record<string, unknown>): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+})
 
 /** A JSON-RPC POST to /mcp through app.request (no socket); `url` sets the Host the request is addressed to. */
 function postMcp(on: TestApp, body: unknown, headers: Record<string, string> = {}, url = 'http://localhost/mcp'): Promise<Response> {
@@ -50,7 +60,10 @@ describe('/mcp over a real socket with the SDK StreamableHTTPClientTransport', (
       expect(tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
       const quote = await callTool(client, 'get_quote', quoteBody())
       expect(quote.isError, textOf(quote)).toBeFalsy()
-      expect(quote.structuredContent).toMatchObject({ supported: true, quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' } })
+      expect(quote.structuredContent).toMatchObject({
+        supported: true,
+        quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' },
+      })
       const refused = await callTool(client, 'get_quote', quoteBody({ fromChain: 'SOL' }))
       expect(refused.isError).toBe(true)
       expect(textOf(refused)).toMatch(/^SwapEazi answered 422 \(not_agent_callable\)/)
@@ -78,7 +91,11 @@ describe('/mcp methods', () => {
     const response = await app.request('http://localhost/mcp', { method, headers: { accept: 'text/event-stream' } })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toBe('POST')
-    expect(await readJson(response)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' }, id: null })
+    expect(await readJson(response)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' },
+      id: null,
+    })
   })
 
   it('GET over the socket is 405 too, at once (a stateless GET must not open a stream that never ends)', async () => {
@@ -88,7 +105,11 @@ describe('/mcp methods', () => {
 })
 
 describe('/mcp Host and Origin allow-list (DNS rebinding)', () => {
-  const FORBIDDEN = { jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: this Host or Origin is not allowed (SWAPEAZI_MCP_ALLOWED_HOSTS)' }, id: null }
+  const FORBIDDEN = {
+    jsonrpc: '2.0',
+    error: { code: -32000, message: 'Forbidden: this Host or Origin is not allowed (SWAPEAZI_MCP_ALLOWED_HOSTS)' },
+    id: null,
+  }
 
   it('refuses a Host of evil.example.com with 403 and a JSON-RPC error', async () => {
     const response = await postMcp(app, INITIALIZE, { host: 'evil.example.com' })
@@ -113,7 +134,12 @@ describe('/mcp Host and Origin allow-list (DNS rebinding)', () => {
   })
 
   it('refuses look-alikes: a suffix, a userinfo trick and an opaque origin', async () => {
-    for (const headers of [{ host: 'localhost.evil.example.com' }, { host: '127.0.0.1.nip.io' }, { host: 'localhost', origin: 'http://localhost@evil.example.com' }, { host: 'localhost', origin: 'null' }])
+    for (const headers of [
+      { host: 'localhost.evil.example.com' },
+      { host: '127.0.0.1.nip.io' },
+      { host: 'localhost', origin: 'http://localhost@evil.example.com' },
+      { host: 'localhost', origin: 'null' },
+    ])
       expect((await postMcp(app, INITIALIZE, headers)).status, JSON.stringify(headers)).toBe(403)
   })
 
@@ -133,7 +159,9 @@ describe('/mcp Host and Origin allow-list (DNS rebinding)', () => {
   it('accepts the hosts of a configured SWAPEAZI_MCP_ALLOWED_HOSTS, and only those', async () => {
     const configured = testApp({ store, mcp: { dailyBudgetAtomic: 0n, allowedHosts: ['mcp.swapeazi.example', 'agents.example.org'] } })
     expect((await postMcp(configured, INITIALIZE, { host: 'mcp.swapeazi.example' })).status).toBe(200)
-    expect((await postMcp(configured, INITIALIZE, { host: 'agents.example.org:443', origin: 'https://mcp.swapeazi.example' })).status).toBe(200)
+    expect((await postMcp(configured, INITIALIZE, { host: 'agents.example.org:443', origin: 'https://mcp.swapeazi.example' })).status).toBe(
+      200,
+    )
     expect((await postMcp(configured, INITIALIZE, { host: 'evil.example.com' })).status).toBe(403)
     expect((await postMcp(configured, INITIALIZE, { host: 'mcp.swapeazi.example', origin: 'https://evil.example.com' })).status).toBe(403)
     // The list replaces the loopback default.
@@ -153,15 +181,22 @@ describe('/mcp counts per-IP limits against the remote agent', () => {
     expect((await get(app, '/api/v1/intelligence/corridor/BAS-ARB', { 'x-forwarded-for': exhausted })).status).toBe(429)
 
     const viaMcp = async (ip: string | undefined, id: number): Promise<RpcAnswer> =>
-      readJson<RpcAnswer>(await postMcp(app, toolCall(id, 'corridor_intelligence', { pair: 'BAS-ARB' }), ip === undefined ? {} : { 'x-forwarded-for': ip }))
+      readJson<RpcAnswer>(
+        await postMcp(app, toolCall(id, 'corridor_intelligence', { pair: 'BAS-ARB' }), ip === undefined ? {} : { 'x-forwarded-for': ip }),
+      )
 
     // Through /mcp, A is still A: its tool call is refused with the quota's own words.
     const refused = await viaMcp(exhausted, 2)
     expect(refused.result?.['isError']).toBe(true)
     const [block] = refused.result?.['content'] as { text: string }[]
-    expect(block?.text).toMatch(/^SwapEazi answered 429 \(rate_limited\): The free tier answers 100 corridor-intelligence calls per IP per calendar month \(UTC\), and this IP has used them\./)
+    expect(block?.text).toMatch(
+      /^SwapEazi answered 429 \(rate_limited\): The free tier answers 100 corridor-intelligence calls per IP per calendar month \(UTC\), and this IP has used them\./,
+    )
     // B, and a caller that names no IP, have their own quotas: the MCP server's requests do not pool them.
-    for (const [ip, id] of [[other, 3], [undefined, 4]] as const) {
+    for (const [ip, id] of [
+      [other, 3],
+      [undefined, 4],
+    ] as const) {
       const answer = await viaMcp(ip, id)
       expect(answer.result?.['isError'], JSON.stringify(answer)).toBeUndefined()
       expect(answer.result?.['structuredContent']).toMatchObject({ tier: 'free', intelligence: { pair: 'BAS-ARB' } })

@@ -7,7 +7,16 @@ import { CAPABILITIES_URI } from '../../src/mcp/tool.ts'
 import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { CapabilityManifest } from '../../src/schemas/discovery.ts'
 import { get, lazyMemoryStore, quoteBody, readJson, testApp } from '../http/testApp.ts'
-import { type ConnectedClient, LEAK_PATTERNS, TOOL_NAMES, callTool, clientOver, connectInMemory, inProcessClient, textOf } from './mcpHarness.ts'
+import {
+  type ConnectedClient,
+  LEAK_PATTERNS,
+  TOOL_NAMES,
+  callTool,
+  clientOver,
+  connectInMemory,
+  inProcessClient,
+  textOf,
+} from './mcpHarness.ts'
 
 // One PGlite for the file (it opens slowly); the app runs on the fixed test clock, no wallet configured.
 const store = lazyMemoryStore()
@@ -15,7 +24,15 @@ const app = testApp({ store })
 let connected: ConnectedClient
 
 beforeAll(async () => {
-  connected = await connectInMemory(createToolContext({ client: inProcessClient(app), settings: { dailyBudgetAtomic: 1_000_000n }, budget: store.budget, clock: Date.now, log: pino({ level: 'silent' }) }))
+  connected = await connectInMemory(
+    createToolContext({
+      client: inProcessClient(app),
+      settings: { dailyBudgetAtomic: 1_000_000n },
+      budget: store.budget,
+      clock: Date.now,
+      log: pino({ level: 'silent' }),
+    }),
+  )
 })
 afterAll(async () => {
   await connected.close()
@@ -48,7 +65,12 @@ describe('tools/list', () => {
     const annotations = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))
     for (const name of ['discover_routes', 'probe_corridor', 'get_quote', 'corridor_intelligence'])
       expect(annotations[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: true })
-    expect(annotations['build_swap']).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: true })
+    expect(annotations['build_swap']).toMatchObject({
+      readOnlyHint: false,
+      idempotentHint: false,
+      destructiveHint: true,
+      openWorldHint: true,
+    })
   })
 
   it('publishes the zod input constraints, so a model sees what a field accepts', async () => {
@@ -57,7 +79,9 @@ describe('tools/list', () => {
     const properties = quote?.inputSchema.properties as Record<string, { enum?: unknown; pattern?: unknown }>
     expect(properties['fromChain']?.enum).toEqual(expect.arrayContaining(['ETH', 'BAS', 'GNO', 'CEL']))
     expect(properties['fromAmount']?.pattern).toBe('^[0-9]+(\\.[0-9]+)?$')
-    expect(quote?.inputSchema.required).toEqual(expect.arrayContaining(['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount', 'fromAddress']))
+    expect(quote?.inputSchema.required).toEqual(
+      expect.arrayContaining(['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount', 'fromAddress']),
+    )
   })
 })
 
@@ -103,7 +127,13 @@ const GOOD: [string, Record<string, unknown>, (structured: Record<string, unknow
     'probe_corridor',
     { fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT' },
     (structured, text) => {
-      expect(structured).toMatchObject({ pair: 'USDC@ETH->USDT@ETH', supported: true, agentCallable: true, reason: null, amountTested: '1000' })
+      expect(structured).toMatchObject({
+        pair: 'USDC@ETH->USDT@ETH',
+        supported: true,
+        agentCallable: true,
+        reason: null,
+        amountTested: '1000',
+      })
       expect(structured['sample']).toMatchObject({ fromAmount: '1000', toAmount: '995', bridge: 'none' })
       expect(text).toMatch(/^USDC@ETH->USDT@ETH is served: 1000 USDC gives 995 USDT/)
     },
@@ -113,7 +143,12 @@ const GOOD: [string, Record<string, unknown>, (structured: Record<string, unknow
     { fromChain: 'TRX', toChain: 'BAS', fromToken: 'USDT', toToken: 'USDC' },
     (structured, text) => {
       // Tron is discovery-only: the probe says so as an answer, with where the user signs and what is served nearby.
-      expect(structured).toMatchObject({ supported: false, agentCallable: false, reason: 'not_agent_callable', appUrl: 'https://app.example.test' })
+      expect(structured).toMatchObject({
+        supported: false,
+        agentCallable: false,
+        reason: 'not_agent_callable',
+        appUrl: 'https://app.example.test',
+      })
       expect((structured['nearest'] as unknown[]).length).toBeGreaterThan(0)
       expect(text).toContain('not_agent_callable')
       expect(text).toContain('Nearest served:')
@@ -124,8 +159,18 @@ const GOOD: [string, Record<string, unknown>, (structured: Record<string, unknow
     quoteBody(),
     (structured, text) => {
       expect(structured['supported']).toBe(true)
-      expect(structured['quote']).toMatchObject({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' })
-      expect(text).toBe('1000 USDC on ETH → 995 USDT on ETH (at least 990.025) via uniswap, about 12 s, fee 5 USDC. Quote valid until 2026-11-20T12:01:00.000Z; build_swap builds it for USD 0.02.')
+      expect(structured['quote']).toMatchObject({
+        fromChain: 'ETH',
+        toChain: 'ETH',
+        fromToken: 'USDC',
+        toToken: 'USDT',
+        fromAmount: '1000',
+        toAmount: '995',
+        toAmountMin: '990.025',
+      })
+      expect(text).toBe(
+        '1000 USDC on ETH → 995 USDT on ETH (at least 990.025) via uniswap, about 12 s, fee 5 USDC. Quote valid until 2026-11-20T12:01:00.000Z; build_swap builds it for USD 0.02.',
+      )
     },
   ],
   [
@@ -133,7 +178,13 @@ const GOOD: [string, Record<string, unknown>, (structured: Record<string, unknow
     { fromChain: 'ARB', toChain: 'GNO', fromToken: 'USDT', toToken: 'cKES', amount: '50' },
     (structured, text) => {
       // A token the chain does not list is an answer for the probe, with the reason and what is served nearby.
-      expect(structured).toMatchObject({ supported: false, reason: 'unsupported_token', detail: 'cKES is not listed on GNO. Tokens on GNO: EURe, GBPe.', amountTested: '50', sample: null })
+      expect(structured).toMatchObject({
+        supported: false,
+        reason: 'unsupported_token',
+        detail: 'cKES is not listed on GNO. Tokens on GNO: EURe, GBPe.',
+        amountTested: '50',
+        sample: null,
+      })
       expect(text).toMatch(/^USDT@ARB->cKES@GNO is not served at 50: unsupported_token .* Nearest served: /)
     },
   ],
@@ -192,7 +243,12 @@ describe('every tool with good input', () => {
 const BAD: [string, string, Record<string, unknown>, RegExp[]][] = [
   // Wrong types: the SDK's input validation names the field and what it expects.
   ['wrong type', 'discover_routes', { agentCallable: 'yes' }, [/expected boolean, received string at agentCallable/]],
-  ['wrong type', 'probe_corridor', { fromChain: 1, toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT' }, [/at fromChain/, /expected one of "ETH"/]],
+  [
+    'wrong type',
+    'probe_corridor',
+    { fromChain: 1, toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT' },
+    [/at fromChain/, /expected one of "ETH"/],
+  ],
   ['wrong type', 'get_quote', quoteBody({ fromAmount: 1000 }), [/expected string, received number at fromAmount/]],
   ['wrong type', 'build_swap', quoteBody({ slippage: '0.01' }), [/expected number, received string at slippage/]],
   ['wrong type', 'corridor_intelligence', { pair: 42 }, [/expected string, received number at pair/]],
@@ -201,23 +257,71 @@ const BAD: [string, string, Record<string, unknown>, RegExp[]][] = [
   // Unknown chain.
   ['unknown chain', 'discover_routes', { chain: 'SOLANA' }, [/<=3 characters at chain/]],
   ['unknown chain', 'get_quote', quoteBody({ fromChain: 'XYZ' }), [/expected one of "ETH"\|"BAS"/, /at fromChain/]],
-  ['unknown chain', 'probe_corridor', { fromChain: 'ETH', toChain: 'DOGE', fromToken: 'USDC', toToken: 'USDT' }, [/expected one of "ETH"/, /at toChain/]],
+  [
+    'unknown chain',
+    'probe_corridor',
+    { fromChain: 'ETH', toChain: 'DOGE', fromToken: 'USDC', toToken: 'USDT' },
+    [/expected one of "ETH"/, /at toChain/],
+  ],
   // An exponent is not a decimal amount.
-  ['amount 1e3', 'get_quote', quoteBody({ fromAmount: '1e3' }), [/must be a decimal string such as "1000" or "12.5" \(no sign, exponent or spaces\) at fromAmount/]],
-  ['amount 1e3', 'probe_corridor', { fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', amount: '1e3' }, [/must be a decimal string such as "1000" at amount/]],
+  [
+    'amount 1e3',
+    'get_quote',
+    quoteBody({ fromAmount: '1e3' }),
+    [/must be a decimal string such as "1000" or "12.5" \(no sign, exponent or spaces\) at fromAmount/],
+  ],
+  [
+    'amount 1e3',
+    'probe_corridor',
+    { fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', amount: '1e3' },
+    [/must be a decimal string such as "1000" at amount/],
+  ],
   ['amount 1e3', 'corridor_intelligence', { pair: 'BAS-ARB', amount: '1e3' }, [/must be a decimal string such as "2500" at amount/]],
-  ['too many decimals', 'get_quote', quoteBody({ fromAmount: '1.0000001' }), [/^SwapEazi answered 400 \(invalid_request\): fromAmount USDC on ETH has 6 decimals; send at most 6 fraction digits\./]],
+  [
+    'too many decimals',
+    'get_quote',
+    quoteBody({ fromAmount: '1.0000001' }),
+    [/^SwapEazi answered 400 \(invalid_request\): fromAmount USDC on ETH has 6 decimals; send at most 6 fraction digits\./],
+  ],
   // Pair codes the service does not know.
-  ['unknown pair code', 'corridor_intelligence', { pair: 'XXX-YYY' }, [/^SwapEazi answered 400 \(invalid_request\): "XXX" and "YYY" are not chain or currency codes/, /A pair is <A>-<B>, source first/]],
-  ['pair without a dash', 'corridor_intelligence', { pair: 'BASARB' }, [/^SwapEazi answered 400 \(invalid_request\): "BASARB" is not two codes joined by one hyphen, such as USD-BAS/]],
+  [
+    'unknown pair code',
+    'corridor_intelligence',
+    { pair: 'XXX-YYY' },
+    [/^SwapEazi answered 400 \(invalid_request\): "XXX" and "YYY" are not chain or currency codes/, /A pair is <A>-<B>, source first/],
+  ],
+  [
+    'pair without a dash',
+    'corridor_intelligence',
+    { pair: 'BASARB' },
+    [/^SwapEazi answered 400 \(invalid_request\): "BASARB" is not two codes joined by one hyphen, such as USD-BAS/],
+  ],
   // Solana and Tron are listed for discovery only: the user signs in the app.
-  ['SOL chain', 'get_quote', quoteBody({ fromChain: 'SOL' }), [/^SwapEazi answered 422 \(not_agent_callable\): SOL is listed for discovery but is not agent-callable/, /Direct the user to https:\/\/app\.example\.test/]],
+  [
+    'SOL chain',
+    'get_quote',
+    quoteBody({ fromChain: 'SOL' }),
+    [
+      /^SwapEazi answered 422 \(not_agent_callable\): SOL is listed for discovery but is not agent-callable/,
+      /Direct the user to https:\/\/app\.example\.test/,
+    ],
+  ],
   ['TRX chain', 'get_quote', quoteBody({ toChain: 'TRX', toToken: 'USDT' }), [/\(not_agent_callable\): TRX/, /Direct the user to/]],
   // Amounts outside what the route can serve within the fee say the range to send.
-  ['amount too small', 'get_quote', quoteBody({ fromAmount: '0.000001' }), [/^SwapEazi answered 422 \(amount_out_of_range\): /, /Send between 0\.000002 and \d+(\.\d+)? USDC/]],
+  [
+    'amount too small',
+    'get_quote',
+    quoteBody({ fromAmount: '0.000001' }),
+    [/^SwapEazi answered 422 \(amount_out_of_range\): /, /Send between 0\.000002 and \d+(\.\d+)? USDC/],
+  ],
   ['amount too large', 'get_quote', quoteBody({ fromAmount: '1000000000000' }), [/\(amount_out_of_range\)/, /Send between/]],
   // A token the chain does not list names the tokens it does.
-  ['unsupported token', 'get_quote', quoteBody({ toToken: 'DOGE' }), [/^SwapEazi answered 422 \(unsupported_token\): DOGE is not listed on ETH\. Tokens on ETH: USDC, USDT/]],
+  [
+    'unsupported token',
+    'get_quote',
+    quoteBody({ toToken: 'DOGE' }),
+    [/^SwapEazi answered 422 \(unsupported_token\): DOGE is not listed on ETH\. Tokens on ETH: USDC, USDT/],
+  ],
   ['unknown tool', 'swap_everything', {}, [/Tool swap_everything not found/]],
 ]
 
@@ -259,29 +363,39 @@ describe('when the service fails', () => {
         const result = await callTool(client, name, args)
         expect(result.isError).toBe(true)
         expect(result.structuredContent).toBeUndefined()
-        expect(textOf(result)).toBe(`${name} could not reach SwapEazi or failed on our side; nothing was paid unless a receipt says so. Retry shortly.`)
+        expect(textOf(result)).toBe(
+          `${name} could not reach SwapEazi or failed on our side; nothing was paid unless a receipt says so. Retry shortly.`,
+        )
       }
     } finally {
       await close()
     }
   })
 
-  it('a 5xx without problem details, or an answer that is not SwapEazi\'s, says what to check', async () => {
+  it("a 5xx without problem details, or an answer that is not SwapEazi's, says what to check", async () => {
     const notSwapEazi = clientOver(async (input) =>
-      input.endsWith('/api/x402/quote') ? new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : Response.json({ hello: 'world' }),
+      input.endsWith('/api/x402/quote')
+        ? new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })
+        : Response.json({ hello: 'world' }),
     )
     const { client, close } = await connectInMemory({ client: notSwapEazi })
     try {
       const quote = await callTool(client, 'get_quote', quoteBody())
       expect(quote).toEqual({
         isError: true,
-        content: [{ type: 'text', text: 'SwapEazi answered HTTP 502 with no problem details; retry later, or check SWAPEAZI_BASE_URL points at a SwapEazi service.' }],
+        content: [
+          {
+            type: 'text',
+            text: 'SwapEazi answered HTTP 502 with no problem details; retry later, or check SWAPEAZI_BASE_URL points at a SwapEazi service.',
+          },
+        ],
       })
       const discover = await callTool(client, 'discover_routes', {})
-      expect(textOf(discover)).toBe('SwapEazi answered with a capability manifest this server cannot read; check SWAPEAZI_BASE_URL points at a SwapEazi service.')
+      expect(textOf(discover)).toBe(
+        'SwapEazi answered with a capability manifest this server cannot read; check SWAPEAZI_BASE_URL points at a SwapEazi service.',
+      )
     } finally {
       await close()
     }
   })
-
 })

@@ -16,7 +16,12 @@ export function captureLogger(): { log: Logger; lines: string[] } {
   const lines: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.length > 0))
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => line.length > 0),
+      )
       done()
     },
   })
@@ -25,7 +30,10 @@ export function captureLogger(): { log: Logger; lines: string[] } {
 
 /** A service client on the in-process app (no socket), optionally naming the remote caller by X-Forwarded-For. */
 export function inProcessClient(app: TestApp, forwardedFor?: string): ReturnType<typeof createServiceClient> {
-  return createServiceClient(PUBLIC_URL, inProcessFetch((request) => app.fetch(request), forwardedFor))
+  return createServiceClient(
+    PUBLIC_URL,
+    inProcessFetch((request) => app.fetch(request), forwardedFor),
+  )
 }
 
 /** The same, over any fetch (for tests that bend requests on their way to the app). */
@@ -63,7 +71,8 @@ export async function callTool(client: Client, name: string, args: Record<string
 /** The one text block of a result; throws when there is not exactly one. */
 export function textOf(result: CallToolResult): string {
   const [block, ...rest] = result.content
-  if (block === undefined || rest.length > 0 || block.type !== 'text') throw new Error(`expected one text block, got ${JSON.stringify(result.content)}`)
+  if (block === undefined || rest.length > 0 || block.type !== 'text')
+    throw new Error(`expected one text block, got ${JSON.stringify(result.content)}`)
   return block.text
 }
 

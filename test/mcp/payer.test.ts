@@ -38,7 +38,9 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
 
 const receiptHeader = (payer: Address): string =>
-  Buffer.from(JSON.stringify({ success: true, transaction: 'ledger:sz_test', network: 'base', payer, settlement: 'ledger' })).toString('base64')
+  Buffer.from(JSON.stringify({ success: true, transaction: 'ledger:sz_test', network: 'base', payer, settlement: 'ledger' })).toString(
+    'base64',
+  )
 
 const paidAnswer = (payer: Address): Response => json(200, { swapEaziRef: 'sz_test' }, { 'x-payment-response': receiptHeader(payer) })
 
@@ -79,7 +81,12 @@ function scriptedPayer(script: (payer: Address) => Answer[], options: { budget?:
   const answers = script(account.address)
   const calls: Call[] = []
   const client = createServiceClient(PUBLIC_URL, async (url, init) => {
-    calls.push({ url, method: init?.method, headers: { ...(init?.headers as Record<string, string>) }, body: JSON.parse(String(init?.body)) })
+    calls.push({
+      url,
+      method: init?.method,
+      headers: { ...(init?.headers as Record<string, string>) },
+      body: JSON.parse(String(init?.body)),
+    })
     const answer = answers.shift()
     if (answer === undefined) throw new Error(`unexpected fetch #${calls.length}`)
     if (answer instanceof Error) throw answer
@@ -87,14 +94,23 @@ function scriptedPayer(script: (payer: Address) => Answer[], options: { budget?:
   })
   const budget = options.budget ?? memoryBudget()
   const { log, lines } = captureLogger()
-  const payer = createPayer({ privateKey, client, budget, dailyBudgetAtomic: options.dailyBudgetAtomic ?? 100_000n, clock: () => NOW_MS, log })
+  const payer = createPayer({
+    privateKey,
+    client,
+    budget,
+    dailyBudgetAtomic: options.dailyBudgetAtomic ?? 100_000n,
+    clock: () => NOW_MS,
+    log,
+  })
   return { payer, address: account.address, privateKey, calls, budget, lines }
 }
 
 const headerNamed = (call: Call | undefined, name: string): string | undefined =>
   Object.entries(call?.headers ?? {}).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1]
 
-const decodePayment = (header: string | undefined): { x402Version: number; scheme: string; network: string; payload: { authorization: Record<string, string> } } =>
+const decodePayment = (
+  header: string | undefined,
+): { x402Version: number; scheme: string; network: string; payload: { authorization: Record<string, string> } } =>
   JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8'))
 
 describe('createPayer: a 402 challenge is paid once', () => {
@@ -102,7 +118,11 @@ describe('createPayer: a 402 challenge is paid once', () => {
     const { payer, address, calls, budget } = scriptedPayer((me) => [json(402, challenge()), paidAnswer(me)])
     const outcome = await payer.post(PATH, quoteBody())
 
-    expect(outcome).toMatchObject({ kind: 'paid', spentToday: FEE, receipt: { success: true, transaction: 'ledger:sz_test', payer: address } })
+    expect(outcome).toMatchObject({
+      kind: 'paid',
+      spentToday: FEE,
+      receipt: { success: true, transaction: 'ledger:sz_test', payer: address },
+    })
     expect(calls).toHaveLength(2)
     const [first, second] = calls
     expect(first).toMatchObject({ url: `${PUBLIC_URL}${PATH}`, method: 'POST', body: quoteBody() })
@@ -138,9 +158,15 @@ describe('createPayer: a 402 challenge is paid once', () => {
     ['not base64', '%%%not-base64%%%'],
     ['base64 of text that is not JSON', Buffer.from('settled').toString('base64')],
     ['base64 of JSON that is not a receipt', Buffer.from(JSON.stringify('ok')).toString('base64')],
-    ['a receipt missing its transaction', Buffer.from(JSON.stringify({ success: true, network: 'base', payer: PAY_TO })).toString('base64')],
+    [
+      'a receipt missing its transaction',
+      Buffer.from(JSON.stringify({ success: true, network: 'base', payer: PAY_TO })).toString('base64'),
+    ],
   ])('a 200 whose X-PAYMENT-RESPONSE is %s is an unknown outcome, not an error that reads as "not paid"', async (_name, header) => {
-    const { payer, address, calls, budget } = scriptedPayer(() => [json(402, challenge()), json(200, { swapEaziRef: 'sz_test' }, { 'x-payment-response': header })])
+    const { payer, address, calls, budget } = scriptedPayer(() => [
+      json(402, challenge()),
+      json(200, { swapEaziRef: 'sz_test' }, { 'x-payment-response': header }),
+    ])
     const outcome = await payer.post(PATH, quoteBody())
     expect(outcome).toEqual({ kind: 'unknown', reason: 'the service answered 200 without a readable X-PAYMENT-RESPONSE receipt' })
     expect(calls).toHaveLength(2)
@@ -148,7 +174,9 @@ describe('createPayer: a 402 challenge is paid once', () => {
   })
 
   it('a call the service answers without a challenge costs nothing', async () => {
-    const { payer, address, calls, budget } = scriptedPayer(() => [json(422, { code: 'unsupported_token', detail: 'DOGE is not listed on ETH.' })])
+    const { payer, address, calls, budget } = scriptedPayer(() => [
+      json(422, { code: 'unsupported_token', detail: 'DOGE is not listed on ETH.' }),
+    ])
     const outcome = await payer.post(PATH, quoteBody({ toToken: 'DOGE' }))
     expect(outcome).toMatchObject({ kind: 'refused', response: { status: 422, body: { code: 'unsupported_token' } } })
     expect(calls).toHaveLength(1)
@@ -186,7 +214,11 @@ describe('createPayer: an error before anything signed was sent releases the res
     ['the first fetch fails', [new TypeError('fetch failed: ECONNREFUSED')], /ECONNREFUSED/],
     ['the challenge asks for more than the fee', [json(402, challenge('30000'))], /Payment amount exceeds maximum allowed/],
     ['the challenge is not x402', [json(402, { x402Version: 1, accepts: [{ scheme: 'exact' }] })], /"path": \[\s*"network"/],
-    ['the 402 is not JSON', [new Response('payment required', { status: 402, headers: { 'content-type': 'text/plain' } })], /"payment required" is not valid JSON/],
+    [
+      'the 402 is not JSON',
+      [new Response('payment required', { status: 402, headers: { 'content-type': 'text/plain' } })],
+      /"payment required" is not valid JSON/,
+    ],
   ]
   it.each(cases)('%s: not sent, one fetch, nothing counted', async (_name, answers, reason) => {
     const { payer, address, calls, budget } = scriptedPayer(() => answers)
@@ -201,7 +233,10 @@ describe('createPayer: an error before anything signed was sent releases the res
 describe('createPayer: the daily budget', () => {
   it('refuses before fetching anything once the day is spent', async () => {
     const budget = memoryBudget()
-    const { payer, address, calls } = scriptedPayer((me) => [json(402, challenge()), paidAnswer(me), json(402, challenge()), paidAnswer(me)], { budget, dailyBudgetAtomic: 2n * FEE })
+    const { payer, address, calls } = scriptedPayer(
+      (me) => [json(402, challenge()), paidAnswer(me), json(402, challenge()), paidAnswer(me)],
+      { budget, dailyBudgetAtomic: 2n * FEE },
+    )
     expect((await payer.post(PATH, quoteBody())).kind).toBe('paid')
     expect((await payer.post(PATH, quoteBody())).kind).toBe('paid')
     expect(calls).toHaveLength(4)
@@ -225,11 +260,18 @@ describe('createPayer: the daily budget', () => {
 
 describe('createPayer: the key stays secret', () => {
   it('appears in no outcome and no log line, paid or not', async () => {
-    const { payer, privateKey, lines } = scriptedPayer((me) => [json(402, challenge()), paidAnswer(me), json(402, challenge()), new Error('socket hang up'), new Error('ECONNREFUSED')])
+    const { payer, privateKey, lines } = scriptedPayer((me) => [
+      json(402, challenge()),
+      paidAnswer(me),
+      json(402, challenge()),
+      new Error('socket hang up'),
+      new Error('ECONNREFUSED'),
+    ])
     const outcomes = [await payer.post(PATH, quoteBody()), await payer.post(PATH, quoteBody()), await payer.post(PATH, quoteBody())]
     expect(outcomes.map((outcome) => outcome.kind)).toEqual(['paid', 'unknown', 'not_sent'])
     expect(lines.length).toBeGreaterThan(0)
-    const seen = JSON.stringify(outcomes, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)) + lines.join('\n')
+    const seen =
+      JSON.stringify(outcomes, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)) + lines.join('\n')
     expect(seen.toLowerCase()).not.toContain(privateKey.slice(2).toLowerCase())
   })
 })

@@ -132,108 +132,134 @@ afterAll(async () => {
 })
 
 describe.concurrent('swapeazi mcp over stdio', () => {
-  it('serves an SDK client: lists the tools, quotes and builds a paid swap; the logs go to stderr', async () => {
-    const wallet = throwawayWallet()
-    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
-    const errors: Error[] = []
-    transport.onerror = (error) => errors.push(error)
-    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
-    cleanups.push(() => client.close())
-    await client.connect(transport)
+  it(
+    'serves an SDK client: lists the tools, quotes and builds a paid swap; the logs go to stderr',
+    async () => {
+      const wallet = throwawayWallet()
+      const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+      const errors: Error[] = []
+      transport.onerror = (error) => errors.push(error)
+      const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+      cleanups.push(() => client.close())
+      await client.connect(transport)
 
-    const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
-    const quote = await callTool(client, 'get_quote', quoteBody())
-    expect(quote.isError, textOf(quote)).toBeFalsy()
-    expect(quote.structuredContent).toMatchObject({ supported: true, quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' } })
-    const swap = await callTool(client, 'build_swap', quoteBody())
-    expect(swap.isError, textOf(swap)).toBeFalsy()
-    const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string; payer: string } }
-    expect(built.payment).toMatchObject({ transaction: `ledger:${built.swapEaziRef}`, payer: wallet.address })
-    await client.close()
-
-    expect(errors).toEqual([])
-    const { stderr } = transport
-    const logs = logLinesOf(stderr)
-    expect(logs.some((line) => line.event === 'http_request' && line.path === '/api/x402/quote' && line.status === 200)).toBe(true)
-    expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([402, 200])
-    expect(logs.some((line) => line.event === 'swap_paid_by_mcp')).toBe(true)
-    expect(stderr.toLowerCase()).not.toContain(wallet.privateKey.slice(2).toLowerCase())
-  }, SERVER_TEST_TIMEOUT_MS)
-
-  it('writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error and a resource read', async () => {
-    const wallet = throwawayWallet()
-    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
-    const errors: Error[] = []
-    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
-    cleanups.push(() => transport.close())
-    // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
-    transport.onerror = (error) => errors.push(error)
-    await client.connect(transport)
-
-    expect((await client.listTools()).tools).toHaveLength(5)
-    expect((await callTool(client, 'get_quote', quoteBody())).isError).toBeFalsy()
-    const swap = await callTool(client, 'build_swap', quoteBody())
-    expect(swap.isError, textOf(swap)).toBeFalsy()
-    const bad = await callTool(client, 'get_quote', quoteBody({ toToken: 'DOGE' }))
-    expect(bad.isError).toBe(true)
-    expect((await client.readResource({ uri: CAPABILITIES_URI })).contents).toHaveLength(1)
-    await client.close()
-
-    expect(transport.exitCode).toBe(0)
-    expect(errors).toEqual([])
-    // initialize, tools/list, three tools/call and resources/read: six answers, and nothing else.
-    const messages = expectOnlyJsonRpc(transport.stdout)
-    expect(messages).toHaveLength(6)
-    expect(messages.every((message) => typeof (message as { id?: unknown }).id === 'number')).toBe(true)
-    const logs = logLinesOf(transport.stderr)
-    expect(logs.filter((line) => line.event === 'http_request').length).toBeGreaterThanOrEqual(4)
-    expect(transport.stdout + transport.stderr).not.toContain(wallet.privateKey.slice(2))
-  }, SERVER_TEST_TIMEOUT_MS)
-
-  it('with SWAPEAZI_BASE_URL, reaches a listening SwapEazi over HTTP: quotes there and pays it for the build', async () => {
-    // The service `swapeazi mcp` calls: a real socket, its own access log captured here.
-    const { log, lines } = captureLogger()
-    const store = lazyMemoryStore()
-    let base = ''
-    const server = await new Promise<ServerType>((resolve) => {
-      const listening: ServerType = serve({ fetch: (request, env) => served.fetch(request, env), hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
-        base = `http://127.0.0.1:${info.port}`
-        resolve(listening)
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
+      const quote = await callTool(client, 'get_quote', quoteBody())
+      expect(quote.isError, textOf(quote)).toBeFalsy()
+      expect(quote.structuredContent).toMatchObject({
+        supported: true,
+        quote: { fromAmount: '1000', toAmount: '995', toAmountMin: '990.025' },
       })
-    })
-    const served = testApp({ clock: Date.now, store, log, publicUrl: base })
-    cleanups.push(async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await store.sql.close()
-    })
+      const swap = await callTool(client, 'build_swap', quoteBody())
+      expect(swap.isError, textOf(swap)).toBeFalsy()
+      const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string; payer: string } }
+      expect(built.payment).toMatchObject({ transaction: `ledger:${built.swapEaziRef}`, payer: wallet.address })
+      await client.close()
 
-    const wallet = throwawayWallet()
-    const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_BASE_URL: base, SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
-    const errors: Error[] = []
-    const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
-    cleanups.push(() => transport.close())
-    // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
-    transport.onerror = (error) => errors.push(error)
-    await client.connect(transport)
+      expect(errors).toEqual([])
+      const { stderr } = transport
+      const logs = logLinesOf(stderr)
+      expect(logs.some((line) => line.event === 'http_request' && line.path === '/api/x402/quote' && line.status === 200)).toBe(true)
+      expect(logs.filter((line) => line.event === 'http_request' && line.path === '/api/x402/swap').map((line) => line.status)).toEqual([
+        402, 200,
+      ])
+      expect(logs.some((line) => line.event === 'swap_paid_by_mcp')).toBe(true)
+      expect(stderr.toLowerCase()).not.toContain(wallet.privateKey.slice(2).toLowerCase())
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  )
 
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
-    const quote = await callTool(client, 'get_quote', quoteBody())
-    expect(quote.structuredContent).toMatchObject({ supported: true, quote: { toAmount: '995' } })
-    const swap = await callTool(client, 'build_swap', quoteBody())
-    expect(swap.isError, textOf(swap)).toBeFalsy()
-    const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string } }
-    await client.close()
+  it(
+    'writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error and a resource read',
+    async () => {
+      const wallet = throwawayWallet()
+      const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+      const errors: Error[] = []
+      const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+      cleanups.push(() => transport.close())
+      // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
+      transport.onerror = (error) => errors.push(error)
+      await client.connect(transport)
 
-    // The listening service logged the requests, and holds the swap and the payment from the wallet `swapeazi mcp` was given.
-    const access = lines.map((line) => JSON.parse(line) as { event?: string; method?: string; path?: string; status?: number }).filter((line) => line.event === 'http_request')
-    expect(access.map((line) => `${line.method} ${line.path} ${line.status}`)).toEqual(['POST /api/x402/quote 200', 'POST /api/x402/swap 402', 'POST /api/x402/swap 200'])
-    const stored = await store.getSwap(built.swapEaziRef)
-    expect(stored?.payment?.payer).toBe(wallet.address.toLowerCase())
-    expect(built.payment.transaction).toBe(`ledger:${built.swapEaziRef}`)
-    // `swapeazi mcp` served no HTTP itself: its stderr has no access log, and its stdout only protocol.
-    expect(logLinesOf(transport.stderr).filter((line) => line.event === 'http_request')).toEqual([])
-    expectOnlyJsonRpc(transport.stdout)
-    expect(errors).toEqual([])
-  }, SERVER_TEST_TIMEOUT_MS)
+      expect((await client.listTools()).tools).toHaveLength(5)
+      expect((await callTool(client, 'get_quote', quoteBody())).isError).toBeFalsy()
+      const swap = await callTool(client, 'build_swap', quoteBody())
+      expect(swap.isError, textOf(swap)).toBeFalsy()
+      const bad = await callTool(client, 'get_quote', quoteBody({ toToken: 'DOGE' }))
+      expect(bad.isError).toBe(true)
+      expect((await client.readResource({ uri: CAPABILITIES_URI })).contents).toHaveLength(1)
+      await client.close()
+
+      expect(transport.exitCode).toBe(0)
+      expect(errors).toEqual([])
+      // initialize, tools/list, three tools/call and resources/read: six answers, and nothing else.
+      const messages = expectOnlyJsonRpc(transport.stdout)
+      expect(messages).toHaveLength(6)
+      expect(messages.every((message) => typeof (message as { id?: unknown }).id === 'number')).toBe(true)
+      const logs = logLinesOf(transport.stderr)
+      expect(logs.filter((line) => line.event === 'http_request').length).toBeGreaterThanOrEqual(4)
+      expect(transport.stdout + transport.stderr).not.toContain(wallet.privateKey.slice(2))
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'with SWAPEAZI_BASE_URL, reaches a listening SwapEazi over HTTP: quotes there and pays it for the build',
+    async () => {
+      // The service `swapeazi mcp` calls: a real socket, its own access log captured here.
+      const { log, lines } = captureLogger()
+      const store = lazyMemoryStore()
+      let base = ''
+      const server = await new Promise<ServerType>((resolve) => {
+        const listening: ServerType = serve(
+          { fetch: (request, env) => served.fetch(request, env), hostname: '127.0.0.1', port: 0 },
+          (info: AddressInfo) => {
+            base = `http://127.0.0.1:${info.port}`
+            resolve(listening)
+          },
+        )
+      })
+      const served = testApp({ clock: Date.now, store, log, publicUrl: base })
+      cleanups.push(async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+        await store.sql.close()
+      })
+
+      const wallet = throwawayWallet()
+      const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_BASE_URL: base, SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
+      const errors: Error[] = []
+      const client = new Client({ name: 'swapeazi-stdio-test', version: '1.0.0' })
+      cleanups.push(() => transport.close())
+      // Set before connect: the client chains it, so a line the transport cannot parse is recorded even before initialize.
+      transport.onerror = (error) => errors.push(error)
+      await client.connect(transport)
+
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
+      const quote = await callTool(client, 'get_quote', quoteBody())
+      expect(quote.structuredContent).toMatchObject({ supported: true, quote: { toAmount: '995' } })
+      const swap = await callTool(client, 'build_swap', quoteBody())
+      expect(swap.isError, textOf(swap)).toBeFalsy()
+      const built = swap.structuredContent as { swapEaziRef: string; payment: { transaction: string } }
+      await client.close()
+
+      // The listening service logged the requests, and holds the swap and the payment from the wallet `swapeazi mcp` was given.
+      const access = lines
+        .map((line) => JSON.parse(line) as { event?: string; method?: string; path?: string; status?: number })
+        .filter((line) => line.event === 'http_request')
+      expect(access.map((line) => `${line.method} ${line.path} ${line.status}`)).toEqual([
+        'POST /api/x402/quote 200',
+        'POST /api/x402/swap 402',
+        'POST /api/x402/swap 200',
+      ])
+      const stored = await store.getSwap(built.swapEaziRef)
+      expect(stored?.payment?.payer).toBe(wallet.address.toLowerCase())
+      expect(built.payment.transaction).toBe(`ledger:${built.swapEaziRef}`)
+      // `swapeazi mcp` served no HTTP itself: its stderr has no access log, and its stdout only protocol.
+      expect(logLinesOf(transport.stderr).filter((line) => line.event === 'http_request')).toEqual([])
+      expectOnlyJsonRpc(transport.stdout)
+      expect(errors).toEqual([])
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  )
 })

@@ -76,7 +76,10 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
       ...payment,
       payload: {
         ...payment.payload,
-        payload: { ...payment.payload.payload, authorization: { ...authorization, validBefore: String(BigInt(authorization.validBefore) + 1n) } },
+        payload: {
+          ...payment.payload.payload,
+          authorization: { ...authorization, validBefore: String(BigInt(authorization.validBefore) + 1n) },
+        },
       },
     }
     expect(await settler.check(tampered)).toEqual({
@@ -118,7 +121,8 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
       ok: false,
       reason: 'settlement_failed',
       isAmbiguous: true,
-      message: 'The payment facilitator answered HTTP 500 to /settle; it may have broadcast the transfer, so the payment is being reconciled.',
+      message:
+        'The payment facilitator answered HTTP 500 to /settle; it may have broadcast the transfer, so the payment is being reconciled.',
     })
     expect(facilitator.calls).toEqual(['/settle', '/settle'])
   })
@@ -132,7 +136,8 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
       ok: false,
       reason: 'settlement_failed',
       isAmbiguous: true,
-      message: 'The payment facilitator gave an unreadable answer to /settle; it may have broadcast the transfer, so the payment is being reconciled.',
+      message:
+        'The payment facilitator gave an unreadable answer to /settle; it may have broadcast the transfer, so the payment is being reconciled.',
     })
     expect(await chain.balanceOf(payer().address)).toBe(balance - 20_000n)
     expect(facilitator.calls).toEqual(['/settle'])
@@ -154,7 +159,8 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
       ok: false,
       reason: 'settlement_failed',
       isAmbiguous: true,
-      message: 'The payment facilitator did not answer /settle within 0.2 s; it may have broadcast the transfer, so the payment is being reconciled.',
+      message:
+        'The payment facilitator did not answer /settle within 0.2 s; it may have broadcast the transfer, so the payment is being reconciled.',
     })
   })
 
@@ -170,7 +176,8 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
       ok: false,
       reason: 'settlement_failed',
       isAmbiguous: true,
-      message: 'The payment facilitator could not be reached for /settle; it may have broadcast the transfer, so the payment is being reconciled.',
+      message:
+        'The payment facilitator could not be reached for /settle; it may have broadcast the transfer, so the payment is being reconciled.',
     })
     expect(facilitator.calls).toEqual([])
   })
@@ -193,10 +200,12 @@ describe('facilitatorSettler against x402’s own facilitator on anvil', () => {
 
 describe('facilitatorSettler, the wire', () => {
   const requests: { url: string; headers: Headers; body: unknown }[] = []
-  const recording = (answer: unknown, status = 200): FacilitatorFetch => async (url, init) => {
-    requests.push({ url, headers: new Headers(init.headers), body: JSON.parse(String(init.body)) })
-    return Response.json(answer, { status })
-  }
+  const recording =
+    (answer: unknown, status = 200): FacilitatorFetch =>
+    async (url, init) => {
+      requests.push({ url, headers: new Headers(init.headers), body: JSON.parse(String(init.body)) })
+      return Response.json(answer, { status })
+    }
   beforeEach(() => {
     requests.length = 0
   })

@@ -1,11 +1,7 @@
 import { type Address, type Hash, type Hex, createPublicClient, createWalletClient, http, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
-import {
-  type OnchainSettlerPublicClient,
-  type OnchainSettlerWalletClient,
-  onchainSettler,
-} from '../../src/payments/x402/onchainSettler.ts'
+import { type OnchainSettlerPublicClient, type OnchainSettlerWalletClient, onchainSettler } from '../../src/payments/x402/onchainSettler.ts'
 import type { ExternalSettlement, Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
 import { closedPort } from '../support/closedPort.ts'
@@ -211,7 +207,10 @@ describe('onchainSettler', () => {
       waitForTransactionReceipt: real.waitForTransactionReceipt,
     }
     expect(
-      await onchainSettler({ publicClient: staleSimulation, walletClient: chain.anvil.walletClient(gasWallet()) }).settle(payment, 'swp_r2'),
+      await onchainSettler({ publicClient: staleSimulation, walletClient: chain.anvil.walletClient(gasWallet()) }).settle(
+        payment,
+        'swp_r2',
+      ),
     ).toEqual({
       ok: false,
       reason: 'settlement_failed',

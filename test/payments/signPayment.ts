@@ -28,7 +28,10 @@ export function freshNonce(): Hex {
 }
 
 /** An x402 v1 exact payment signed the way x402-fetch signs it; every field can be bent for a bad-payment test. */
-export async function signPayment(account: LocalAccount, options: SignPaymentOptions): Promise<{ payload: Record<string, unknown>; header: string }> {
+export async function signPayment(
+  account: LocalAccount,
+  options: SignPaymentOptions,
+): Promise<{ payload: Record<string, unknown>; header: string }> {
   const message = {
     from: account.address,
     to: options.payTo as Hex,

@@ -32,7 +32,11 @@ describe('authenticateApiKey', () => {
     ['blank', '  ', 'missing'],
     ['malformed', 'se_not-a-key', 'malformed'],
     ['forged (valid shape, wrong MAC)', signApiKey(new TextEncoder().encode('a-forger-secret-a-forger-secret!!'), claims), 'bad_signature'],
-    ['altered tier', `se_${Buffer.from(JSON.stringify({ ...claims, tier: 'pro' })).toString('base64url')}.${key.split('.')[1]}`, 'bad_signature'],
+    [
+      'altered tier',
+      `se_${Buffer.from(JSON.stringify({ ...claims, tier: 'pro' })).toString('base64url')}.${key.split('.')[1]}`,
+      'bad_signature',
+    ],
   ])('refuses a %s key with 401 invalid_key', async (_name, candidate, reason) => {
     expect(await reasonOf(candidate)).toBe(reason)
   })

@@ -10,7 +10,11 @@ describe('hmacSha256', () => {
   // RFC 4231 test cases 2 (short key), 6 and 7 (keys longer than a block, hashed first).
   it.each([
     [utf8('Jefe'), 'what do ya want for nothing?', '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843'],
-    [hex('aa'.repeat(131)), 'Test Using Larger Than Block-Size Key - Hash Key First', '60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54'],
+    [
+      hex('aa'.repeat(131)),
+      'Test Using Larger Than Block-Size Key - Hash Key First',
+      '60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54',
+    ],
     [
       hex('aa'.repeat(131)),
       'This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.',

@@ -56,7 +56,10 @@ describe('the signed payload', () => {
   // Any code point, plus the characters JSON escapes or that trip encoders: quotes, backslashes, controls, U+2028,
   // lone surrogates.
   const text = fc.string({
-    unit: fc.oneof(fc.constantFrom('"', '\\', '\n', '\u0000', '\u007f', '\u2028', '\ud800', '\udfff', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+    unit: fc.oneof(
+      fc.constantFrom('"', '\\', '\n', '\u0000', '\u007f', '\u2028', '\ud800', '\udfff', 'é'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
     maxLength: 40,
   })
   // The type asks for 0x and then anything: the arbitrary text follows the prefix.

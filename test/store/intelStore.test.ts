@@ -71,7 +71,10 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
       const a = observation('OPT', 'BNB', { amount: '123456789012345678901234.123456789012345678', amountUsd: '0.000001' })
       const b = observation('OPT', 'BNB')
       expect(await store().intel.importObservations([[a], [b]])).toEqual({ inserted: 2, skipped: 0 })
-      expect(await store().intel.importObservations([[a, observation('OPT', 'BNB', { id: a.id, bridge: 'cctp-v2-fast' })]])).toEqual({ inserted: 0, skipped: 2 })
+      expect(await store().intel.importObservations([[a, observation('OPT', 'BNB', { id: a.id, bridge: 'cctp-v2-fast' })]])).toEqual({
+        inserted: 0,
+        skipped: 2,
+      })
       const [row] = await store().sql.query<{ amount: string; amount_usd: string; bridge: string }>(
         'select amount::text as amount, amount_usd::text as amount_usd, bridge from observations where id = $1',
         [a.id],
@@ -91,7 +94,9 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
 
     it('is refused by the schema for an unknown status or a non-positive amount', async () => {
       await expect(store().intel.importObservations([[observation('OPT', 'BNB', { amount: '0' })]])).rejects.toThrow(/check constraint/)
-      await expect(store().intel.importObservations([[observation('OPT', 'BNB', { status: 'INVALID' as Observation['status'] })]])).rejects.toThrow(/check constraint/)
+      await expect(
+        store().intel.importObservations([[observation('OPT', 'BNB', { status: 'INVALID' as Observation['status'] })]]),
+      ).rejects.toThrow(/check constraint/)
     })
   })
 
@@ -100,8 +105,15 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
       const settled = [3, 9, 1, 27, 14, 8, 8, 30, 2, 5, 11, 19]
       const slippage = [0, 2, -1, 5, 3, 1, 1, 9, 0, 2, 4, 6]
       const rows = [
-        ...settled.map((sec, i) => observation('POL', 'OPT', { settledDurationSec: sec, realisedSlippageBps: slippage[i] ?? 0, quotedDurationSec: 4 + (i % 3) })),
-        observation('POL', 'OPT', { status: 'FAILED', substatus: 'SLIPPAGE_EXCEEDED', settledDurationSec: null, realisedSlippageBps: null }),
+        ...settled.map((sec, i) =>
+          observation('POL', 'OPT', { settledDurationSec: sec, realisedSlippageBps: slippage[i] ?? 0, quotedDurationSec: 4 + (i % 3) }),
+        ),
+        observation('POL', 'OPT', {
+          status: 'FAILED',
+          substatus: 'SLIPPAGE_EXCEEDED',
+          settledDurationSec: null,
+          realisedSlippageBps: null,
+        }),
         observation('POL', 'OPT', { status: 'DONE', substatus: 'REFUNDED', settledDurationSec: 999, realisedSlippageBps: 500 }),
         observation('POL', 'OPT', { status: 'PENDING', substatus: 'WAIT_DESTINATION_TRANSACTION', settledDurationSec: null }),
         observation('POL', 'OPT', { status: 'NOT_FOUND', substatus: null, settledDurationSec: null }),
@@ -120,7 +132,10 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
         notFound: 1,
         // The refunded transfer's 999 s and 500 bps are not a delivery, so they stay out of the percentiles.
         settledSec: { p50: percentileDisc(settled, 0.5), p95: percentileDisc(settled, 0.95) },
-        quotedSecP50: percentileDisc(settled.map((_, i) => 4 + (i % 3)), 0.5),
+        quotedSecP50: percentileDisc(
+          settled.map((_, i) => 4 + (i % 3)),
+          0.5,
+        ),
         slippageBps: { p50: percentileDisc(slippage, 0.5), p95: percentileDisc(slippage, 0.95) },
         band: null,
       })
@@ -128,14 +143,24 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
       expect(figures[1]).toMatchObject({ settled: 1, delivered: 1, settledSec: { p50: 40, p95: 40 } })
     })
 
-    it('matches a chain side by chain and a currency side by the tokens\' currency, within the window', async () => {
+    it("matches a chain side by chain and a currency side by the tokens' currency, within the window", async () => {
       await store().intel.importObservations([
         [
           observation('ARB', 'GNO', { toToken: 'EURe', toCurrency: 'EUR', settledDurationSec: 50 }),
           observation('ARB', 'GNO', { toToken: 'USDC.e', toCurrency: 'USD', settledDurationSec: 60 }),
           observation('ARB', 'POL', { toToken: 'EURe', toCurrency: 'EUR', settledDurationSec: 70 }),
-          observation('ARB', 'POL', { toToken: 'EURe', toCurrency: 'EUR', settledDurationSec: 80, observedAt: new Date('2026-08-01T00:00:00Z') }),
-          observation('ARB', 'POL', { toToken: 'EURe', toCurrency: 'EUR', settledDurationSec: 90, observedAt: new Date('2026-11-21T00:00:00Z') }),
+          observation('ARB', 'POL', {
+            toToken: 'EURe',
+            toCurrency: 'EUR',
+            settledDurationSec: 80,
+            observedAt: new Date('2026-08-01T00:00:00Z'),
+          }),
+          observation('ARB', 'POL', {
+            toToken: 'EURe',
+            toCurrency: 'EUR',
+            settledDurationSec: 90,
+            observedAt: new Date('2026-11-21T00:00:00Z'),
+          }),
         ],
       ])
       const arbToEur = await store().intel.corridorBridges({ ...chainQuery('ARB', 'GNO'), to: { kind: 'currency', code: 'EUR' } })
@@ -167,17 +192,49 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
     it('groups undelivered transfers by status, substatus and bridge with the latest reason', async () => {
       await store().intel.importObservations([
         [
-          observation('CEL', 'ARB', { status: 'FAILED', substatus: 'OUT_OF_GAS', settledDurationSec: null, failureReason: 'older', observedAt: new Date('2026-11-01T00:00:00Z') }),
-          observation('CEL', 'ARB', { status: 'FAILED', substatus: 'OUT_OF_GAS', settledDurationSec: null, failureReason: 'newer', observedAt: new Date('2026-11-02T00:00:00Z') }),
-          observation('CEL', 'ARB', { status: 'FAILED', substatus: 'OUT_OF_GAS', settledDurationSec: null, failureReason: null, observedAt: new Date('2026-11-03T00:00:00Z') }),
+          observation('CEL', 'ARB', {
+            status: 'FAILED',
+            substatus: 'OUT_OF_GAS',
+            settledDurationSec: null,
+            failureReason: 'older',
+            observedAt: new Date('2026-11-01T00:00:00Z'),
+          }),
+          observation('CEL', 'ARB', {
+            status: 'FAILED',
+            substatus: 'OUT_OF_GAS',
+            settledDurationSec: null,
+            failureReason: 'newer',
+            observedAt: new Date('2026-11-02T00:00:00Z'),
+          }),
+          observation('CEL', 'ARB', {
+            status: 'FAILED',
+            substatus: 'OUT_OF_GAS',
+            settledDurationSec: null,
+            failureReason: null,
+            observedAt: new Date('2026-11-03T00:00:00Z'),
+          }),
           observation('CEL', 'ARB', { status: 'DONE', substatus: 'REFUNDED', settledDurationSec: null, bridge: 'usdt0-oft-legacy-mesh' }),
           observation('CEL', 'ARB'),
           observation('CEL', 'ARB', { substatus: 'PARTIAL' }),
         ],
       ])
       expect(await store().intel.corridorFailures(chainQuery('CEL', 'ARB'))).toEqual([
-        { status: 'FAILED', substatus: 'OUT_OF_GAS', bridge: 'across', count: 3, lastSeenAt: '2026-11-03T00:00:00.000Z', exampleReason: 'newer' },
-        { status: 'DONE', substatus: 'REFUNDED', bridge: 'usdt0-oft-legacy-mesh', count: 1, lastSeenAt: '2026-11-10T10:00:00.000Z', exampleReason: null },
+        {
+          status: 'FAILED',
+          substatus: 'OUT_OF_GAS',
+          bridge: 'across',
+          count: 3,
+          lastSeenAt: '2026-11-03T00:00:00.000Z',
+          exampleReason: 'newer',
+        },
+        {
+          status: 'DONE',
+          substatus: 'REFUNDED',
+          bridge: 'usdt0-oft-legacy-mesh',
+          count: 1,
+          lastSeenAt: '2026-11-10T10:00:00.000Z',
+          exampleReason: null,
+        },
       ])
     })
   })
@@ -195,7 +252,9 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
     it('gives exactly `limit` calls to 60 concurrent callers, and meters without a limit', async () => {
       const subject = `intel:ip:${hex(8)}`
       const results = await Promise.all(Array.from({ length: 60 }, () => store().intel.countCall(subject, '2026-11', 25)))
-      expect(results.filter((calls) => calls !== undefined).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(Array.from({ length: 25 }, (_, i) => i + 1))
+      expect(results.filter((calls) => calls !== undefined).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
+        Array.from({ length: 25 }, (_, i) => i + 1),
+      )
       const key = `intel:key:key_${hex(12)}`
       const metered = await Promise.all(Array.from({ length: 30 }, () => store().intel.countCall(key, '2026-11')))
       expect(Math.max(...metered.map(Number))).toBe(30)
@@ -263,14 +322,35 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
       expect(refs.indexOf(older)).toBeGreaterThanOrEqual(0)
       expect(refs.indexOf(older)).toBeLessThan(refs.indexOf(newer))
       expect(refs).not.toContain(future)
-      expect(pending.find((swap) => swap.ref === older)).toMatchObject({ fromChain: 'BAS', toChain: 'ARB', fromAmount: '2500.5', bridge: 'across', createdAt: '2026-01-01T00:00:00.000Z' })
+      expect(pending.find((swap) => swap.ref === older)).toMatchObject({
+        fromChain: 'BAS',
+        toChain: 'ARB',
+        fromAmount: '2500.5',
+        bridge: 'across',
+        createdAt: '2026-01-01T00:00:00.000Z',
+      })
 
       let seen: BuiltSwap | undefined
       const outcome = await store().intel.completeSwap(older, (swap) => {
         seen = swap
-        return observation('BAS', 'ARB', { id: swap.ref, amount: swap.fromAmount, amountUsd: '2500.5', source: 'tracker', settledDurationSec: 7 })
+        return observation('BAS', 'ARB', {
+          id: swap.ref,
+          amount: swap.fromAmount,
+          amountUsd: '2500.5',
+          source: 'tracker',
+          settledDurationSec: 7,
+        })
       })
-      expect(seen).toEqual({ ref: older, fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '2500.5', quote, createdAt: '2026-01-01T00:00:00.000Z' })
+      expect(seen).toEqual({
+        ref: older,
+        fromChain: 'BAS',
+        toChain: 'ARB',
+        fromToken: 'USDC',
+        toToken: 'USDC',
+        fromAmount: '2500.5',
+        quote,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      })
       expect(outcome).toMatchObject({ ok: true, swapStatus: 'done', observation: { id: older, settledDurationSec: 7 } })
       expect((await store().getSwap(older))?.status).toBe('done')
       expect(await countObservations(older)).toBe(1)
@@ -278,23 +358,33 @@ describe.each(storeDrivers())('intel store on $name', (driver) => {
       expect(after.map((swap) => swap.ref)).not.toContain(older)
       expect(after.map((swap) => swap.ref)).toContain(newer)
 
-      expect(await store().intel.completeSwap(older, () => observation('BAS', 'ARB'))).toEqual({ ok: false, reason: 'not_pending', status: 'done' })
+      expect(await store().intel.completeSwap(older, () => observation('BAS', 'ARB'))).toEqual({
+        ok: false,
+        reason: 'not_pending',
+        status: 'done',
+      })
       expect(await store().intel.completeSwap('swp_unknown', () => observation('BAS', 'ARB'))).toEqual({ ok: false, reason: 'not_found' })
     })
 
     it('moves the swap to its outcome, and rolls back both writes when the observation cannot be recorded', async () => {
       const refunded = await builtSwap(new Date('2026-01-05T00:00:00Z'))
       expect(
-        await store().intel.completeSwap(refunded, (swap) => observation('BAS', 'ARB', { id: swap.ref, status: 'DONE', substatus: 'REFUNDED', settledDurationSec: null })),
+        await store().intel.completeSwap(refunded, (swap) =>
+          observation('BAS', 'ARB', { id: swap.ref, status: 'DONE', substatus: 'REFUNDED', settledDurationSec: null }),
+        ),
       ).toMatchObject({ ok: true, swapStatus: 'refunded' })
 
       const clash = await builtSwap(new Date('2026-01-05T00:00:01Z'))
-      await expect(store().intel.completeSwap(clash, () => observation('BAS', 'ARB', { id: refunded }))).rejects.toThrow(`an observation ${refunded} is already recorded`)
+      await expect(store().intel.completeSwap(clash, () => observation('BAS', 'ARB', { id: refunded }))).rejects.toThrow(
+        `an observation ${refunded} is already recorded`,
+      )
       expect((await store().getSwap(clash))?.status).toBe('built')
 
-      await expect(store().intel.completeSwap(clash, (swap) => observation('BAS', 'ARB', { id: swap.ref, status: 'PENDING', substatus: 'WAIT_SOURCE_CONFIRMATIONS' }))).rejects.toThrow(
-        'a PENDING transfer has not completed',
-      )
+      await expect(
+        store().intel.completeSwap(clash, (swap) =>
+          observation('BAS', 'ARB', { id: swap.ref, status: 'PENDING', substatus: 'WAIT_SOURCE_CONFIRMATIONS' }),
+        ),
+      ).rejects.toThrow('a PENDING transfer has not completed')
       expect(await countObservations(clash)).toBe(0)
       expect((await store().getSwap(clash))?.status).toBe('built')
     })

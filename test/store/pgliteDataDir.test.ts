@@ -54,8 +54,18 @@ describe('PGlite on a data directory', () => {
         expect(await migrate(first)).toEqual(MIGRATIONS.map((m) => m.id))
         const store = createStore(first)
         expect(await store.reservePayment(reservation)).toBe(true)
-        await store.recordPaidSwap({ payer: reservation.payer, nonce: reservation.nonce, transaction: 'ledger:swp_restart', settledAt: new Date('2026-11-20T12:00:02.000Z') }, swap)
-        appliedAt = (await first.query<{ applied_at: unknown }>('select applied_at from schema_migrations order by id')).map((row) => row.applied_at)
+        await store.recordPaidSwap(
+          {
+            payer: reservation.payer,
+            nonce: reservation.nonce,
+            transaction: 'ledger:swp_restart',
+            settledAt: new Date('2026-11-20T12:00:02.000Z'),
+          },
+          swap,
+        )
+        appliedAt = (await first.query<{ applied_at: unknown }>('select applied_at from schema_migrations order by id')).map(
+          (row) => row.applied_at,
+        )
       } finally {
         await first.close()
       }
@@ -65,7 +75,9 @@ describe('PGlite on a data directory', () => {
       try {
         // openStore migrated on open; nothing was left to apply, and the migration rows are the first open's.
         expect(await migrate(reopened.sql)).toEqual([])
-        const rows = await reopened.sql.query<{ id: number; applied_at: unknown }>('select id, applied_at from schema_migrations order by id')
+        const rows = await reopened.sql.query<{ id: number; applied_at: unknown }>(
+          'select id, applied_at from schema_migrations order by id',
+        )
         expect(rows.map((row) => row.id)).toEqual(MIGRATIONS.map((m) => m.id))
         expect(rows.map((row) => row.applied_at)).toEqual(appliedAt)
 

@@ -52,13 +52,25 @@ function swapRecord(ref: string, overrides: Partial<SwapRecord> = {}): SwapRecor
     toAddress: randomAddress(),
     quote: {
       id: `q_${hex(4)}`,
-      route: { id: 'r1', steps: [{ kind: 'swap', venue: 'curve', fee: 0.0004 }, { kind: 'bridge', venue: 'cctp', fee: null }] },
+      route: {
+        id: 'r1',
+        steps: [
+          { kind: 'swap', venue: 'curve', fee: 0.0004 },
+          { kind: 'bridge', venue: 'cctp', fee: null },
+        ],
+      },
       amounts: ['1000', '999.123456'],
       isExecutable: true,
       note: 'naïve ✓ "quoted"',
       empty: {},
     },
-    transactionRequest: { from: '0x1111111111111111111111111111111111111111', to: '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e', data: `0x${hex(100)}`, value: '0', chainId: 1 },
+    transactionRequest: {
+      from: '0x1111111111111111111111111111111111111111',
+      to: '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e',
+      data: `0x${hex(100)}`,
+      value: '0',
+      chainId: 1,
+    },
     createdAt: new Date('2026-11-20T12:00:01.456Z'),
     ...overrides,
   }
@@ -91,7 +103,9 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     return row?.n ?? -1
   }
   const countPaymentsOf = async (payer: string): Promise<number> => {
-    const [row] = await current().sql.query<{ n: number }>('select count(*)::int as n from x402_payments where payer = $1', [payer.toLowerCase()])
+    const [row] = await current().sql.query<{ n: number }>('select count(*)::int as n from x402_payments where payer = $1', [
+      payer.toLowerCase(),
+    ])
     return row?.n ?? -1
   }
 
@@ -108,8 +122,12 @@ describe.each(storeDrivers())('store on $name', (driver) => {
 
     it('leaves swaps with neither the payment foreign key nor the address index that migration 1 created and 7 drops', async () => {
       const { sql } = current()
-      const keys = await sql.query<{ n: number }>(`select count(*)::int as n from pg_constraint where conrelid = 'swaps'::regclass and contype = 'f'`)
-      const indexes = await sql.query<{ indexname: string }>(`select indexname from pg_indexes where tablename = 'swaps' order by indexname`)
+      const keys = await sql.query<{ n: number }>(
+        `select count(*)::int as n from pg_constraint where conrelid = 'swaps'::regclass and contype = 'f'`,
+      )
+      const indexes = await sql.query<{ indexname: string }>(
+        `select indexname from pg_indexes where tablename = 'swaps' order by indexname`,
+      )
       expect(keys).toEqual([{ n: 0 }])
       expect(indexes.map((row) => row.indexname)).not.toContain('swaps_from_address_created')
       expect(indexes.map((row) => row.indexname)).toContain('swaps_pkey')
@@ -125,7 +143,9 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       expect(await store().reservePayment({ ...r, payer: r.payer.toLowerCase(), swapRef: randomRef() })).toBe(false)
       expect(await store().reservePayment({ ...r, payer: upperHex(r.payer), swapRef: randomRef() })).toBe(false)
       expect(await store().reservePayment({ ...r, nonce: r.nonce.toLowerCase(), swapRef: randomRef() })).toBe(false)
-      expect(await store().reservePayment({ ...r, payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase(), swapRef: randomRef() })).toBe(false)
+      expect(await store().reservePayment({ ...r, payer: r.payer.toLowerCase(), nonce: r.nonce.toLowerCase(), swapRef: randomRef() })).toBe(
+        false,
+      )
       expect(await countPaymentsOf(r.payer)).toBe(1)
       expect(await store().getPayment(r.payer.toLowerCase(), r.nonce.toLowerCase())).toMatchObject({
         payer: r.payer.toLowerCase(),
@@ -150,7 +170,12 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const refs = Array.from({ length: 50 }, (_, i) => `${r.swapRef}_${i}`)
       const outcomes = await Promise.all(
         refs.map((swapRef, i) =>
-          store().reservePayment({ ...r, swapRef, payer: i % 2 === 0 ? r.payer : r.payer.toLowerCase(), nonce: i % 3 === 0 ? r.nonce : r.nonce.toLowerCase() }),
+          store().reservePayment({
+            ...r,
+            swapRef,
+            payer: i % 2 === 0 ? r.payer : r.payer.toLowerCase(),
+            nonce: i % 3 === 0 ? r.nonce : r.nonce.toLowerCase(),
+          }),
         ),
       )
       expect(outcomes.filter((isReserved) => isReserved)).toHaveLength(1)
@@ -194,7 +219,10 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     it('keeps a reservation as unsettled with the transaction and error to reconcile', async () => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
-      await store().markPaymentUnsettled(r.payer.toLowerCase(), r.nonce.toLowerCase(), { transaction: '0xabc123', error: 'receipt timed out' })
+      await store().markPaymentUnsettled(r.payer.toLowerCase(), r.nonce.toLowerCase(), {
+        transaction: '0xabc123',
+        error: 'receipt timed out',
+      })
       expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
         status: 'unsettled',
         transaction: '0xabc123',
@@ -214,7 +242,11 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
       await store().markPaymentUnsettled(r.payer, r.nonce, { error: 'facilitator unreachable' })
-      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'unsettled', transaction: null, error: 'facilitator unreachable' })
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        status: 'unsettled',
+        transaction: null,
+        error: 'facilitator unreachable',
+      })
     })
 
     it('changes neither a settled payment nor an absent one', async () => {
@@ -253,7 +285,9 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       // A second payment held for the same ref: its update succeeds inside the transaction, the insert then fails.
       const second = reservation({ swapRef: first.swapRef })
       expect(await store().reservePayment(second)).toBe(true)
-      await expect(store().recordPaidSwap(settlementOf(second, '0xnever'), swapRecord(first.swapRef, { toAmount: '1' }))).rejects.toThrow(/swaps_pkey/)
+      await expect(store().recordPaidSwap(settlementOf(second, '0xnever'), swapRecord(first.swapRef, { toAmount: '1' }))).rejects.toThrow(
+        /swaps_pkey/,
+      )
 
       expect(await store().getPayment(second.payer, second.nonce)).toMatchObject({
         status: 'reserved',
@@ -320,16 +354,22 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
       const other = { ...r, swapRef: randomRef() }
-      expect(await store().recordSettledSwap(other, { transaction: 'ledger:x', settledAt: new Date() }, swapRecord(other.swapRef))).toBe(false)
+      expect(await store().recordSettledSwap(other, { transaction: 'ledger:x', settledAt: new Date() }, swapRecord(other.swapRef))).toBe(
+        false,
+      )
       expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'reserved', swapRef: r.swapRef })
       expect(await countSwapsOf(r.payer)).toBe(0)
     })
 
     it('writes neither row when the swap cannot be inserted (duplicate ref)', async () => {
       const first = reservation()
-      expect(await store().recordSettledSwap(first, { transaction: 'ledger:a', settledAt: new Date() }, swapRecord(first.swapRef))).toBe(true)
+      expect(await store().recordSettledSwap(first, { transaction: 'ledger:a', settledAt: new Date() }, swapRecord(first.swapRef))).toBe(
+        true,
+      )
       const second = reservation({ swapRef: first.swapRef })
-      await expect(store().recordSettledSwap(second, { transaction: 'ledger:b', settledAt: new Date() }, swapRecord(first.swapRef))).rejects.toThrow(/swaps_pkey/)
+      await expect(
+        store().recordSettledSwap(second, { transaction: 'ledger:b', settledAt: new Date() }, swapRecord(first.swapRef)),
+      ).rejects.toThrow(/swaps_pkey/)
       expect(await store().getPayment(second.payer, second.nonce)).toBeUndefined()
     })
 
@@ -338,7 +378,11 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const results = await Promise.all(
         Array.from({ length: 50 }, () => {
           const attempt = { ...r, swapRef: randomRef() }
-          return store().recordSettledSwap(attempt, { transaction: `ledger:${attempt.swapRef}`, settledAt: new Date() }, swapRecord(attempt.swapRef))
+          return store().recordSettledSwap(
+            attempt,
+            { transaction: `ledger:${attempt.swapRef}`, settledAt: new Date() },
+            swapRecord(attempt.swapRef),
+          )
         }),
       )
       expect(results.filter(Boolean)).toHaveLength(1)
@@ -381,7 +425,11 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     it('keep uint256 amounts exact at the top of the range', async () => {
       const r = reservation({ value: MAX_UINT256, validAfter: MAX_UINT256 - 1n, validBefore: MAX_UINT256 })
       expect(await store().reservePayment(r)).toBe(true)
-      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ value: MAX_UINT256, validAfter: MAX_UINT256 - 1n, validBefore: MAX_UINT256 })
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        value: MAX_UINT256,
+        validAfter: MAX_UINT256 - 1n,
+        validBefore: MAX_UINT256,
+      })
     })
 
     it('round-trip every field of a swap, with jsonb deep-equal', async () => {
@@ -449,9 +497,15 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     })
 
     it('reads the denylist in the counting statement of a keyed request', async () => {
-      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({ calls: 1, isRevoked: false })
+      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({
+        calls: 1,
+        isRevoked: false,
+      })
       await store().keys.revoke('key_aaaaaaaaaaaaaaaaaaaaaaaa', new Date())
-      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({ calls: 2, isRevoked: true })
+      expect(await store().rateLimits.hitKey('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'key:key_aaaaaaaaaaaaaaaaaaaaaaaa', 1_795_000_020)).toEqual({
+        calls: 2,
+        isRevoked: true,
+      })
     })
 
     it('prunes windows that ended more than an hour ago, and keeps the rest', async () => {

@@ -81,7 +81,10 @@ const pglite: StoreDriver = {
   name: 'pglite (in memory)',
   async open({ fromScratch = false } = {}) {
     const sql = fromScratch ? await openPgliteSql() : await openPgliteSql(undefined, { template: await migratedPgliteTemplate() })
-    return migrated(sql, once(() => sql.close()))
+    return migrated(
+      sql,
+      once(() => sql.close()),
+    )
   },
 }
 

@@ -25,16 +25,31 @@ function routeLeg(fromKey: string, toKey: string, amountIn: bigint, to: Address,
   if (found.kind !== 'routes') throw new Error(found.kind)
   const priced = pick ? found.viable.find((route) => pick(route.route.id)) : found.ranked.BALANCED
   if (!priced) throw new Error(`no viable route picked; viable: ${found.viable.map((route) => route.route.id).join(', ')}`)
-  const build = buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: to, ref: REF, nowSec: 1_800_000_000 })
+  const build = buildRouteTransaction({
+    catalogue,
+    routerOn: () => ROUTER,
+    sized: sizeRoute(catalogue, priced.route, amountIn, found.amounts.toAmount)!,
+    amounts: found.amounts,
+    slippageE18: SLIPPAGE,
+    sender: SENDER,
+    recipient: to,
+    ref: REF,
+    nowSec: 1_800_000_000,
+  })
   return { kind: 'route' as const, build }
 }
 
-const transfer = (amount: bigint, to: Address): DisbursementLeg => ({ kind: 'transfer', amount, fee: (amount * 50n + 9_999n) / 10_000n, recipient: to })
+const transfer = (amount: bigint, to: Address): DisbursementLeg => ({
+  kind: 'transfer',
+  amount,
+  fee: (amount * 50n + 9_999n) / 10_000n,
+  recipient: to,
+})
 const build = (fromKey: string, legs: DisbursementLeg[]) =>
   buildDisbursementTransaction({ catalogue, routerOn: () => ROUTER, token: token(fromKey), sender: SENDER, ref: REF, legs })
 
 describe('buildDisbursementTransaction', () => {
-  it('encodes executeBatch with one order per leg, in order; value, gas and approval are the legs\' sums', () => {
+  it("encodes executeBatch with one order per leg, in order; value, gas and approval are the legs' sums", () => {
     const usdc = 10n ** 6n
     const stargate = routeLeg('BAS:USDC', 'POL:USDC', 500n * usdc, recipient(4), (id) => id === 'stargate-usdc-taxi:BAS>POL')
     const legs: DisbursementLeg[] = [
@@ -59,7 +74,13 @@ describe('buildDisbursementTransaction', () => {
     // A route leg's order is the swap builder's order, unchanged.
     for (const k of [1, 2, 3]) expect(orders[k]).toEqual((legs[k] as Extract<DisbursementLeg, { kind: 'route' }>).build.order)
     // Transfers: no calls, the token itself out, fee rounded up, the floor exactly the rest.
-    expect(orders[0]).toMatchObject({ tokenIn: token('BAS:USDC').address, tokenOut: token('BAS:USDC').address, fee: 500_000n, minOut: 99_500_000n, calls: [] })
+    expect(orders[0]).toMatchObject({
+      tokenIn: token('BAS:USDC').address,
+      tokenOut: token('BAS:USDC').address,
+      fee: 500_000n,
+      minOut: 99_500_000n,
+      calls: [],
+    })
     expect(orders[4]).toMatchObject({ fee: 1n, minOut: 2n, calls: [] })
 
     expect(batch.amountIn).toBe(1100n * usdc + 3n)
@@ -85,8 +106,13 @@ describe('buildDisbursementTransaction', () => {
     expect(() => build('BAS:USDC', [])).toThrow(/at least one leg/)
     expect(() => build('BAS:EURC', [routeLeg('BAS:USDC', 'BAS:EURC', 10n ** 8n, recipient(1))])).toThrow(/spends .* not BAS:EURC/)
     const foreign = routeLeg('BAS:USDC', 'POL:USDC', 10n ** 8n, recipient(1))
-    const otherRef = { kind: 'route' as const, build: { ...foreign.build, order: { ...foreign.build.order, ref: `0x${'cd'.repeat(32)}` as const } } }
+    const otherRef = {
+      kind: 'route' as const,
+      build: { ...foreign.build, order: { ...foreign.build.order, ref: `0x${'cd'.repeat(32)}` as const } },
+    }
     expect(() => build('BAS:USDC', [otherRef])).toThrow(/carries ref/)
-    expect(() => build('BAS:USDC', [{ kind: 'transfer', amount: 1n, fee: 1n, recipient: recipient(1) }])).toThrow(/leaves the recipient nothing/)
+    expect(() => build('BAS:USDC', [{ kind: 'transfer', amount: 1n, fee: 1n, recipient: recipient(1) }])).toThrow(
+      /leaves the recipient nothing/,
+    )
   })
 })

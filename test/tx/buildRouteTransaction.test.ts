@@ -27,7 +27,17 @@ function buildAll(fromKey: string, toKey: string) {
   return found.viable.map((priced) => ({
     priced,
     found,
-    build: buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 }),
+    build: buildRouteTransaction({
+      catalogue,
+      routerOn: () => ROUTER,
+      sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!,
+      amounts: found.amounts,
+      slippageE18: SLIPPAGE,
+      sender: SENDER,
+      recipient: RECIPIENT,
+      ref: REF,
+      nowSec: 1_800_000_000,
+    }),
   }))
 }
 
@@ -43,7 +53,17 @@ describe('buildRouteTransaction', () => {
         if (found.kind !== 'routes') continue
         for (const priced of found.viable) {
           try {
-            buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
+            buildRouteTransaction({
+              catalogue,
+              routerOn: () => ROUTER,
+              sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!,
+              amounts: found.amounts,
+              slippageE18: SLIPPAGE,
+              sender: SENDER,
+              recipient: RECIPIENT,
+              ref: REF,
+              nowSec: 1_800_000_000,
+            })
             built++
           } catch (error) {
             refused.add((error as Error).message)
@@ -91,12 +111,22 @@ describe('buildRouteTransaction', () => {
       margin: sized.margin + 7n,
       sized: { ...sized.sized, gasLimit: 123_456n, steps: [{ ...firstStep!, amountIn: 777n }, ...sized.sized.steps.slice(1)] },
     }
-    const build = buildRouteTransaction({ catalogue, routerOn: () => ROUTER, sized: altered, amounts: found.amounts, slippageE18: SLIPPAGE, sender: SENDER, recipient: RECIPIENT, ref: REF, nowSec: 1_800_000_000 })
+    const build = buildRouteTransaction({
+      catalogue,
+      routerOn: () => ROUTER,
+      sized: altered,
+      amounts: found.amounts,
+      slippageE18: SLIPPAGE,
+      sender: SENDER,
+      recipient: RECIPIENT,
+      ref: REF,
+      nowSec: 1_800_000_000,
+    })
     const [order] = decodeFunctionData({ abi: swapEaziRouterAbi, data: build.transactionRequest.data }).args as [typeof build.order]
     expect(order.fee).toBe(sized.margin + 7n)
     expect(order.amountIn).toBe(found.ranked.BALANCED.amountIn)
     expect(hexToBigInt(build.transactionRequest.gas)).toBe(123_456n)
-    expect(order.calls[0]!.data).toContain((777n).toString(16).padStart(64, '0'))
+    expect(order.calls[0]!.data).toContain(777n.toString(16).padStart(64, '0'))
   })
 
   it('approves exactly amountIn, and asks USDT on Ethereum to reset its allowance first', () => {
@@ -105,7 +135,12 @@ describe('buildRouteTransaction', () => {
     expect(usdc!.build.approvalResetTransactionRequest).toBeUndefined()
     const approve = decodeFunctionData({ abi: erc20Abi, data: usdc!.build.approvalTransactionRequest.data })
     expect(approve.args).toEqual([ROUTER.router, usdc!.priced.amountIn])
-    expect(usdc!.build.approvalTransactionRequest).toMatchObject({ chainId: 1, from: SENDER, to: usdc!.priced.route.from.address, value: '0x0' })
+    expect(usdc!.build.approvalTransactionRequest).toMatchObject({
+      chainId: 1,
+      from: SENDER,
+      to: usdc!.priced.route.from.address,
+      value: '0x0',
+    })
     const [usdt] = buildAll('ETH:USDT', 'ETH:USDC')
     expect(usdt!.build.approval.resetFirst).toBe(true)
     const reset = decodeFunctionData({ abi: erc20Abi, data: usdt!.build.approvalResetTransactionRequest!.data })
@@ -119,7 +154,11 @@ describe('buildRouteTransaction', () => {
       expect(priced.route.destinationSwaps.length).toBeGreaterThan(0)
       expect(build.order.tokenOut).toBe('0x0000000000000000000000000000000000000000')
       expect(build.order.minOut).toBe(0n)
-      expect(build.destinationOrder).toMatchObject({ recipient: RECIPIENT, minOut: found.amounts.toAmountMin, tokenOut: priced.route.to.address })
+      expect(build.destinationOrder).toMatchObject({
+        recipient: RECIPIENT,
+        minOut: found.amounts.toAmountMin,
+        tokenOut: priced.route.to.address,
+      })
       // The bridge delivers to our executor on Polygon, which runs the order; the user is its recipient.
       expect(build.destinationOrder!.calls).toHaveLength(priced.route.destinationSwaps.length)
     }

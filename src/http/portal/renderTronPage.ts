@@ -16,7 +16,9 @@ export function renderTronPage({ version, manifest, appUrl }: RenderTronPagePara
   const corridors = tronCorridors(manifest.corridors, manifest.chains)
   const chainNames = new Map(manifest.chains.map((chain) => [chain.id as string, chain.name]))
   const href = safeHref(appUrl)
-  const appLink = href ? `<a class="app-url" href="${escapeHtml(href)}">${escapeHtml(appUrl)}</a>` : `<code class="app-url">${escapeHtml(appUrl)}</code>`
+  const appLink = href
+    ? `<a class="app-url" href="${escapeHtml(href)}">${escapeHtml(appUrl)}</a>`
+    : `<code class="app-url">${escapeHtml(appUrl)}</code>`
   const rows = corridors
     .map(
       (row) =>

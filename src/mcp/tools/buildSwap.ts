@@ -35,7 +35,7 @@ export const buildSwap = defineTool({
   name: 'build_swap',
   title: 'Build a swap transaction (pays USD 0.02)',
   description:
-    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt and the next steps (approve if needed, sign, broadcast).',
+    "Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user's wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt and the next steps (approve if needed, sign, broadcast).",
   inputSchema: QuoteParams.shape,
   outputSchema: {
     ...SwapResult.pick(SWAP_FIELDS).shape,
@@ -44,7 +44,13 @@ export const buildSwap = defineTool({
     payment: z.object(PaymentReceipt.shape).describe('The decoded X-PAYMENT-RESPONSE: how the USD 0.02 was settled'),
     budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') }),
   },
-  annotations: { title: 'Build a swap transaction (pays USD 0.02)', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  annotations: {
+    title: 'Build a swap transaction (pays USD 0.02)',
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
   async run({ payer }, params) {
     if (payer === undefined) return failed(NO_WALLET)
     const outcome = await payer.post('/api/x402/swap', params)
@@ -58,20 +64,31 @@ export const buildSwap = defineTool({
           `The USD 0.02 payment was sent but its outcome is unknown (${outcome.reason}). Do not call build_swap again for this swap right away: a new call signs a new payment. The budget counts this payment. Check the wallet's USDC transfers on Base, or ask the SwapEazi operator about payer ${payer.address}.`,
         )
       case 'not_sent':
-        return failed(`Not built and not paid: the payment could not be made (${outcome.reason}). Nothing was charged; check that SWAPEAZI_BASE_URL points at a SwapEazi service, then retry.`)
+        return failed(
+          `Not built and not paid: the payment could not be made (${outcome.reason}). Nothing was charged; check that SWAPEAZI_BASE_URL points at a SwapEazi service, then retry.`,
+        )
       case 'refused': {
         const body = outcome.response.body as { error?: unknown; detail?: unknown } | undefined
         if (outcome.response.status === 402 && typeof body?.detail === 'string')
-          return failed(`Not built: the payment was refused (${typeof body.error === 'string' ? body.error : 'payment_refused'}): ${body.detail}`)
+          return failed(
+            `Not built: the payment was refused (${typeof body.error === 'string' ? body.error : 'payment_refused'}): ${body.detail}`,
+          )
         return failedCall(outcome.response)
       }
       case 'paid': {
         const parsed = SwapResult.safeParse(outcome.response.body)
-        if (!parsed.success) return failed(`The swap was paid (receipt ${outcome.receipt.transaction}) but SwapEazi's answer could not be read; quote that receipt to the operator.`)
+        if (!parsed.success)
+          return failed(
+            `The swap was paid (receipt ${outcome.receipt.transaction}) but SwapEazi's answer could not be read; quote that receipt to the operator.`,
+          )
         const swap = parsed.data
         const structured = {
           ...pick(swap, SWAP_FIELDS),
-          fee: { swapFee: swap.route.fees.swapFee.amount, token: swap.route.fees.swapFee.token, agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0' },
+          fee: {
+            swapFee: swap.route.fees.swapFee.amount,
+            token: swap.route.fees.swapFee.token,
+            agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0',
+          },
           route: { id: swap.route.id, bridge: swap.route.bridge, tool: swap.route.tool },
           payment: outcome.receipt,
           budget: { spentToday: usdc(outcome.spentToday), dailyBudget: usdc(payer.dailyBudget), currency: 'USDC' as const },

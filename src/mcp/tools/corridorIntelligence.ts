@@ -7,7 +7,7 @@ export const corridorIntelligence = defineTool({
   name: 'corridor_intelligence',
   title: 'Which bridge to trust on a corridor',
   description:
-    'Says which bridge to trust between two chains or currencies, from transfers SwapEazi has observed: the recommended bridge, a reliability band (high, medium, low) and the sample size, or the bridges\' published figures when too few transfers were seen (basis says which). pair is <source>-<destination>, each a chain code (ETH, BAS, POL, ARB, OPT, BNB, GNO, CEL, SOL, TRX) or a currency code (USD, EUR, GBP, ZAR, NGN, KES, SGD), for example BAS-ARB or USD-GNO; amount (optional, USD or the source currency) narrows the best route to transfers of that size. Free tier: 100 calls a month per IP. With a pro key in SWAPEAZI_API_KEY: per-bridge p50 and p95 settlement time and slippage, the historically best route for the amount, and failure patterns. Changes nothing.',
+    "Says which bridge to trust between two chains or currencies, from transfers SwapEazi has observed: the recommended bridge, a reliability band (high, medium, low) and the sample size, or the bridges' published figures when too few transfers were seen (basis says which). pair is <source>-<destination>, each a chain code (ETH, BAS, POL, ARB, OPT, BNB, GNO, CEL, SOL, TRX) or a currency code (USD, EUR, GBP, ZAR, NGN, KES, SGD), for example BAS-ARB or USD-GNO; amount (optional, USD or the source currency) narrows the best route to transfers of that size. Free tier: 100 calls a month per IP. With a pro key in SWAPEAZI_API_KEY: per-bridge p50 and p95 settlement time and slippage, the historically best route for the amount, and failure patterns. Changes nothing.",
   inputSchema: {
     pair: z.string().min(3).max(16).describe('<A>-<B>, source first: chain or currency codes, e.g. BAS-ARB, USD-GNO'),
     amount: z
@@ -24,7 +24,10 @@ export const corridorIntelligence = defineTool({
   annotations: { ...READ_ONLY, title: 'Which bridge to trust on a corridor' },
   async run({ client, apiKey }, args) {
     const query = args.amount === undefined ? '' : `?amount=${encodeURIComponent(args.amount)}`
-    const response = await client.get(`/api/v1/intelligence/corridor/${encodeURIComponent(args.pair)}${query}`, apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` })
+    const response = await client.get(
+      `/api/v1/intelligence/corridor/${encodeURIComponent(args.pair)}${query}`,
+      apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
+    )
     if (response.status !== 200) return failedCall(response)
     const parsed = CorridorIntelligence.safeParse(response.body)
     if (!parsed.success) return failed('SwapEazi answered with corridor intelligence this server cannot read; check SWAPEAZI_BASE_URL.')

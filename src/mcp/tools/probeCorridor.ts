@@ -32,13 +32,18 @@ export const probeCorridor = defineTool({
     pair: z.string(),
     supported: z.boolean().describe('A route serves this pair at the amount tested'),
     agentCallable: z.boolean().describe('An agent can quote and build it; false: the user signs in the SwapEazi app (appUrl)'),
-    reason: z.string().nullable().describe('Why not, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range, ...'),
+    reason: z
+      .string()
+      .nullable()
+      .describe('Why not, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range, ...'),
     detail: z.string().nullable(),
     amountTested: z.string(),
     viableRange: ViableRange.nullable().describe('The fromAmount range a route can serve'),
     typicalDurationSec: z.number().int().nullable(),
     bridges: z.array(z.string()),
-    sample: z.object({ fromAmount: z.string(), toAmount: z.string(), toAmountMin: z.string(), bridge: z.string(), tool: z.string() }).nullable(),
+    sample: z
+      .object({ fromAmount: z.string(), toAmount: z.string(), toAmountMin: z.string(), bridge: z.string(), tool: z.string() })
+      .nullable(),
     appUrl: z.string().nullable(),
     nearest: z.array(CorridorEntry).describe('Corridors SwapEazi serves that share a token or chain with this pair'),
   },
@@ -47,7 +52,14 @@ export const probeCorridor = defineTool({
     const amount = args.amount ?? DEFAULT_AMOUNT
     const [corridorsResponse, quoteResponse] = await Promise.all([
       client.get('/api/v1/corridors'),
-      client.post('/api/x402/quote', { fromChain: args.fromChain, toChain: args.toChain, fromToken: args.fromToken, toToken: args.toToken, fromAmount: amount, fromAddress: PROBE_ADDRESS }),
+      client.post('/api/x402/quote', {
+        fromChain: args.fromChain,
+        toChain: args.toChain,
+        fromToken: args.fromToken,
+        toToken: args.toToken,
+        fromAmount: amount,
+        fromAddress: PROBE_ADDRESS,
+      }),
     ])
     if (corridorsResponse.status !== 200) return failedCall(corridorsResponse)
     const listing = CorridorsResponse.safeParse(corridorsResponse.body)
@@ -59,7 +71,12 @@ export const probeCorridor = defineTool({
       .flatMap((c) => c.byChain.flatMap((byChain) => byChain.legs))
       .filter((leg) => leg.fromChain === args.fromChain && leg.toChain === args.toChain)
     const leg = legs[0]
-    const listed = listing.data.corridors.find((c) => c.from.toLowerCase() === from && c.to.toLowerCase() === to && (c.chains.includes(args.fromChain) || c.chains.includes(args.toChain)))
+    const listed = listing.data.corridors.find(
+      (c) =>
+        c.from.toLowerCase() === from &&
+        c.to.toLowerCase() === to &&
+        (c.chains.includes(args.fromChain) || c.chains.includes(args.toChain)),
+    )
 
     let supported = false
     let reason: string | null = null
@@ -100,7 +117,13 @@ export const probeCorridor = defineTool({
       .filter((entry) => entry.score > 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, NEAREST)
-      .map(({ corridor }) => ({ from: corridor.from, to: corridor.to, chains: corridor.chains, description: corridor.description, agentCallable: corridor.agentCallable }))
+      .map(({ corridor }) => ({
+        from: corridor.from,
+        to: corridor.to,
+        chains: corridor.chains,
+        description: corridor.description,
+        agentCallable: corridor.agentCallable,
+      }))
 
     const summary = supported
       ? `${pair} is served: ${amount} ${sample?.fromToken} gives ${sample?.toAmount} ${sample?.toToken} via ${sample?.bridge === 'none' ? sample.tool : sample?.bridge}${viableRange ? `; amounts ${viableRange.min} to ${viableRange.max} ${viableRange.token}` : ''}.`
@@ -118,7 +141,16 @@ export const probeCorridor = defineTool({
         viableRange,
         typicalDurationSec: sample?.estimatedDuration ?? leg?.typicalDurationSec ?? null,
         bridges: leg?.bridges ?? (sample && sample.bridge !== 'none' ? [sample.bridge] : []),
-        sample: sample === null ? null : { fromAmount: sample.fromAmount, toAmount: sample.toAmount, toAmountMin: sample.toAmountMin, bridge: sample.bridge, tool: sample.tool },
+        sample:
+          sample === null
+            ? null
+            : {
+                fromAmount: sample.fromAmount,
+                toAmount: sample.toAmount,
+                toAmountMin: sample.toAmountMin,
+                bridge: sample.bridge,
+                tool: sample.tool,
+              },
         appUrl,
         nearest,
       },

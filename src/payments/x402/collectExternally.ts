@@ -1,4 +1,12 @@
-import { ALREADY_USED, type CollectOutcome, type CollectParameters, type ExternalSettlement, reservationOf, type SettlementMode, type Settler } from './settlement.ts'
+import {
+  ALREADY_USED,
+  type CollectOutcome,
+  type CollectParameters,
+  type ExternalSettlement,
+  reservationOf,
+  type SettlementMode,
+  type Settler,
+} from './settlement.ts'
 
 /**
  * Collects through an outside party: reserve (payer, nonce) in the store first, so no replica can spend the
@@ -6,7 +14,11 @@ import { ALREADY_USED, type CollectOutcome, type CollectParameters, type Externa
  * the reservation back, except after a broadcast whose outcome is unknown: then it stays, marked unsettled with
  * what to reconcile, so the authorization can never pay twice.
  */
-export async function collectExternally(mode: SettlementMode, settlement: ExternalSettlement, parameters: CollectParameters): Promise<CollectOutcome> {
+export async function collectExternally(
+  mode: SettlementMode,
+  settlement: ExternalSettlement,
+  parameters: CollectParameters,
+): Promise<CollectOutcome> {
   const { payment, swap, store, now, log } = parameters
   if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now())))) return ALREADY_USED
   const release = (): Promise<void> => store.releasePayment(payment.payer, payment.nonce, swap.ref)
@@ -47,5 +59,10 @@ export async function collectExternally(mode: SettlementMode, settlement: Extern
 
 /** A settler over an outside party's two steps; it keeps them, so a caller (or a test) can run each on its own. */
 export function externalSettler(mode: SettlementMode, settlement: ExternalSettlement): Settler & ExternalSettlement {
-  return { mode, check: settlement.check, settle: settlement.settle, collect: (parameters) => collectExternally(mode, settlement, parameters) }
+  return {
+    mode,
+    check: settlement.check,
+    settle: settlement.settle,
+    collect: (parameters) => collectExternally(mode, settlement, parameters),
+  }
 }

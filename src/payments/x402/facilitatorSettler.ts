@@ -77,17 +77,26 @@ export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Se
   }
 
   const external: ExternalSettlement = {
-
     async check(payment) {
       const exchange = await post('verify', payment)
-      if (exchange.kind !== 'answered') return reject('settlement_failed', `${transportFailure(exchange, 'verify', timeoutMs)}; nothing was charged. Retry shortly with the same payment.`)
+      if (exchange.kind !== 'answered')
+        return reject(
+          'settlement_failed',
+          `${transportFailure(exchange, 'verify', timeoutMs)}; nothing was charged. Retry shortly with the same payment.`,
+        )
       const parsed = FacilitatorVerifyResponse.safeParse(exchange.json)
       // Some facilitators answer an invalid payment with 400 and a VerifyResponse; a refusal is a refusal.
       if (parsed.success && !parsed.data.isValid) return refusal(parsed.data.invalidReason)
       if (!exchange.isOk)
-        return reject('settlement_failed', `The payment facilitator answered HTTP ${exchange.status} to /verify; nothing was charged. Retry shortly with the same payment.`)
+        return reject(
+          'settlement_failed',
+          `The payment facilitator answered HTTP ${exchange.status} to /verify; nothing was charged. Retry shortly with the same payment.`,
+        )
       if (!parsed.success)
-        return reject('settlement_failed', 'The payment facilitator gave an unreadable answer to /verify; nothing was charged. Retry shortly with the same payment.')
+        return reject(
+          'settlement_failed',
+          'The payment facilitator gave an unreadable answer to /verify; nothing was charged. Retry shortly with the same payment.',
+        )
       return { ok: true }
     },
 
@@ -112,9 +121,7 @@ export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Se
   return externalSettler('facilitator', external)
 }
 
-type Exchange =
-  | { kind: 'answered'; status: number; isOk: boolean; json: unknown }
-  | { kind: 'unreachable' | 'timeout' | 'not_sent' }
+type Exchange = { kind: 'answered'; status: number; isOk: boolean; json: unknown } | { kind: 'unreachable' | 'timeout' | 'not_sent' }
 
 function transportFailure(exchange: Exclude<Exchange, { kind: 'answered' }>, endpoint: FacilitatorEndpoint, timeoutMs: number): string {
   switch (exchange.kind) {
@@ -140,7 +147,10 @@ function refusal(invalidReason: string | null | undefined): PaymentRejection {
   const code = invalidReason ?? ''
   const match = INVALID_REASONS.find((entry) => entry.pattern.test(code))
   const hint = match?.hint ?? 'it refused the payment'
-  return reject(match?.reason ?? 'invalid_payment', `The payment facilitator rejected the payment: ${hint} (facilitator reason "${code || 'none given'}").`)
+  return reject(
+    match?.reason ?? 'invalid_payment',
+    `The payment facilitator rejected the payment: ${hint} (facilitator reason "${code || 'none given'}").`,
+  )
 }
 
 function reject(reason: PaymentRejectReason, message: string): PaymentRejection {

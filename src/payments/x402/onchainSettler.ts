@@ -59,8 +59,7 @@ export type OnchainSettlerParameters = {
 
 const DEFAULT_RECEIPT_TIMEOUT_MS = 60_000
 
-const UNREACHABLE =
-  'Base could not be reached to settle the payment (RPC error); nothing was charged. Retry shortly with the same payment.'
+const UNREACHABLE = 'Base could not be reached to settle the payment (RPC error); nothing was charged. Retry shortly with the same payment.'
 
 /**
  * DESIGN 7.10 mode `onchain`: checks the authorization is unused and funded, then broadcasts USDC's
@@ -71,7 +70,6 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
   const { publicClient, walletClient } = parameters
   const receiptTimeoutMs = parameters.receiptTimeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
   const external: ExternalSettlement = {
-
     async check(payment) {
       let isUsed: unknown
       let balance: unknown

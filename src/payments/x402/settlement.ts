@@ -50,7 +50,10 @@ export type ExternalSettlement = {
 }
 
 /** The store writes a settler makes: single-use reservation, release, and the swap recorded with its payment. */
-export type PaymentLedger = Pick<Store, 'reservePayment' | 'releasePayment' | 'markPaymentUnsettled' | 'recordPaidSwap' | 'recordSettledSwap'>
+export type PaymentLedger = Pick<
+  Store,
+  'reservePayment' | 'releasePayment' | 'markPaymentUnsettled' | 'recordPaidSwap' | 'recordSettledSwap'
+>
 
 export type CollectParameters = {
   payment: VerifiedPayment
@@ -95,5 +98,6 @@ export function reservationOf(payment: VerifiedPayment, mode: SettlementMode, sw
 export const ALREADY_USED: PaymentRejection = {
   ok: false,
   reason: 'payment_already_used',
-  message: 'This authorization (payer and nonce) has already paid for a swap. Sign a new payment with a fresh nonce; x402 clients do so on every call.',
+  message:
+    'This authorization (payer and nonce) has already paid for a swap. Sign a new payment with a fresh nonce; x402 clients do so on every call.',
 }

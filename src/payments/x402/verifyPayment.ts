@@ -45,16 +45,28 @@ export async function verifyPayment(parameters: VerifyPaymentParameters): Promis
     return reject('recipient_mismatch', `The authorization pays ${auth.to}; it must pay ${requirements.payTo}, the challenge's payTo.`)
   const value = BigInt(auth.value)
   if (value !== AGENT_CALL_FEE_ATOMIC)
-    return reject('amount_mismatch', `The authorization is for ${auth.value} atomic units; the fee is exactly ${requirements.maxAmountRequired} (USD 0.02 in USDC).`)
+    return reject(
+      'amount_mismatch',
+      `The authorization is for ${auth.value} atomic units; the fee is exactly ${requirements.maxAmountRequired} (USD 0.02 in USDC).`,
+    )
   const now = BigInt(nowSec)
   const validAfter = BigInt(auth.validAfter)
   const validBefore = BigInt(auth.validBefore)
   if (validBefore < now + MIN_VALIDITY_LEFT_SEC)
-    return reject('authorization_expired', `The authorization expired (validBefore ${validBefore}, server time ${now}); sign a new one from a fresh challenge.`)
+    return reject(
+      'authorization_expired',
+      `The authorization expired (validBefore ${validBefore}, server time ${now}); sign a new one from a fresh challenge.`,
+    )
   if (validAfter > now)
-    return reject('authorization_not_yet_valid', `The authorization is not valid until ${validAfter} (server time ${now}); check the signer's clock, or set validAfter in the past.`)
+    return reject(
+      'authorization_not_yet_valid',
+      `The authorization is not valid until ${validAfter} (server time ${now}); check the signer's clock, or set validAfter in the past.`,
+    )
   if (validBefore > now + MAX_VALIDITY_AHEAD_SEC)
-    return reject('invalid_payment', `validBefore is ${validBefore - now} s ahead; at most ${MAX_VALIDITY_AHEAD_SEC} s is accepted (the challenge asks for ${requirements.maxTimeoutSeconds}).`)
+    return reject(
+      'invalid_payment',
+      `validBefore is ${validBefore - now} s ahead; at most ${MAX_VALIDITY_AHEAD_SEC} s is accepted (the challenge asks for ${requirements.maxTimeoutSeconds}).`,
+    )
   const { signature } = payload.payload
   // 65 bytes: an EOA's ECDSA signature. Smart-wallet (ERC-1271/6492) signatures need the chain to verify.
   if (signature.length !== 132)
@@ -63,7 +75,12 @@ export async function verifyPayment(parameters: VerifyPaymentParameters): Promis
   let signer: Address
   try {
     signer = await recoverTypedDataAddress({
-      domain: { name: requirements.extra.name, version: requirements.extra.version, chainId: BASE_CHAIN_ID, verifyingContract: requirements.asset },
+      domain: {
+        name: requirements.extra.name,
+        version: requirements.extra.version,
+        chainId: BASE_CHAIN_ID,
+        verifyingContract: requirements.asset,
+      },
       types: TRANSFER_WITH_AUTHORIZATION_TYPES,
       primaryType: 'TransferWithAuthorization',
       message: { from: payer, to: getAddress(auth.to), value, validAfter, validBefore, nonce: auth.nonce },
