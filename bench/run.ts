@@ -200,11 +200,10 @@ async function main(): Promise<void> {
     )
     const row = (f: { calls: number; p50Us: number; p99Us: number }): string =>
       `p50 ${usInt(f.p50Us).padStart(9)}  p99 ${usInt(f.p99Us).padStart(9)} (${String(f.calls).padStart(5)} calls)`
-    mcp.quoteRounds.forEach((round, i) =>
+    for (const [i, round] of mcp.quoteRounds.entries())
       console.log(
         `  round ${i + 1}: direct ${row(round.direct)}   mcp ${row(round.mcp)}   p50 ×${(round.mcp.p50Us / round.direct.p50Us).toFixed(2)}`,
-      ),
-    )
+      )
     console.log(`  best:    direct ${row(mcp.direct)}   mcp ${row(mcp.mcp)}`)
     console.log(`  MCP / direct: p50 ×${mcp.p50Ratio.toFixed(2)}, p99 ×${mcp.p99Ratio.toFixed(2)}`)
     const b = mcp.build

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import type { Config } from '../config.ts'
@@ -17,7 +17,7 @@ export async function runIntelCommand(config: Config, argv: readonly string[], o
   if (command !== 'import') throw new Error(`unknown intel command "${command ?? ''}"\n\n${INTEL_USAGE}`)
   const [file] = rest
   if (file === undefined || rest.length !== 1) throw new Error(`name one JSONL file to import\n\n${INTEL_USAGE}`)
-  let handle
+  let handle: FileHandle
   try {
     handle = await open(file, 'r')
   } catch (error) {

@@ -130,7 +130,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   if (lane) {
     const bridgeIndex = route.sourceSwaps.length
     const bridgeStep = sized.steps[bridgeIndex]
-    if (!bridgeStep || bridgeStep.kind !== 'bridge') throw new Error(`route ${route.id} has no bridge step at ${bridgeIndex}`)
+    if (bridgeStep?.kind !== 'bridge') throw new Error(`route ${route.id} has no bridge step at ${bridgeIndex}`)
     const destination = parameters.routerOn(lane.to.chain)
     const destinationChain = catalogue.chains.get(lane.to.chain)
     if (!destinationChain) throw new Error(`chain ${lane.to.chain} is not in the catalogue`)

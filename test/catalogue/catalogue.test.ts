@@ -174,6 +174,7 @@ describe('a malformed catalogue stops the load, naming file and field', () => {
   })
 
   /** Copies manifest/ to a temp dir, lets `edit` change one file's JSON, and returns the dir. */
+  // biome-ignore lint/suspicious/noExplicitAny: each test edits whatever shape its manifest file has
   function corrupted(file: string, edit: (json: any) => void): string {
     const dir = mkdtempSync(join(tmpdir(), 'swapeazi-manifest-'))
     dirs.push(dir)

@@ -112,11 +112,13 @@ describe('numberToFixed', () => {
     expect(numberToFixed(0.1)).toBe(10n ** 17n)
     expect(numberToFixed(0)).toBe(0n)
     expect(numberToFixed(1)).toBe(10n ** 18n)
+    // biome-ignore lint/correctness/noPrecisionLoss: the point: a literal with more digits than a double keeps
     expect(numberToFixed(0.123456789012345678)).toBe(123456789012345680n) // the double's shortest form has 17 digits
     expect(numberToFixed(1e-18)).toBe(1n)
     expect(numberToFixed(2.5e21)).toBe(25n * 10n ** 38n)
   })
 
+  // biome-ignore lint/correctness/noPrecisionLoss: the last value tests a literal past a double's precision
   it.each([-0.005, -1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e-19, 1.5e-18, 0.1234567890123456789e-2])(
     'rejects %s',
     (value) => {

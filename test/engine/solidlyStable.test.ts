@@ -16,7 +16,7 @@ function scaleOf(decimals: number): bigint {
 }
 
 /** Reserves after the swap, normalised, as the pool would check them (fee kept out of the invariant). */
-function after(pool: SolidlyStablePool, i: 0 | 1, amountIn: bigint, out: bigint): { x: bigint; y: bigint } {
+function reservesAfter(pool: SolidlyStablePool, i: 0 | 1, amountIn: bigint, out: bigint): { x: bigint; y: bigint } {
   const o = i === 0 ? 1 : 0
   const inAfterFee = amountIn - (amountIn * pool.feePpm) / 1_000_000n
   return {
@@ -33,7 +33,7 @@ function amountOutByBisection(pool: SolidlyStablePool, i: 0 | 1, amountIn: bigin
   let hi = pool.reserves[o] - 1n
   while (lo < hi) {
     const mid = (lo + hi + 1n) / 2n
-    const { x, y } = after(pool, i, amountIn, mid)
+    const { x, y } = reservesAfter(pool, i, amountIn, mid)
     if (k(x, y) >= k0) lo = mid
     else hi = mid - 1n
   }
@@ -129,9 +129,9 @@ describe('solidlyStableGetAmountOut: invariant', () => {
         const k0 = k(pool.reserves[0] * scaleOf(pool.decimals[0]), pool.reserves[1] * scaleOf(pool.decimals[1]))
         expect(out).toBeGreaterThanOrEqual(0n)
         expect(out).toBeLessThan(pool.reserves[o])
-        const kept = after(pool, i, amountIn, out)
+        const kept = reservesAfter(pool, i, amountIn, out)
         expect(k(kept.x, kept.y)).toBeGreaterThanOrEqual(k0)
-        const greedy = after(pool, i, amountIn, out + 1n)
+        const greedy = reservesAfter(pool, i, amountIn, out + 1n)
         if (greedy.y > 0n) expect(k(greedy.x, greedy.y)).toBeLessThan(k0)
       }),
       { numRuns: 400 },

@@ -234,7 +234,7 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
     )
   })
 
-  it.each(['0x123', 'hello', '', '0x' + 'g'.repeat(40), '1111111111111111111111111111111111111111', ` ${'0x' + '1'.repeat(40)}`, 42])(
+  it.each(['0x123', 'hello', '', `0x${'g'.repeat(40)}`, '1111111111111111111111111111111111111111', ` ${`0x${'1'.repeat(40)}`}`, 42])(
     'fromAddress %j: 400 on fromAddress',
     async (fromAddress) => {
       await expectProblem(postQuote({ fromAddress }), 400, 'invalid_request', ['fromAddress'])

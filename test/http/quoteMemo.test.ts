@@ -2,7 +2,7 @@
 // each with its own request id; a new second gets a new quote; failures are never remembered.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { QuoteResult } from '../../src/schemas/quote.ts'
+import type { QuoteResult } from '../../src/schemas/quote.ts'
 import { verifyQuoteId } from '../../src/service/quoteToken.ts'
 import { createApp } from '../../src/http/createApp.ts'
 import { NOW_MS, QUOTE_SECRET, postJson, postRaw, quoteBody, testApp, testDeps } from './testApp.ts'

@@ -188,7 +188,7 @@ describe('/mcp counts per-IP limits against the remote agent', () => {
     // Through /mcp, A is still A: its tool call is refused with the quota's own words.
     const refused = await viaMcp(exhausted, 2)
     expect(refused.result?.['isError']).toBe(true)
-    const [block] = refused.result?.['content'] as { text: string }[]
+    const [block] = (refused.result?.['content'] ?? []) as { text: string }[]
     expect(block?.text).toMatch(
       /^SwapEazi answered 429 \(rate_limited\): The free tier answers 100 corridor-intelligence calls per IP per calendar month \(UTC\), and this IP has used them\./,
     )

@@ -1,6 +1,5 @@
 // The developer portal's two forms, in plain browser JavaScript served as /portal.js (CSP: script-src 'self').
 // Every value from a response is written with textContent, never as HTML.
-'use strict'
 
 /** Reads a response body as JSON, or null when it is not JSON. */
 async function readBody(response) {
@@ -66,7 +65,7 @@ function setUpKeyForm() {
       result.hidden = true
       keyValue.value = ''
       if (response.status === 429) {
-        const retryAfterSec = Number(response.headers.get('retry-after') ?? (body && body.retryAfterSec))
+        const retryAfterSec = Number(response.headers.get('retry-after') ?? body?.retryAfterSec)
         // The detail names the limit that was hit: the keys per IP, or the per-minute request limit of /api/v1/*.
         const lines = ['Limit reached.', problemText(response, body)]
         if (Number.isFinite(retryAfterSec) && retryAfterSec > 0) {
