@@ -18,7 +18,7 @@ const HexAddress = AddressSchema.refine(
 )
 const PrivateKey = fixedHexSchema(32, 'must be 0x followed by 64 hex characters')
 
-/** Every environment variable the service reads; each is documented in README.md. */
+/** Every environment variable the service reads; each is documented in docs/configuration.md. */
 const Env = z.object({
   SWAPEAZI_HOST: z.string().min(1).default('127.0.0.1'),
   SWAPEAZI_PORT: z.coerce.number().int().min(0).max(65_535).default(8402),

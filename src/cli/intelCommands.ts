@@ -7,7 +7,7 @@ import { importObservations } from '../intel/importObservations.ts'
 export const INTEL_USAGE = `Usage:
   swapeazi intel import FILE.jsonl
       Loads observed transfers into the configured store for corridor intelligence: one JSON object a line (format in
-      README.md), every line checked against the schema and the catalogue. One transaction: the first bad line stops
+      docs/operations.md), every line checked against the schema and the catalogue. One transaction: the first bad line stops
       the import with its line number and field, and nothing is written. A line whose id is already stored is
       skipped, so re-running an import is harmless. Prints {file, lines, imported, skipped}.`
 

@@ -20,7 +20,7 @@ Commands:
   intel     Import observed transfers for corridor intelligence (swapeazi intel --help)
   help      Show this text
 
-Configuration is read from the environment; see README.md.`
+Configuration is read from the environment; see docs/configuration.md.`
 
 /**
  * What a command reads and writes instead of the process's own: the binary passes process.env and the standard

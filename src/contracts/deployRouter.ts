@@ -44,7 +44,7 @@ export function predictRouterAddress(args: RouterConstructor): Address {
   })
 }
 
-/** The default router address (inert owner and treasury): documented in README, overridden by configuration. */
+/** The default router address (inert owner and treasury): documented in docs/configuration.md, overridden by configuration. */
 export const DEFAULT_ROUTER_ADDRESS: Address = predictRouterAddress({ owner: INERT_OWNER, treasury: INERT_OWNER })
 
 export type DeployRouterParameters = RouterConstructor & {
