@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/browser/**/*.browser.test.ts'],
+    // The migrated PGlite template, so the page's first key request does not wait for a fresh initdb.
+    globalSetup: ['test/support/globalSetup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

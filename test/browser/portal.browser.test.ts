@@ -30,6 +30,8 @@ const provoked = new Set<string>()
 beforeAll(async () => {
   // The wall clock: the page shows when a refused key may be retried, relative to now.
   const app = testApp({ clock: Date.now, store })
+  // Opened here, under the hook's timeout, not by the page's first key request under a click's.
+  await store.sql.query('select 1')
   server = await listenOnLoopback(app.fetch)
   base = server.base
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS })

@@ -1,5 +1,7 @@
 // The developer portal's two forms, in plain browser JavaScript served as /portal.js (CSP: script-src 'self').
 // Every value from a response is written with textContent, never as HTML.
+// biome-ignore lint/suspicious/noRedundantUseStrict: the browser loads this as a classic script, not a module
+'use strict'
 
 /** Reads a response body as JSON, or null when it is not JSON. */
 async function readBody(response) {
