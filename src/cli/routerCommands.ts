@@ -41,7 +41,7 @@ function addressFlag(values: Record<string, unknown>, name: string): Address {
   const value = values[name]
   if (typeof value !== 'string' || !isAddress(value, { strict: false }))
     throw new Error(`--${name} must be an address (0x followed by 40 hex characters)`)
-  return value as Address
+  return value
 }
 
 function stringFlag(values: Record<string, unknown>, name: string): string {

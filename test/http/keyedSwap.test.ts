@@ -106,8 +106,8 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
 
     expect(result.transactionRequest.to.toLowerCase()).toBe(ROUTER_ADDRESS)
     const call = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
-    expect(call.functionName).toBe('execute')
-    const [order] = call.args as unknown as [{ amountIn: bigint; recipient: string; ref: Hex }]
+    if (call.functionName !== 'execute') throw new Error(`decoded ${call.functionName}, not execute`)
+    const [order] = call.args
     expect(order.amountIn).toBe(500_000_000n)
     expect(order.recipient.toLowerCase()).toBe(FROM_ADDRESS)
     expect(Buffer.from(order.ref.slice(2), 'hex').toString('utf8').replace(/\0+$/, '')).toBe(result.swapEaziRef)

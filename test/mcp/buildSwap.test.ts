@@ -99,8 +99,8 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
     expect(swap.transactionRequest.from.toLowerCase()).toBe(quoteBody()['fromAddress'])
 
     const call = decodeFunctionData({ abi: swapEaziRouterAbi, data: swap.transactionRequest.data })
-    expect(call.functionName).toBe('execute')
-    const [order] = call.args as unknown as [{ tokenIn: string; amountIn: bigint; minOut: bigint; recipient: string }]
+    if (call.functionName !== 'execute') throw new Error(`decoded ${call.functionName}, not execute`)
+    const [order] = call.args
     expect(order.amountIn).toBe(parseUnits('250.5', 6)) // USDC has 6 decimals
     expect(order.amountIn).toBe(BigInt(swap.approval.amount))
     expect(order.tokenIn.toLowerCase()).toBe(swap.approval.token.toLowerCase())
