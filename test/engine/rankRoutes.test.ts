@@ -24,6 +24,8 @@ const LAMBDA = (() => {
 })()
 
 const total = (p: PricedRoute): bigint => p.realCostUsdE18 + p.sourceCostUsdE18
+/** What the user pays beyond the fee: source gas and messaging fees. */
+const userCost = (p: PricedRoute): bigint => p.sourceCostUsdE18
 
 /**
  * BALANCED score totalCostBps + λ·p95Minutes as an exact rational, scaled by the common denominator
@@ -45,7 +47,7 @@ function winner(routes: readonly PricedRoute[], ...keys: ((p: PricedRoute) => bi
 }
 
 describe('rankRoutes on real routes', () => {
-  it('BAS USDC → POL USDC for 1,000 USDC: Across fastest, CCTP standard cheapest, CCTP fast balanced', () => {
+  it('BAS USDC → POL USDC for 1,000 USDC: Across fastest and cheapest for the user (least source gas), CCTP fast balanced', () => {
     const result = findRoutes(catalogue, { from: token('BAS:USDC'), to: token('POL:USDC'), amountIn: 1_000_000_000n, slippageE18: 0n })
     if (result.kind !== 'routes') throw new Error(result.kind)
     expect(result.viable).toHaveLength(5)
@@ -56,8 +58,8 @@ describe('rankRoutes on real routes', () => {
     expect(ranked.FASTEST.durationP50Sec).toBe(leastP50)
     expect(ranked.FASTEST.route.id).toBe('across-usdc:BAS>POL')
 
-    for (const p of viable) expect(total(ranked.CHEAPEST) <= total(p)).toBe(true)
-    expect(ranked.CHEAPEST.route.id).toBe('cctp-v2-standard:BAS>POL')
+    for (const p of viable) expect(userCost(ranked.CHEAPEST) <= userCost(p)).toBe(true)
+    expect(ranked.CHEAPEST.route.id).toBe('across-usdc:BAS>POL')
 
     for (const p of viable) expect(balancedScaled(ranked.BALANCED, amountUsdE18) <= balancedScaled(p, amountUsdE18)).toBe(true)
     expect(ranked.BALANCED.route.id).toBe('cctp-v2-fast:BAS>POL')
@@ -78,7 +80,7 @@ describe('rankRoutes on real routes', () => {
     if (result.kind !== 'routes') throw new Error(result.kind)
     const { viable, amountUsdE18, ranked } = result
     expect(ranked.FASTEST.route.id).toBe(winner(viable, (p) => p.durationP50Sec, total))
-    expect(ranked.CHEAPEST.route.id).toBe(winner(viable, total, (p) => p.durationP50Sec))
+    expect(ranked.CHEAPEST.route.id).toBe(winner(viable, userCost, total, (p) => p.durationP50Sec))
     expect(ranked.BALANCED.route.id).toBe(winner(viable, (p) => balancedScaled(p, amountUsdE18)))
   })
 })
@@ -117,11 +119,14 @@ describe('rankRoutes on hand-made routes: ties and trade-offs', () => {
     expect(rankRoutes(catalogue, [...tied].reverse(), AMOUNT).FASTEST.route.id).toBe('x')
   })
 
-  it('CHEAPEST: counts the signer’s source cost, breaks a tie by p50, then by id', () => {
-    // 'a' has the least real cost but pays more source gas: total 3 against 2.
+  it('CHEAPEST: ranks by what the user pays (source gas and fees), then total cost, then p50, then id', () => {
+    // toAmount is the same on every route: 'b' asks the least of the user (0.5 of source gas), though our real cost
+    // on it is the highest; 'c' has the least total.
     const routes = [make('a', 10, 20, usd(1), usd(2)), make('b', 50, 60, usd(1.5), usd(0.5)), make('c', 20, 30, usd(0.5), usd(1.5))]
-    expect(rankRoutes(catalogue, routes, AMOUNT).CHEAPEST.route.id).toBe('c')
-    expect(rankRoutes(catalogue, [...routes].reverse(), AMOUNT).CHEAPEST.route.id).toBe('c')
+    expect(rankRoutes(catalogue, routes, AMOUNT).CHEAPEST.route.id).toBe('b')
+    expect(rankRoutes(catalogue, [...routes].reverse(), AMOUNT).CHEAPEST.route.id).toBe('b')
+    const sameGas = [make('d', 10, 20, usd(2), usd(1)), make('e', 50, 60, usd(1), usd(1))]
+    expect(rankRoutes(catalogue, sameGas, AMOUNT).CHEAPEST.route.id).toBe('e')
     const tied = [make('n', 20, 30, usd(1)), make('m', 20, 90, usd(1))]
     expect(rankRoutes(catalogue, tied, AMOUNT).CHEAPEST.route.id).toBe('m')
     expect(rankRoutes(catalogue, [...tied].reverse(), AMOUNT).CHEAPEST.route.id).toBe('m')
@@ -166,7 +171,7 @@ describe('rankRoutes on hand-made routes: ties and trade-offs', () => {
         const shuffled = [...routes].sort((a, b) => ((a.durationP95Sec * 7919 + seed) % 97) - ((b.durationP95Sec * 7919 + seed) % 97))
         const ranked = rankRoutes(catalogue, shuffled, AMOUNT)
         expect(ranked.FASTEST.route.id).toBe(winner(routes, (p) => p.durationP50Sec, total))
-        expect(ranked.CHEAPEST.route.id).toBe(winner(routes, total, (p) => p.durationP50Sec))
+        expect(ranked.CHEAPEST.route.id).toBe(winner(routes, userCost, total, (p) => p.durationP50Sec))
         expect(ranked.BALANCED.route.id).toBe(winner(routes, (p) => balancedScaled(p, AMOUNT)))
       }),
       { numRuns: 1000 },
