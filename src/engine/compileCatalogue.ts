@@ -14,6 +14,7 @@ import {
   type VenuesFile,
 } from '../schemas/catalogue.ts'
 import { E18, parseFixed } from './decimal.ts'
+import { laneComposeGap, laneEncodingGap, venueEncodingGap } from './encodingGaps.ts'
 import { prepareStableSwap } from './stableSwap.ts'
 import type {
   Bridge,
@@ -166,6 +167,8 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
         pricing = { model: 'solidlyStable', pool: { reserves: [r0, r1], decimals: [d0, d1], feePpm: BigInt(entry.feePpm) } }
       }
     }
+    const params = entry.params ?? {}
+    const gap = venueEncodingGap({ name: entry.name, protocol: entry.protocol, chain: entry.chain, params })
     return {
       id: entry.id,
       chain: entry.chain,
@@ -174,11 +177,12 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       protocol: entry.protocol,
       contract: entry.contract,
       ...(entry.pool === undefined ? {} : { pool: entry.pool }),
-      params: entry.params ?? {},
+      params,
       tokens: venueTokens,
       feePpm: BigInt(entry.feePpm),
       gasUnits: BigInt(entry.gasUnits),
       pricing,
+      ...(gap === undefined ? {} : { gap }),
     }
   })
 
@@ -231,7 +235,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
         if (destination.chain === source.chain) continue
         const key = `${source.chain}>${destination.chain}`
         const list = lanes.get(key) ?? []
-        list.push({
+        const lane: BridgeLane = {
           bridge,
           from: source.token,
           to: destination.token,
@@ -239,7 +243,10 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
           ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),
           ...(destination.deliveredBy === undefined ? {} : { deliveredBy: destination.deliveredBy }),
-        })
+        }
+        const gap = laneEncodingGap(lane)
+        const composeGap = laneComposeGap(lane)
+        list.push({ ...lane, ...(gap === undefined ? {} : { gap }), ...(composeGap === undefined ? {} : { composeGap }) })
         lanes.set(key, list)
       }
     }

@@ -1,7 +1,8 @@
 export { bridgeWireName, NO_BRIDGE } from './bridgeWireName.ts'
-export { candidateRoutes, swapPaths } from './candidateRoutes.ts'
+export { candidateRoutes, swapPaths, type UnbuildableStep, unbuildableSteps } from './candidateRoutes.ts'
 export { checkViability } from './checkViability.ts'
 export { type CatalogueFiles, CatalogueError, compileCatalogue } from './compileCatalogue.ts'
+export { type CellStatus, cellStatus, type NotServed, pairNotServed } from './cellStatus.ts'
 export { type TokenPair, corridorPairs } from './corridorPairs.ts'
 export {
   ceilDiv,

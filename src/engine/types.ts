@@ -1,4 +1,5 @@
 import type { Address } from '../schemas/address.ts'
+import type { EncodingGap } from '../schemas/encodings.ts'
 import type { ChainCode, CorridorEntry, Currency, EvmChainCode, ListedChainCode } from '../schemas/catalogue.ts'
 import type { PreparedStableSwap } from './stableSwap.ts'
 import type { SolidlyStablePool } from './solidlyStable.ts'
@@ -62,6 +63,8 @@ export type Venue = {
   feePpm: bigint
   gasUnits: bigint
   pricing: VenuePricing
+  /** Why no transaction can be built through it (DESIGN 7.20); undefined when one can. Routes never use such a venue. */
+  gap?: EncodingGap
 }
 
 /** One directed use of a venue: token `i` in, token `j` out. */
@@ -99,6 +102,10 @@ export type BridgeLane = {
   destinationContract?: Address
   /** The contract that delivers to the recipient on the destination chain (see BridgeEndpoint.deliveredBy). */
   deliveredBy?: Address
+  /** Why no deposit can be built on it; undefined when one can. Routes never use such a lane. */
+  gap?: EncodingGap
+  /** Why it cannot carry a destination order (a swap on arrival); undefined when it can. */
+  composeGap?: EncodingGap
 }
 
 export type Pricing = {

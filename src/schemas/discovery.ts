@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import { ChainCode, ChainEntry, CorridorEntry, Currency } from './catalogue.ts'
+import { NotServedWire } from './quote.ts'
 
 export const TokenRef = z.object({ symbol: z.string(), address: z.string(), decimals: z.number().int() })
 
@@ -89,7 +90,14 @@ export const CorridorsResponse = z
       CorridorEntry.extend({
         live: z.boolean().describe('Served on at least one listed chain'),
         appUrl: z.string().optional(),
-        byChain: z.array(z.object({ chain: ChainCode, live: z.boolean(), legs: z.array(CorridorLeg) })),
+        byChain: z.array(
+          z.object({
+            chain: ChainCode,
+            live: z.boolean().describe('Served on this chain: a quote and a build both succeed within the viable range'),
+            legs: z.array(CorridorLeg),
+            notServed: NotServedWire.optional().describe('When live is false on an agent-callable row: why'),
+          }),
+        ),
       }),
     ),
   })

@@ -76,7 +76,9 @@ export const QuoteResult = z
     bridge: z.string().describe('Bridge protocol used, or "none" for a same-chain swap'),
     tool: z.string().describe('DEX tools used, joined with "+", or "none" for a bridge alone'),
     quoteId: z.string().describe('Signed quote token for POST /api/v1/swap; expires at expiresAt'),
-    expiresAt: z.string(),
+    expiresAt: z
+      .string()
+      .describe('ISO 8601: until then (60 s) the quoteId can be built into a swap, whose own deadline then says by when it must run'),
     fee: z.object({
       token: z.string(),
       amount: z.string().describe('The 0.5% all-in fee in fromToken, rounded up'),
@@ -87,9 +89,20 @@ export const QuoteResult = z
   .meta({ id: 'QuoteResult' })
 export type QuoteResult = z.infer<typeof QuoteResult>
 
-/** Spec 2.3: an unroutable pair on the quote endpoints. */
+/** Why a pair or corridor cell is not served (an extension field beside the spec's): a stable reason, the figures. */
+export const NotServedWire = z.object({
+  reason: z
+    .enum(['no_pair', 'not_buildable', 'cost_exceeds_fee', 'no_route'])
+    .describe('not_buildable: a step no transaction can be built through yet; cost_exceeds_fee: never sold at a loss'),
+  detail: z.string(),
+  costBps: z.number().int().optional().describe("cost_exceeds_fee: the cheapest route's real cost at the reference amount"),
+  feeBps: z.number().int().optional().describe('cost_exceeds_fee: what the 0.5% fee covers'),
+})
+export type NotServedWire = z.infer<typeof NotServedWire>
+
+/** Spec 2.3: an unroutable pair on the quote endpoints; `notServed` (an extension) says why, with the figures. */
 export const UnsupportedPair = z
-  .object({ supported: z.literal(false), reason: z.literal('no_route_found'), pair: z.string() })
+  .object({ supported: z.literal(false), reason: z.literal('no_route_found'), pair: z.string(), notServed: NotServedWire.optional() })
   .meta({ id: 'UnsupportedPair' })
 export type UnsupportedPair = z.infer<typeof UnsupportedPair>
 

@@ -1,4 +1,4 @@
-import { findRoutes, formatAtomic, type FindRoutesReturnType, viableRange } from '../engine/index.ts'
+import { findRoutes, formatAtomic, type FindRoutesReturnType, pairNotServed, viableRange } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
@@ -8,23 +8,37 @@ import { ServiceError } from './serviceError.ts'
 export type GetQuoteReturnType = { kind: 'quote'; quote: QuoteResult } | { kind: 'unsupported'; body: UnsupportedPair }
 export type GetRankedQuoteReturnType = { kind: 'ranked'; body: RankedQuote } | { kind: 'unsupported'; body: UnsupportedPair }
 
+/** A pair no route serves at any amount: the spec's answer, and the request it was for. */
+export type Unsupported = { kind: 'unsupported'; body: UnsupportedPair; request: ResolvedQuoteRequest }
+
 export type Routed = { request: ResolvedQuoteRequest; found: Extract<FindRoutesReturnType, { kind: 'routes' }> }
 
 /**
  * Resolves and routes a quote request. An unroutable pair is a value (spec 2.3); an amount no route can serve is a
  * 422 `amount_out_of_range` naming the viable range (DESIGN 3, 7.2).
  */
-export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Routed | { kind: 'unsupported'; body: UnsupportedPair } {
+export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Routed | Unsupported {
   const request = resolveQuoteRequest(deps, params)
   const found = findRoutes(deps.catalogue, request)
-  const unsupported = {
-    kind: 'unsupported' as const,
-    body: { supported: false as const, reason: 'no_route_found' as const, pair: `${request.from.symbol}->${request.to.symbol}` },
-  }
-  if (found.kind === 'no_route') return unsupported
+  // Why, with the figures (DESIGN 7.20): the spec's answer keeps its shape, the cause rides beside it.
+  const unsupported = (): Unsupported => ({
+    kind: 'unsupported',
+    request,
+    body: {
+      supported: false,
+      reason: 'no_route_found',
+      pair: `${request.from.symbol}->${request.to.symbol}`,
+      notServed: pairNotServed(
+        deps.catalogue,
+        [{ from: request.from, to: request.to }],
+        `${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain}`,
+      ),
+    },
+  })
+  if (found.kind === 'no_route') return unsupported()
   if (found.kind === 'not_viable') {
     const range = viableRange(deps.catalogue, request.from, request.to)
-    if (!range) return unsupported
+    if (!range) return unsupported()
     const { from } = request
     const viable = { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
     throw new ServiceError(

@@ -1,4 +1,4 @@
-import { corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
+import { cellStatus, corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
 import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -49,7 +49,18 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
               ]
             })
           : []
-        return { chain, live: legs.length > 0, legs }
+        if (!row.agentCallable || legs.length > 0) return { chain, live: legs.length > 0, legs }
+        // Say why, with the figures (DESIGN 7.20): the row stays, as the catalogue advertises it.
+        const status = cellStatus(catalogue, row, chain)
+        const notServed = status.isServed
+          ? { reason: 'no_route' as const, detail: `no amount of ${row.from} reaches ${row.to} on ${chain} at today's prices` }
+          : {
+              reason: status.reason,
+              detail: status.detail,
+              ...(status.costBps === undefined ? {} : { costBps: status.costBps }),
+              ...(status.feeBps === undefined ? {} : { feeBps: status.feeBps }),
+            }
+        return { chain, live: false, legs, notServed }
       })
       return {
         ...row,

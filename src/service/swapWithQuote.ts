@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { findRoutes, formatAtomic, isEvmToken, type Token } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { ServiceDeps } from './deps.ts'
-import { buildFirstEncodable } from './buildSwapTransaction.ts'
+import { buildRoute } from './buildSwapTransaction.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { type QuoteClaims, verifyQuoteId } from './quoteToken.ts'
 import { checkChecksum, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
@@ -49,7 +49,7 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
     )
 
   const swapEaziRef = newSwapRef(deps.clock())
-  const built = buildFirstEncodable(deps, { request, amounts: found.amounts, ordered: [quoted], swapEaziRef })
+  const built = buildRoute(deps, { request, amounts: found.amounts, priced: quoted, swapEaziRef })
   await deps.store.recordKeyedSwap({ ...swapRecordOf(built, 'api_key', new Date(deps.clock())), keyId: parameters.keyId })
   deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
   return formatSwapResult(built, null)

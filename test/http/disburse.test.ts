@@ -168,7 +168,12 @@ describe('422: a recipient that cannot be served is named by its index, with the
       'amount_out_of_range',
       { viableRange: { min: '0.000002', token: 'USDC' } },
     ],
-    ['a route no venue can yet encode', { toChain: 'GNO', toToken: 'EURe', amount: '100' }, 'route_not_executable', {}],
+    [
+      'a destination no route reaches from the source chain',
+      { toChain: 'CEL', toToken: 'cKES', amount: '100' },
+      'route_not_executable',
+      { notServed: { reason: 'no_route' } },
+    ],
   ])('%s', async (_name, leg, code, extra) => {
     const response = await post(body([...transfers(1), { address: recipient(7), ...leg }]))
     expect(response.status).toBe(422)

@@ -154,13 +154,13 @@ describe('routes and chains', () => {
   })
 
   it('matches token symbols case-insensitively and echoes them canonically (DESIGN 7.4)', async () => {
-    const { body } = await quote({ fromChain: 'ARB', fromToken: 'usdc', toChain: 'CEL', toToken: 'ckes' })
+    const { body } = await quote({ fromChain: 'ETH', fromToken: 'usdc', toChain: 'GNO', toToken: 'eure' })
     expect(body.fromToken).toBe('USDC')
-    expect(body.toToken).toBe('cKES')
+    expect(body.toToken).toBe('EURe')
     expect(body.route.steps.length).toBeGreaterThanOrEqual(2)
-    expect(body.route.steps.at(-1)).toMatchObject({ toChain: 'CEL', toToken: 'cKES' })
+    expect(body.route.steps.at(-1)).toMatchObject({ toChain: 'GNO', toToken: 'EURe' })
     const verified = verifyQuoteId(QUOTE_SECRET, body.quoteId, NOW_MS)
-    expect(verified.ok && [verified.claims.fromToken, verified.claims.toToken]).toEqual(['USDC', 'cKES'])
+    expect(verified.ok && [verified.claims.fromToken, verified.claims.toToken]).toEqual(['USDC', 'EURe'])
   })
 
   it('accepts GNO as toChain (DESIGN 7.1): ETH USDC -> GNO EURe routes over a bridge then a swap', async () => {
@@ -178,11 +178,19 @@ describe('routes and chains', () => {
     expect(body.route.steps.length).toBeGreaterThanOrEqual(2)
   })
 
-  it('accepts CEL as toChain: ARB USDC -> CEL cKES', async () => {
-    const { body } = await quote({ fromChain: 'ARB', toChain: 'CEL', toToken: 'cKES' })
-    expect(body.toChain).toBe('CEL')
-    expect(body.route.steps.length).toBeGreaterThanOrEqual(2)
-    expect(decimalToUnits(body.toAmount, 18)).toBeGreaterThan(0n)
+  // Accepted (CEL is a chain quotes take), and refused honestly: the route costs more than the 0.5% fee earns.
+  it('accepts CEL as toChain, and answers ARB USDC -> CEL cKES as not served, with the cost against the fee', async () => {
+    const response = await postJson(app, '/api/x402/quote', quoteBody({ fromChain: 'ARB', toChain: 'CEL', toToken: 'ckes' }))
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as UnsupportedPair
+    expect(body).toMatchObject({
+      supported: false,
+      reason: 'no_route_found',
+      pair: 'USDC->cKES',
+      notServed: { reason: 'cost_exceeds_fee', feeBps: 50 },
+    })
+    expect(body.notServed?.costBps).toBeGreaterThan(50)
+    expect(body.notServed?.detail).toMatch(/does not sell at a loss/)
   })
 
   it('handles 18-decimal USDC on BNB Chain: BNB USDC 1000 -> ETH USDC 995', async () => {
@@ -239,18 +247,24 @@ describe('unsupported pair (spec 2.3, DESIGN 7.2)', () => {
     expect(candidateRoutes(catalogue, from, to)).toEqual([])
   })
 
-  it.each(['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote'])('%s answers 200 with exactly the spec 2.3 object', async (path) => {
+  // The spec's three fields keep their meaning; why rides beside them as an extension (DESIGN 7.20).
+  it.each(['/api/x402/quote', '/api/mpp/quote', '/api/v1/quote'])('%s answers 200 with the spec 2.3 object and why', async (path) => {
     const response = await postJson(app, path, quoteBody({ fromToken: 'RLUSD', toToken: 'USDD' }))
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
     const body = await readJson(response)
-    expect(body).toStrictEqual({ supported: false, reason: 'no_route_found', pair: 'RLUSD->USDD' })
+    expect(body).toStrictEqual({
+      supported: false,
+      reason: 'no_route_found',
+      pair: 'RLUSD->USDD',
+      notServed: { reason: 'no_route', detail: 'no venue or bridge joins RLUSD on ETH to USDD on ETH' },
+    })
     expect(UnsupportedPair.safeParse(body).success).toBe(true)
   })
 
   it('names the pair with canonical symbols when the caller wrote them in another case', async () => {
     const response = await postJson(app, '/api/x402/quote', quoteBody({ fromToken: 'rlusd', toToken: 'usdd' }))
-    expect(await readJson(response)).toStrictEqual({ supported: false, reason: 'no_route_found', pair: 'RLUSD->USDD' })
+    expect(await readJson(response)).toMatchObject({ supported: false, reason: 'no_route_found', pair: 'RLUSD->USDD' })
   })
 })
 

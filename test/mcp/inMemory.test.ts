@@ -193,8 +193,11 @@ const GOOD: [string, Record<string, unknown>, (structured: Record<string, unknow
     quoteBody({ fromChain: 'CEL', toChain: 'ETH', fromToken: 'cKES', toToken: 'EURe' }),
     (structured, text) => {
       // Both tokens exist, but no route joins them: an answer (supported: false), not an error.
-      expect(structured).toEqual({ supported: false, reason: 'no_route_found', pair: 'cKES->EURe' })
-      expect(text).toBe('No route joins cKES->EURe on those chains. Call probe_corridor for the nearest corridors SwapEazi serves.')
+      expect(structured).toMatchObject({ supported: false, reason: 'no_route_found', pair: 'cKES->EURe' })
+      // Why, in the agent's words: the same sentence the HTTP answer carries beside the spec's fields.
+      const why = (structured as { notServed?: { detail?: string } }).notServed?.detail
+      expect(why).toMatch(/cKES on CEL to EURe on ETH/)
+      expect(text).toBe(`No route joins cKES->EURe on those chains: ${why}. Call probe_corridor for the nearest corridors SwapEazi serves.`)
     },
   ],
   [

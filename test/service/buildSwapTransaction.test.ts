@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { isEvmToken } from '../../src/engine/index.ts'
 import type { QuoteParams } from '../../src/schemas/quote.ts'
 import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
 import { ServiceError } from '../../src/service/serviceError.ts'
@@ -47,14 +48,38 @@ describe('buildSwapTransaction', () => {
     expect(result.build.order.recipient).toBe(toAddress)
   })
 
-  it('answers route_not_executable (422) when every route needs a venue the catalogue cannot encode yet', () => {
-    const run = () => buildSwapTransaction(deps, { params: params({ fromChain: 'ETH', toChain: 'GNO', toToken: 'EURe' }), swapEaziRef })
+  it('answers route_not_executable (422) for a pair not served: why, that nothing was charged, and what else is served', () => {
+    const run = () => buildSwapTransaction(deps, { params: params({ fromChain: 'ARB', toChain: 'CEL', toToken: 'cKES' }), swapEaziRef })
     expect(run).toThrow(ServiceError)
-    expect(run).toThrow(/can be quoted but not yet executed/)
+    let refusal: ServiceError | undefined
     try {
       run()
     } catch (error) {
-      expect((error as ServiceError).code).toBe('route_not_executable')
+      refusal = error as ServiceError
+    }
+    expect(refusal?.code).toBe('route_not_executable')
+    expect(refusal?.message).toMatch(
+      /^Not built, and nothing was charged: USDC on ARB to cKES on CEL costs about \d+ bps .* more than the 50 bps/,
+    )
+    expect(refusal?.detail).toMatchObject({ pair: 'USDC->cKES', notServed: { reason: 'cost_exceeds_fee', feeBps: 50 } })
+    // cKES is the only KES token the catalogue lists, on Celo only: no other destination in that currency to offer.
+    expect(refusal?.detail['alternatives']).toEqual([])
+    expect(refusal?.message).toMatch(/No other destination in that currency is served for this amount\.$/)
+  })
+
+  it('offers up to three nearest served destinations in the same currency, never another currency', async () => {
+    const { nearestAlternatives } = await import('../../src/service/nearestAlternatives.ts')
+    const from = deps.catalogue.tokens.get('BAS:USDC')
+    const to = deps.catalogue.tokens.get('GNO:EURe')
+    if (!from || !isEvmToken(from) || !to || !isEvmToken(to)) throw new Error('catalogue lacks BAS:USDC or GNO:EURe')
+    const alternatives = nearestAlternatives(deps, { from, to, amountIn: 1000n * 10n ** 6n, slippageE18: 5n * 10n ** 15n })
+    expect(alternatives.length).toBeGreaterThan(0)
+    expect(alternatives.length).toBeLessThanOrEqual(3)
+    for (const alternative of alternatives) {
+      const token = deps.catalogue.tokens.get(`${alternative.toChain}:${alternative.toToken}`)
+      expect(token?.currency).toBe('EUR')
+      expect(`${alternative.toChain}:${alternative.toToken}`).not.toBe('GNO:EURe')
+      expect(Number(alternative.toAmount)).toBeGreaterThan(0)
     }
   })
 })

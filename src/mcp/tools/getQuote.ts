@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { QuoteParams, QuoteResult, RankedQuote, RankedQuoteEntry, UnsupportedPair } from '../../schemas/quote.ts'
+import { NotServedWire, QuoteParams, QuoteResult, RankedQuote, RankedQuoteEntry, UnsupportedPair } from '../../schemas/quote.ts'
 import { defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 const describeQuote = (q: QuoteResult): string =>
@@ -20,6 +20,7 @@ export const getQuote = defineTool({
     routes: z.array(RankedQuoteEntry).optional().describe('FASTEST, BALANCED and CHEAPEST (when ranked is true)'),
     reason: z.string().optional(),
     pair: z.string().optional(),
+    notServed: NotServedWire.optional().describe('When supported is false: why, with the figures'),
   },
   annotations: { ...READ_ONLY, title: 'Quote a stablecoin swap (free)' },
   async run({ client }, args) {
@@ -31,7 +32,7 @@ export const getQuote = defineTool({
       return {
         ok: true,
         structured: unsupported.data,
-        summary: `No route joins ${unsupported.data.pair} on those chains. Call probe_corridor for the nearest corridors SwapEazi serves.`,
+        summary: `No route joins ${unsupported.data.pair} on those chains${unsupported.data.notServed === undefined ? '' : `: ${unsupported.data.notServed.detail}`}. Call probe_corridor for the nearest corridors SwapEazi serves.`,
       }
     if (ranked === true) {
       const parsed = RankedQuote.safeParse(response.body)
