@@ -124,21 +124,25 @@ contract SwapEaziExecutor {
         _sweep(order.token, order.recipient);
     }
 
+    /// @dev A delivery after the order's deadline runs none of its calls: the recipient gets the bridged token, as
+    /// when the calls fail, so a late bridge neither swaps on a stale price nor leaves the tokens here.
     function _deliver(DestinationOrder memory order, address token, uint256 amount) private {
         require(order.recipient != address(0), "SwapEazi: order has no recipient");
-        if (token == order.token) {
+        if (token != order.token) {
+            _fallback(order, token, amount, bytes("SwapEazi: bridge delivered another token"));
+        } else if (block.timestamp > order.deadline) {
+            _fallback(order, token, amount, bytes("SwapEazi: destination order expired"));
+        } else {
             try this.runDestination(order) returns (uint256 amountOut) {
                 emit DestinationExecuted(order.ref, order.recipient, token, amount, order.tokenOut, amountOut);
-                return;
             } catch (bytes memory reason) {
                 _fallback(order, token, amount, reason);
             }
-        } else {
-            _fallback(order, token, amount, bytes("SwapEazi: bridge delivered another token"));
         }
     }
 
-    /// @dev The destination swap could not meet its minimum (or failed): the recipient gets the bridged token.
+    /// @dev The destination swap could not meet its minimum (or failed, or came after the order's deadline): the
+    /// recipient gets the bridged token.
     function _fallback(DestinationOrder memory order, address token, uint256 amount, bytes memory reason) private {
         uint256 held = token.balanceOf(address(this));
         if (held > 0) token.safeTransfer(order.recipient, held);

@@ -33,6 +33,9 @@ contract SwapEaziRouter {
     event TreasurySet(address indexed treasury);
     event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
 
+    /// @notice The order's deadline passed before the transaction was mined: nothing was pulled or moved.
+    error OrderExpired(bytes32 ref, uint256 deadline);
+
     modifier nonReentrant() {
         require(_lock == 1, "SwapEazi: reentrant call");
         _lock = 2;
@@ -96,8 +99,10 @@ contract SwapEaziRouter {
     }
 
     /// @dev An order without calls is a plain transfer of the input, less the fee, to the recipient: it must name the
-    /// input as its output, so the executor's output check (`minOut`) still applies.
+    /// input as its output, so the executor's output check (`minOut`) still applies. An order is refused in any block
+    /// after its deadline, before anything is pulled; in a batch one expired order reverts them all.
     function _execute(Order calldata order, uint256 value) private returns (uint256 amountOut) {
+        if (block.timestamp > order.deadline) revert OrderExpired(order.ref, order.deadline);
         require(order.recipient != address(0), "SwapEazi: order has no recipient");
         require(order.fee < order.amountIn, "SwapEazi: fee must be less than the input");
         require(order.calls.length > 0 || order.tokenOut == order.tokenIn, "SwapEazi: order has no calls");

@@ -25,6 +25,8 @@ struct Call {
 /// @param fee       SwapEazi's margin: the 0.5% all-in fee less the route's real costs (DESIGN 3)
 /// @param tokenOut  the token delivered on this chain, or address(0) when the route ends in a bridge deposit
 /// @param minOut    the least `tokenOut` the recipient accepts (toAmountMin); ignored when tokenOut is address(0)
+/// @param deadline  unix seconds: the router refuses the order (OrderExpired) in any block after it, so a
+///                  transaction signed or mined late cannot run long after the prices it was sized on
 /// @param calls     the route's calls; none for a plain transfer, whose `tokenOut` must then be `tokenIn`
 struct Order {
     bytes32 ref;
@@ -34,6 +36,7 @@ struct Order {
     address tokenOut;
     uint256 minOut;
     address recipient;
+    uint256 deadline;
     Call[] calls;
 }
 
@@ -41,12 +44,15 @@ struct Order {
 /// @param token     the token the bridge delivers here
 /// @param tokenOut  the token the recipient wants; if the calls cannot deliver `minOut` of it, the recipient gets
 ///                  `token` instead
+/// @param deadline  unix seconds: a delivery in any block after it runs none of the calls and the recipient gets
+///                  `token` (DestinationFallback), so a late bridge never swaps on a stale price nor strands the tokens
 struct DestinationOrder {
     bytes32 ref;
     address token;
     address tokenOut;
     uint256 minOut;
     address recipient;
+    uint256 deadline;
     Call[] calls;
 }
 

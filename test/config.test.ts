@@ -43,7 +43,7 @@ describe('loadConfig', () => {
   })
 
   it('defaults to the inert CREATE2 router, takes one address for every chain and per-chain exceptions', () => {
-    expect(loadConfig({}).router).toEqual({ address: '0x118e338796acC28433Ba63f378ed73d4a2d0624b', byChain: {}, isDefault: true })
+    expect(loadConfig({}).router).toEqual({ address: '0x239CdA85d5486f3EC101538b4b7A925113C15045', byChain: {}, isDefault: true })
     const config = loadConfig({
       SWAPEAZI_ROUTER_ADDRESS: '0x1111111111111111111111111111111111111111',
       SWAPEAZI_ROUTER_ADDRESSES: '{"CEL":"0x2222222222222222222222222222222222222222"}',

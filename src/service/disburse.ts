@@ -88,6 +88,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     sender,
     ref: refBytes32,
     legs,
+    nowSec: Math.floor(deps.clock() / 1000),
   })
   const totals = {
     amount: formatAtomic(batch.amountIn, from.decimals),

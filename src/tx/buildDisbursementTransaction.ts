@@ -3,7 +3,7 @@ import { BASE_TX_GAS, type Catalogue, type Token, withGasMargin } from '../engin
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
-import { type BuildRouteTransactionReturnType, chainIdOf, type RouterOrder } from './buildRouteTransaction.ts'
+import { type BuildRouteTransactionReturnType, chainIdOf, orderDeadline, type RouterOrder } from './buildRouteTransaction.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
 import type { RouterDeployment } from './routerDeployment.ts'
 
@@ -26,6 +26,8 @@ export type BuildDisbursementTransactionParameters = {
   /** The disbursement reference as bytes32: every order carries it. */
   ref: Hex
   legs: readonly DisbursementLeg[]
+  /** Unix seconds: a transfer leg's order gets the deadline a route built now gets. */
+  nowSec: number
 }
 
 /** What one leg became: its order and its share of the gas limit. */
@@ -36,6 +38,8 @@ export type BuildDisbursementTransactionReturnType = BuildApprovalReturnType & {
   transactionRequest: TransactionRequest
   /** Sum of the orders' amountIn: everything pulled from the sender. */
   amountIn: bigint
+  /** The earliest of the orders' deadlines: after it the router refuses the whole batch. */
+  deadline: bigint
 }
 
 /**
@@ -46,6 +50,7 @@ function transferOrder(
   catalogue: Catalogue,
   token: Token,
   ref: Hex,
+  deadline: bigint,
   leg: Extract<DisbursementLeg, { kind: 'transfer' }>,
 ): DisbursementOrder {
   const { amount, fee, recipient } = leg
@@ -53,7 +58,17 @@ function transferOrder(
     throw new RangeError(`a transfer of ${amount} atomic ${token.symbol} with fee ${fee} leaves the recipient nothing`)
   const tokenAddress = token.address
   return {
-    order: { ref, tokenIn: tokenAddress, amountIn: amount, fee, tokenOut: tokenAddress, minOut: amount - fee, recipient, calls: [] },
+    order: {
+      ref,
+      tokenIn: tokenAddress,
+      amountIn: amount,
+      fee,
+      tokenOut: tokenAddress,
+      minOut: amount - fee,
+      recipient,
+      deadline,
+      calls: [],
+    },
     // Pull of fee and input, the executor's delivery and its check, the event and the order's calldata: the router
     // overhead the catalogue measured for a route, with the usual margin.
     gasLimit: withGasMargin(catalogue, catalogue.pricing.routerOverheadGasUnits),
@@ -64,20 +79,23 @@ function transferOrder(
  * Turns a disbursement's legs into the one transaction the sender signs: `executeBatch` on the source chain's router
  * with one order per recipient, each run alone (its own amountIn, fee and calls), so every transfer or bridge deposit
  * carries exactly its recipient's amount. The value is the sum of the legs' native fees, the gas the sum of the legs'
- * gas limits plus one transaction's intrinsic gas, and the approval the sum of the legs' inputs.
+ * gas limits plus one transaction's intrinsic gas, and the approval the sum of the legs' inputs. Every order keeps its
+ * own deadline (a transfer's is the one a route built now gets); the batch runs until the earliest of them.
  */
 export function buildDisbursementTransaction(parameters: BuildDisbursementTransactionParameters): BuildDisbursementTransactionReturnType {
   const { catalogue, token, sender, ref, legs } = parameters
   if (legs.length === 0) throw new RangeError('a disbursement needs at least one leg')
   const tokenAddress = token.address.toLowerCase()
+  const transferDeadline = orderDeadline(parameters.nowSec)
   const orders = legs.map((leg, k): DisbursementOrder => {
-    if (leg.kind === 'transfer') return transferOrder(catalogue, token, ref, leg)
+    if (leg.kind === 'transfer') return transferOrder(catalogue, token, ref, transferDeadline, leg)
     const { order, sized } = leg.build
     if (order.tokenIn.toLowerCase() !== tokenAddress) throw new Error(`leg ${k} spends ${order.tokenIn}, not ${token.key}`)
     if (order.ref !== ref) throw new Error(`leg ${k} carries ref ${order.ref}, not the disbursement's ${ref}`)
     return { order, gasLimit: sized.gasLimit }
   })
   const amountIn = orders.reduce((sum, { order }) => sum + order.amountIn, 0n)
+  const deadline = orders.map(({ order }) => order.deadline).reduce((earliest, next) => (next < earliest ? next : earliest))
   const value = orders.reduce((sum, { order }) => sum + order.calls.reduce((calls, call) => calls + call.value, 0n), 0n)
   // One intrinsic gas for the transaction; each route leg's own gas limit already counts it once more.
   const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, withGasMargin(catalogue, BASE_TX_GAS))
@@ -94,5 +112,6 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
     },
     ...buildApproval({ token, chainId, owner: sender, spender: router, amount: amountIn }),
     amountIn,
+    deadline,
   }
 }

@@ -21,8 +21,21 @@ import { encodeBridgeCall } from './encodeBridgeCall.ts'
 import { encodeSwapCall } from './encodeSwapCall.ts'
 import type { RouterDeployment } from './routerDeployment.ts'
 
-/** Venues that take a deadline get this long after the quote; the quote itself lives 60 s. */
-const SWAP_DEADLINE_SEC = 30 * 60
+/**
+ * How long after the build the user has to get the swap mined: the router refuses the order (`OrderExpired`) in any
+ * later block, and the venues on the source chain get the same deadline. The quote's prices are promised for 60 s,
+ * but a user signs the approval first, waits for it to be mined and then signs the swap, in a wallet that may ask a
+ * person; ten minutes covers that with room for a slow block or a busy mempool. Longer would let a transaction that
+ * sat unsent or unmined run on prices that old, held only by toAmountMin; the service answers this as `deadline`.
+ */
+export const ORDER_SIGNING_WINDOW_SEC = 10 * 60
+/**
+ * A destination order's margin past the route's p95 duration (the bridge's settlement prior and the blocks on either
+ * side): the larger of this and the p95 again. One delivery in twenty is slower than the p95, and a delivery after
+ * the deadline hands the recipient the bridged token instead of the one asked for (safe, but not what was wanted),
+ * while one before it must still meet toAmountMin: so the deadline errs long.
+ */
+export const DESTINATION_MARGIN_SEC = 30 * 60
 /** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
 const ACROSS_FILL_WINDOW_SEC = 6 * 60 * 60
 
@@ -35,6 +48,8 @@ export type RouterOrder = {
   tokenOut: Address
   minOut: bigint
   recipient: Address
+  /** Unix seconds; the router reverts the order (`OrderExpired`) in any block after it. */
+  deadline: bigint
   calls: RouterCall[]
 }
 
@@ -45,7 +60,20 @@ export type DestinationOrder = {
   tokenOut: Address
   minOut: bigint
   recipient: Address
+  /** Unix seconds; delivered after it, the order runs no call and the recipient gets the bridged token. */
+  deadline: bigint
   calls: RouterCall[]
+}
+
+/** The deadline of an order built at `nowSec`: the signing window after it. */
+export const orderDeadline = (nowSec: number): bigint => BigInt(nowSec + ORDER_SIGNING_WINDOW_SEC)
+
+/**
+ * The deadline of a destination order whose source order expires at `sourceDeadline`: the source transaction may be
+ * mined until then, and the bridge then takes up to the route's p95 duration, plus the margin.
+ */
+export function destinationDeadline(sourceDeadline: bigint, durationP95Sec: number): bigint {
+  return sourceDeadline + BigInt(durationP95Sec + Math.max(durationP95Sec, DESTINATION_MARGIN_SEC))
 }
 
 export type BuildRouteTransactionParameters = {
@@ -115,16 +143,17 @@ const encodeDestinationOrder = (order: DestinationOrder): Hex =>
  * input sized to deliver `toAmount` (DESIGN 3); the rest of the input is the margin the router sends to the
  * treasury. Every minimum in the calldata derives from the quote: the same-chain output is checked against
  * `toAmountMin` by the router, a bridge delivers at least the promised amount, and a destination order carries
- * `toAmountMin` for the executor there.
+ * `toAmountMin` for the executor there. The order expires `ORDER_SIGNING_WINDOW_SEC` after `nowSec`, and a destination
+ * order after the route's p95 duration and a margin more (`destinationDeadline`).
  */
 export function buildRouteTransaction(parameters: BuildRouteTransactionParameters): BuildRouteTransactionReturnType {
   const { catalogue, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
   const { route, routedAmount, margin, sized } = parameters.sized
   const amountIn = routedAmount + margin
   const source = parameters.routerOn(route.from.chain)
-  const deadlineSec = BigInt(nowSec + SWAP_DEADLINE_SEC)
+  const deadline = orderDeadline(nowSec)
 
-  const calls = swapCalls(sized.steps, route.sourceSwaps, slippageE18, source.executor, deadlineSec)
+  const calls = swapCalls(sized.steps, route.sourceSwaps, slippageE18, source.executor, deadline)
   let destinationOrder: DestinationOrder | undefined
   const lane = route.bridge
   if (lane) {
@@ -137,13 +166,16 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     const endsHere = route.destinationSwaps.length === 0
     if (!endsHere) {
       const destinationSteps = sized.steps.slice(bridgeIndex + 1)
+      // The venues there get the order's own deadline: an earlier one would fall back before it.
+      const arrivalDeadline = destinationDeadline(deadline, sized.durationP95Sec)
       destinationOrder = {
         ref,
         token: lane.to.address,
         tokenOut: route.to.address,
         minOut: amounts.toAmountMin,
         recipient,
-        calls: swapCalls(destinationSteps, route.destinationSwaps, slippageE18, destination.executor, deadlineSec),
+        deadline: arrivalDeadline,
+        calls: swapCalls(destinationSteps, route.destinationSwaps, slippageE18, destination.executor, arrivalDeadline),
       }
     }
     // A bridge-only deposit is exact, so Across can be asked for the full estimate; after a source swap the deposit
@@ -182,6 +214,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     tokenOut: isSameChain ? route.to.address : zeroAddress,
     minOut: isSameChain ? amounts.toAmountMin : 0n,
     recipient,
+    deadline,
     calls,
   }
   const value = calls.reduce((sum, call) => sum + call.value, 0n)

@@ -1,4 +1,4 @@
-import { type Address, decodeFunctionData, encodeFunctionData, erc20Abi, type Hex, parseEventLogs } from 'viem'
+import { type Address, decodeFunctionData, encodeFunctionData, erc20Abi, type Hex, parseEventLogs, stringToHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
@@ -7,6 +7,7 @@ import { balanceOf, executeSwap, planSwap, relay, setupOf, tokenOf } from './rou
 import { standInAbi, standInEvents } from './standIns.ts'
 import { v3SwapRouterAbi } from '../../src/tx/abis.ts'
 import { writeContractAndWait } from './anvil.ts'
+import { latestTimestamp, moveTimeTo } from './safetyHelpers.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 let world: CatalogueOnChains
@@ -196,6 +197,73 @@ describe('cross-chain routes on two anvil chains (BAS → POL), relayed as each 
         args: [usdc.address, eure.address, num, den],
       })
     }
+  })
+})
+
+describe('a destination order carries its own deadline (issue 14 item 3)', () => {
+  const toEure = (bridge: string) => (id: string) => id.startsWith(`${bridge}:BAS>POL|pol-univ3-eure-usdc-500`)
+
+  it('is the source deadline plus the p95 and the margin: a delivery at the p95 is well inside it', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, toEure('cctp-v2-standard'))
+    const now = await latestTimestamp(setupOf(world, 'BAS').instance)
+    const p95 = BigInt(plan.build.sized.durationP95Sec)
+    expect(plan.build.order.deadline).toBe(now + 600n)
+    expect(plan.build.destinationOrder!.deadline).toBe(now + 600n + p95 + (p95 > 1800n ? p95 : 1800n))
+  })
+
+  it.each([
+    ['Across (message)', 'across-usdc'],
+    ['CCTP v2 fast (hook)', 'cctp-v2-fast'],
+    ['Stargate taxi (compose)', 'stargate-usdc-taxi'],
+  ])('%s delivered one second after it: no swap runs, and the recipient gets the bridged USDC', async (_name, bridge) => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, toEure(bridge))
+    const order = plan.build.destinationOrder!
+    const destination = setupOf(world, 'POL')
+    const usdc = tokenOf(world, 'POL:USDC')
+    const eure = tokenOf(world, 'POL:EURe')
+    const usdcBefore = await balanceOf(destination.instance, usdc, plan.recipient)
+    const eureBefore = await balanceOf(destination.instance, eure, plan.recipient)
+    const receipt = await executeSwap(world, plan)
+    expect(receipt.status).toBe('success')
+
+    await moveTimeTo(world, order.deadline + 1n)
+    const delivery = await relay(world, plan, receipt)
+    expect(delivery.status).toBe('success')
+    expect((await destination.instance.publicClient.getBlock({ blockNumber: delivery.blockNumber })).timestamp > order.deadline).toBe(true)
+    expect(parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })).toEqual([])
+    expect(standInEvents('UniswapV3RouterStandIn', delivery.logs, { eventName: 'ExactInputSingleCalled' })).toEqual([])
+    const fallback = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationFallback' })
+    expect(fallback).toHaveLength(1)
+    expect(fallback[0]?.args).toMatchObject({
+      ref: order.ref,
+      recipient: plan.recipient,
+      token: usdc.address,
+      reason: stringToHex('SwapEazi: destination order expired'),
+    })
+    // Everything the bridge delivered (at least its estimate) went on to the recipient.
+    const bridged = fallback[0]!.args.amount
+    expect(bridged >= plan.build.sized.steps[0]!.amountOut).toBe(true)
+    expect((await balanceOf(destination.instance, usdc, plan.recipient)) - usdcBefore).toBe(bridged)
+    expect(await balanceOf(destination.instance, eure, plan.recipient)).toBe(eureBefore)
+    await expectRouterEmpty('POL')
+  })
+
+  it('delivered in the block of its deadline, the swap on arrival still runs', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, toEure('cctp-v2-fast'))
+    const order = plan.build.destinationOrder!
+    const destination = setupOf(world, 'POL')
+    const eure = tokenOf(world, 'POL:EURe')
+    const eureBefore = await balanceOf(destination.instance, eure, plan.recipient)
+    const receipt = await executeSwap(world, plan)
+    // relayCctp is one transaction: the next block on Polygon, at exactly the deadline.
+    await moveTimeTo(world, order.deadline, 'POL')
+    const delivery = await relay(world, plan, receipt)
+    expect((await destination.instance.publicClient.getBlock({ blockNumber: delivery.blockNumber })).timestamp).toBe(order.deadline)
+    const [executed] = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
+    const received = (await balanceOf(destination.instance, eure, plan.recipient)) - eureBefore
+    expect(executed?.args).toMatchObject({ ref: order.ref, recipient: plan.recipient, amountOut: received })
+    expect(received >= plan.toAmountMin).toBe(true)
+    await expectRouterEmpty('POL')
   })
 })
 

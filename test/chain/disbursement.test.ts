@@ -13,7 +13,7 @@ import {
   type TransactionReceipt,
   zeroAddress,
 } from 'viem'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { quoteAmounts, type StepEstimate } from '../../src/engine/index.ts'
@@ -31,7 +31,17 @@ import { decimalToUnits, KEY_SECRET, testDeps } from '../http/testApp.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, type ChainSetup, deployCatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, type PlannedSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
-import { expectHops, expectRouterEmpty, mintTo, sendEstimated, sendRequest, venueHops } from './safetyHelpers.ts'
+import {
+  expectHops,
+  expectRouterEmpty,
+  latestTimestamp,
+  mintTo,
+  moveTimeTo,
+  routerErrorOf,
+  sendEstimated,
+  sendRequest,
+  venueHops,
+} from './safetyHelpers.ts'
 import { standInEvents } from './standIns.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
@@ -103,6 +113,7 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
       sender: sender.address,
       ref,
       legs,
+      nowSec: Number(await latestTimestamp(bas.instance)),
     })
 
     // The calldata is executeBatch with one order per leg; the approval and value are their sums.
@@ -248,9 +259,24 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
   }
   const held = () => balanceOf(bas.instance, usdc(), sender().address)
   const ref = swapRefToBytes32(newDisbursementRef(Date.now()))
+  /** Ten minutes after the chain's latest block, as the builder sets it. */
+  let deadline: bigint
+  beforeEach(async () => {
+    deadline = (await latestTimestamp(bas.instance)) + 600n
+  })
   const transfer = (amount: bigint, recipient: Address): RouterOrder => {
     const fee = (amount * 50n + 9_999n) / 10_000n
-    return { ref, tokenIn: usdc().address, amountIn: amount, fee, tokenOut: usdc().address, minOut: amount - fee, recipient, calls: [] }
+    return {
+      ref,
+      tokenIn: usdc().address,
+      amountIn: amount,
+      fee,
+      tokenOut: usdc().address,
+      minOut: amount - fee,
+      recipient,
+      deadline,
+      calls: [],
+    }
   }
 
   it('a transfer whose floor is one unit above amount less fee reverts the whole batch', async () => {
@@ -279,6 +305,35 @@ describe('executeBatch refuses, and the signer keeps the funds', () => {
     )
     expect(await held()).toBe(before)
     expect(await balanceOf(bas.instance, usdc(), recipientAddress(22))).toBe(0n)
+  })
+
+  it('one order past its deadline reverts the whole batch with OrderExpired; in the block of its deadline the batch runs', async () => {
+    await funded(units(30n))
+    const before = await held()
+    const now = await latestTimestamp(bas.instance)
+    const good = transfer(units(10n), recipientAddress(40))
+    const late = { ...transfer(units(20n), recipientAddress(41)), deadline: now + 5n }
+    await moveTimeTo(world, late.deadline + 1n, 'BAS')
+    // Mined as a wallet sends it (with a gas limit, no estimate): reverted, nothing moved.
+    const reverted = await sendRequest(bas.instance, sender(), { ...request([good, late]), gas: '0x100000' })
+    expect(reverted.status).toBe('reverted')
+    expect(await routerErrorOf(bas.instance, sender(), request([good, late]), reverted.blockNumber)).toEqual({
+      errorName: 'OrderExpired',
+      args: [ref, late.deadline],
+    })
+    expect(await held()).toBe(before)
+    for (const n of [40, 41]) expect(await balanceOf(bas.instance, usdc(), recipientAddress(n))).toBe(0n)
+
+    // The same orders, the second now due in the very block that runs them: both recipients are paid.
+    const due = { ...late, deadline: (await latestTimestamp(bas.instance)) + 5n }
+    await moveTimeTo(world, due.deadline, 'BAS')
+    const receipt = await sendRequest(bas.instance, sender(), { ...request([good, due]), gas: '0x100000' })
+    expect(receipt.status).toBe('success')
+    expect((await bas.instance.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp).toBe(due.deadline)
+    expect(await balanceOf(bas.instance, usdc(), recipientAddress(40))).toBe(good.minOut)
+    expect(await balanceOf(bas.instance, usdc(), recipientAddress(41))).toBe(due.minOut)
+    expect(await held()).toBe(before - units(30n))
+    await expectRouterEmpty(world, 'BAS')
   })
 
   it("value that does not match the orders' native fees, an order without calls paying another token, an empty batch", async () => {

@@ -8,7 +8,7 @@ import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, type ChainSetup, deployCatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, type PlannedSwap, planSwap, setupOf, tokenOf } from './routeExecution.ts'
-import { expectRouterEmpty, mintTo, sendEstimated, sendRequest } from './safetyHelpers.ts'
+import { expectRouterEmpty, latestTimestamp, mintTo, moveTimeTo, routerErrorOf, sendEstimated, sendRequest } from './safetyHelpers.ts'
 import { deployStandIn, PERMIT_TYPES, standInAbi } from './standIns.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
@@ -305,6 +305,7 @@ describe("the owner controls the allow-list and the treasury, never users' token
         tokenOut: zeroAddress,
         minOut: 0n,
         recipient: owner.address,
+        deadline: (await latestTimestamp(instance)) + 600n,
       }
       for (const spent of [zeroAddress, token]) {
         const order: RouterOrder = { ...base, calls: [{ target: token, token: spent, amountOffset: maxUint256, value: 0n, data: steal }] }
@@ -421,6 +422,61 @@ describe("the owner controls the allow-list and the treasury, never users' token
   })
 })
 
+describe('every order carries a deadline (issue 14 item 3)', () => {
+  it('the transaction mined one second after its deadline reverts with OrderExpired, and nothing moves', async () => {
+    const swap = await plan()
+    const { deadline, ref } = swap.build.order
+    // Ten minutes after the build: the window the user has to sign and send.
+    expect(deadline).toBe((await latestTimestamp(instance)) + 600n)
+    await fundAndApprove(swap)
+    const before = await holdings(swap)
+    await moveTimeTo(world, deadline + 1n, 'ETH')
+    // Sent as the wallet sends it, with the gas limit it carries: mined, and reverted.
+    const late = await sendRequest(instance, swap.sender, swap.build.transactionRequest)
+    expect(late.status).toBe('reverted')
+    expect((await instance.publicClient.getBlock({ blockNumber: late.blockNumber })).timestamp).toBe(deadline + 1n)
+    expect(await routerErrorOf(instance, swap.sender, swap.build.transactionRequest, late.blockNumber)).toEqual({
+      errorName: 'OrderExpired',
+      args: [ref, deadline],
+    })
+    expect(await holdings(swap)).toEqual(before)
+    expect(await allowance(swap.sender.address)).toBe(swap.build.order.amountIn)
+    expect(parseEventLogs({ abi: swapEaziRouterAbi, logs: late.logs })).toEqual([])
+    await withdraw(swap.sender)
+  })
+
+  it('the transaction mined in the block of its deadline runs, and pays the treasury the margin', async () => {
+    const swap = await plan()
+    await fundAndApprove(swap)
+    const before = await holdings(swap)
+    await moveTimeTo(world, swap.build.order.deadline, 'ETH')
+    const receipt = await sendRequest(instance, swap.sender, swap.build.transactionRequest)
+    expect(receipt.status).toBe('success')
+    expect((await instance.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp).toBe(swap.build.order.deadline)
+    const [swapped] = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
+    expect(swapped?.args.ref).toBe(swap.build.order.ref)
+    expect((await balanceOf(instance, usdc(), eth.treasury)) - before['treasury USDC']!).toBe(swap.build.margin)
+    expect((await balanceOf(instance, dai(), swap.recipient)) - before['recipient DAI']! >= swap.toAmountMin).toBe(true)
+    await expectRouterEmpty(world, 'ETH')
+  })
+
+  it('an order whose deadline is already past, or that carries none (0), is refused before anything is pulled', async () => {
+    const swap = await plan()
+    await fundAndApprove(swap)
+    const before = await holdings(swap)
+    for (const deadline of [0n, (await latestTimestamp(instance)) - 1n]) {
+      const stale: RouterOrder = { ...swap.build.order, deadline }
+      await expect(sendEstimated(instance, swap.sender, executeRequest(stale))).rejects.toThrow(/reverted/)
+      expect(await routerErrorOf(instance, swap.sender, executeRequest(stale))).toEqual({
+        errorName: 'OrderExpired',
+        args: [stale.ref, deadline],
+      })
+    }
+    expect(await holdings(swap)).toEqual(before)
+    await withdraw(swap.sender)
+  })
+})
+
 describe('EIP-2612 permit instead of an approval transaction', () => {
   async function signPermit(signer: Account, owner: Address, value: bigint) {
     const token = usdc().address
@@ -480,6 +536,34 @@ describe('EIP-2612 permit instead of an approval transaction', () => {
       }),
     ).toBe(nonce + 1n)
     await expectRouterEmpty(world, 'ETH')
+  })
+
+  it('executeWithPermit after the order deadline reverts with OrderExpired, and the permit stays unused', async () => {
+    const swap = await plan()
+    await mintTo(instance, usdc().address, swap.sender.address, swap.build.order.amountIn)
+    const before = await holdings(swap)
+    const { nonce, permit } = await signPermit(swap.sender, swap.sender.address, swap.build.order.amountIn)
+    await moveTimeTo(world, swap.build.order.deadline + 1n, 'ETH')
+    const receipt = await sendRequest(instance, swap.sender, {
+      ...permitRequest(swap.build.order, permit),
+      gas: swap.build.transactionRequest.gas,
+    })
+    expect(receipt.status).toBe('reverted')
+    expect(await routerErrorOf(instance, swap.sender, permitRequest(swap.build.order, permit), receipt.blockNumber)).toEqual({
+      errorName: 'OrderExpired',
+      args: [swap.build.order.ref, swap.build.order.deadline],
+    })
+    expect(await holdings(swap)).toEqual(before)
+    expect(await allowance(swap.sender.address)).toBe(0n)
+    expect(
+      await instance.publicClient.readContract({
+        address: usdc().address,
+        abi: standInAbi('TestToken'),
+        functionName: 'nonces',
+        args: [swap.sender.address],
+      }),
+    ).toBe(nonce)
+    await withdraw(swap.sender)
   })
 
   it('a permit signed by someone else is ignored, and the allowance check refuses the swap', async () => {

@@ -1,7 +1,18 @@
 // Shared checks of the chain tests: sending the builder's transaction requests as a wallet would, reading what the
 // venue stand-ins recorded for each hop, and making sure our router and executor keep nothing.
-import { type Address, getAddress, type Hex, hexToBigInt, type Log, type TransactionReceipt } from 'viem'
+import {
+  type Address,
+  BaseError,
+  decodeErrorResult,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  isHex,
+  type Log,
+  type TransactionReceipt,
+} from 'viem'
 import { expect } from 'vitest'
+import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { isEvmToken, type SwapEdge } from '../../src/engine/index.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
@@ -30,6 +41,52 @@ export async function sendRequest(instance: AnvilInstance, account: Account, req
 export function sendEstimated(instance: AnvilInstance, account: Account, request: Request): Promise<TransactionReceipt> {
   const { gas: _gas, ...rest } = request
   return sendRequest(instance, account, rest)
+}
+
+/**
+ * The router's custom error (name and arguments) that `request` from `account` reverts with, in the state and block
+ * of `blockNumber` (default the latest): a wallet's estimate shows a custom error only as its selector.
+ */
+export async function routerErrorOf(
+  instance: AnvilInstance,
+  account: Account,
+  request: Request,
+  blockNumber?: bigint,
+): Promise<{ errorName: string; args: readonly unknown[] | undefined }> {
+  try {
+    await instance.publicClient.call({
+      account,
+      to: request.to,
+      data: request.data,
+      value: hexToBigInt(request.value),
+      ...(blockNumber === undefined ? {} : { blockNumber }),
+    })
+  } catch (error) {
+    // The node's revert data rides on the JSON-RPC error viem wraps (`data`), whatever viem made of it above.
+    const withData = error instanceof BaseError ? error.walk((cause) => isHex((cause as { data?: unknown }).data)) : undefined
+    const data = (withData as { data?: unknown } | undefined)?.data
+    if (!isHex(data)) throw error
+    const { errorName, args } = decodeErrorResult({ abi: swapEaziRouterAbi, data })
+    return { errorName, args }
+  }
+  throw new Error(`the call to ${request.to} did not revert`)
+}
+
+/** Unix seconds of the chain's latest block: the `nowSec` a build there uses. */
+export async function latestTimestamp(instance: AnvilInstance): Promise<bigint> {
+  return (await instance.publicClient.getBlock()).timestamp
+}
+
+/**
+ * Moves time to `timestamp` on every chain of `world` alike: the next block of `sendingOn` is mined at exactly
+ * `timestamp` (by whatever the test sends next there), and every other chain mines an empty block at it. A chain left
+ * behind would see later builds' destination deadlines as far off; one ahead would see them expired.
+ */
+export async function moveTimeTo(world: CatalogueOnChains, timestamp: bigint, sendingOn?: ChainCode): Promise<void> {
+  for (const [chain, setup] of world.chains) {
+    await setup.instance.testClient.setNextBlockTimestamp({ timestamp })
+    if (chain !== sendingOn) await setup.instance.testClient.mine({ blocks: 1 })
+  }
 }
 
 /** Mints `amount` of a stand-in token (TestToken or ResetApprovalToken: both have an open `mint`) to `to`. */

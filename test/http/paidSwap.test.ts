@@ -106,7 +106,7 @@ describe('paying with x402-fetch 1.2.0', () => {
     })
     const routerCall = decodeFunctionData({
       abi: parseAbi([
-        'function execute((bytes32 ref,address tokenIn,uint256 amountIn,uint256 fee,address tokenOut,uint256 minOut,address recipient,(address target,address token,uint256 amountOffset,uint256 value,bytes data)[] calls) order)',
+        'function execute((bytes32 ref,address tokenIn,uint256 amountIn,uint256 fee,address tokenOut,uint256 minOut,address recipient,uint256 deadline,(address target,address token,uint256 amountOffset,uint256 value,bytes data)[] calls) order)',
       ]),
       data: result.transactionRequest.data as `0x${string}`,
     })

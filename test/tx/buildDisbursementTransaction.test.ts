@@ -34,7 +34,7 @@ function routeLeg(fromKey: string, toKey: string, amountIn: bigint, to: Address,
     sender: SENDER,
     recipient: to,
     ref: REF,
-    nowSec: 1_800_000_000,
+    nowSec: NOW_SEC,
   })
   return { kind: 'route' as const, build }
 }
@@ -45,8 +45,9 @@ const transfer = (amount: bigint, to: Address): DisbursementLeg => ({
   fee: (amount * 50n + 9_999n) / 10_000n,
   recipient: to,
 })
-const build = (fromKey: string, legs: DisbursementLeg[]) =>
-  buildDisbursementTransaction({ catalogue, routerOn: () => ROUTER, token: token(fromKey), sender: SENDER, ref: REF, legs })
+const NOW_SEC = 1_800_000_000
+const build = (fromKey: string, legs: DisbursementLeg[], nowSec = NOW_SEC) =>
+  buildDisbursementTransaction({ catalogue, routerOn: () => ROUTER, token: token(fromKey), sender: SENDER, ref: REF, legs, nowSec })
 
 describe('buildDisbursementTransaction', () => {
   it("encodes executeBatch with one order per leg, in order; value, gas and approval are the legs' sums", () => {
@@ -82,6 +83,9 @@ describe('buildDisbursementTransaction', () => {
       calls: [],
     })
     expect(orders[4]).toMatchObject({ fee: 1n, minOut: 2n, calls: [] })
+    // Every order carries a deadline: a transfer's is the one a route built at the same time gets (ten minutes on).
+    for (const order of orders) expect(order.deadline).toBe(BigInt(NOW_SEC + 600))
+    expect(batch.deadline).toBe(BigInt(NOW_SEC + 600))
 
     expect(batch.amountIn).toBe(1100n * usdc + 3n)
     expect(batch.approval).toEqual({ token: token('BAS:USDC').address, spender: ROUTER.router, amount: batch.amountIn, resetFirst: false })
@@ -94,6 +98,14 @@ describe('buildDisbursementTransaction', () => {
     // Each transfer: the router overhead (100k) plus 30%; the batch: one intrinsic 21k plus 30%.
     expect(hexToBigInt(batch.transactionRequest.gas)).toBe(routeGas + 2n * 130_000n + 27_300n)
     expect(batch.transactionRequest).toMatchObject({ chainId: 8453, from: SENDER, to: ROUTER.router })
+  })
+
+  it("runs until the earliest of its orders' deadlines", () => {
+    const early = routeLeg('BAS:USDC', 'POL:USDC', 10n ** 8n, recipient(2))
+    const batch = build('BAS:USDC', [transfer(10n ** 6n, recipient(1)), early], NOW_SEC + 60)
+    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: batch.transactionRequest.data }).args[0] as readonly RouterOrder[]
+    expect(orders.map((order) => order.deadline)).toEqual([BigInt(NOW_SEC + 660), BigInt(NOW_SEC + 600)])
+    expect(batch.deadline).toBe(BigInt(NOW_SEC + 600))
   })
 
   it('asks for a reset first where the token needs it (USDT on Ethereum)', () => {

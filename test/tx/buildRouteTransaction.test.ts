@@ -1,9 +1,10 @@
-import { type Address, decodeFunctionData, erc20Abi, hexToBigInt } from 'viem'
+import { type Address, decodeFunctionData, erc20Abi, type Hex, hexToBigInt } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/index.ts'
-import { buildRouteTransaction } from '../../src/tx/buildRouteTransaction.ts'
+import { buildRouteTransaction, DESTINATION_MARGIN_SEC, ORDER_SIGNING_WINDOW_SEC } from '../../src/tx/buildRouteTransaction.ts'
+import { solidlyRouterAbi } from '../../src/tx/abis.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 
 const { catalogue } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
@@ -89,6 +90,9 @@ describe('buildRouteTransaction', () => {
       expect(order.minOut).toBe(found.amounts.toAmountMin)
       expect(order.recipient).toBe(RECIPIENT)
       expect(order.ref).toBe(REF)
+      // The user has ten minutes to get it mined.
+      expect(ORDER_SIGNING_WINDOW_SEC).toBe(600)
+      expect(order.deadline).toBe(1_800_000_600n)
       expect(build.transactionRequest).toMatchObject({ chainId: 1, from: SENDER, to: ROUTER.router, value: '0x0' })
       expect(hexToBigInt(build.transactionRequest.gas)).toBe(build.sized.gasLimit)
       // The margin is the part of the 0.5% the route does not need, never more than the fee itself.
@@ -129,6 +133,21 @@ describe('buildRouteTransaction', () => {
     expect(order.calls[0]!.data).toContain(777n.toString(16).padStart(64, '0'))
   })
 
+  it("gives a venue that takes a deadline its order's: the source order's on the source chain, the destination order's there", () => {
+    const solidlyDeadline = (data: Hex): bigint => {
+      const { functionName, args } = decodeFunctionData({ abi: solidlyRouterAbi, data })
+      expect(functionName).toBe('swapExactTokensForTokens')
+      return args[4]
+    }
+    const [before] = buildAll('BAS:DAI', 'ETH:USDC').filter(({ priced }) => priced.route.id.startsWith('bas-aerodrome-usdc-dai:DAI>USDC|'))
+    expect(solidlyDeadline(before!.build.order.calls[0]!.data)).toBe(before!.build.order.deadline)
+    const [after] = buildAll('ETH:USDC', 'BAS:DAI').filter(({ priced }) => priced.route.id.endsWith('|bas-aerodrome-usdc-dai:USDC>DAI'))
+    const destination = after!.build.destinationOrder!
+    // After the bridge's p95 and the margin, the venue on Base must still take the swap the order runs.
+    expect(destination.deadline > after!.build.order.deadline).toBe(true)
+    expect(solidlyDeadline(destination.calls[0]!.data)).toBe(destination.deadline)
+  })
+
   it('approves exactly amountIn, and asks USDT on Ethereum to reset its allowance first', () => {
     const [usdc] = buildAll('ETH:USDC', 'ETH:USDT')
     expect(usdc!.build.approval).toMatchObject({ spender: ROUTER.router, amount: usdc!.priced.amountIn, resetFirst: false })
@@ -161,6 +180,12 @@ describe('buildRouteTransaction', () => {
       })
       // The bridge delivers to our executor on Polygon, which runs the order; the user is its recipient.
       expect(build.destinationOrder!.calls).toHaveLength(priced.route.destinationSwaps.length)
+      // The source order may be mined until its deadline; the bridge then takes up to the route's p95, and the
+      // destination order runs its swap for that long again (at least 30 minutes) before it falls back.
+      const p95 = BigInt(build.sized.durationP95Sec)
+      const margin = p95 > BigInt(DESTINATION_MARGIN_SEC) ? p95 : BigInt(DESTINATION_MARGIN_SEC)
+      expect(build.order.deadline).toBe(1_800_000_600n)
+      expect(build.destinationOrder!.deadline).toBe(1_800_000_600n + p95 + margin)
     }
     for (const { build } of buildAll('BAS:USDC', 'POL:USDC')) {
       expect(build.destinationOrder).toBeUndefined()
