@@ -90,10 +90,14 @@ export const probeCorridor = defineTool({
       if (quote.success) {
         supported = true
         sample = quote.data
-      } else if (UnsupportedPair.safeParse(quoteResponse.body).success) {
-        reason = 'no_route_found'
-        detail = `No route joins ${args.fromToken} on ${args.fromChain} and ${args.toToken} on ${args.toChain}.`
-      } else return failed('SwapEazi answered with a quote this server cannot read; check SWAPEAZI_BASE_URL.')
+      } else {
+        const unsupported = UnsupportedPair.safeParse(quoteResponse.body)
+        if (!unsupported.success) return failed('SwapEazi answered with a quote this server cannot read; check SWAPEAZI_BASE_URL.')
+        // Why, as the service says it: not buildable yet, or a cost above what the fee covers, with the figures.
+        const why = unsupported.data.notServed
+        reason = why?.reason ?? 'no_route_found'
+        detail = why?.detail ?? `No route joins ${args.fromToken} on ${args.fromChain} and ${args.toToken} on ${args.toChain}.`
+      }
     } else if (quoteResponse.status === 422 || quoteResponse.status === 400) {
       reason = typeof body?.code === 'string' ? body.code : `http_${quoteResponse.status}`
       detail = typeof body?.detail === 'string' ? body.detail : null

@@ -1,0 +1,49 @@
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createToolContext } from '../../src/mcp/toolContext.ts'
+import { lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
+import { type ConnectedClient, callTool, connectInMemory, inProcessClient, textOf } from './mcpHarness.ts'
+
+// A cell the catalogue advertises but does not serve: every tool an agent would ask says so, and why, with figures.
+const store = lazyMemoryStore()
+const app = testApp({ store })
+let connected: ConnectedClient
+
+beforeAll(async () => {
+  connected = await connectInMemory(
+    createToolContext({
+      client: inProcessClient(app),
+      settings: { dailyBudgetAtomic: 0n },
+      budget: store.budget,
+      clock: Date.now,
+      log: pino({ level: 'silent' }),
+    }),
+  )
+})
+afterAll(async () => {
+  await connected.close()
+  await store.sql.close()
+})
+
+describe('a corridor cell not served (USDC on ARB to cKES on CEL)', () => {
+  const args = quoteBody({ fromChain: 'ARB', toChain: 'CEL', toToken: 'cKES' })
+
+  it('probe_corridor says it is not served, why, and at what cost against the fee', async () => {
+    const result = await callTool(connected.client, 'probe_corridor', {
+      fromChain: 'ARB',
+      toChain: 'CEL',
+      fromToken: 'USDC',
+      toToken: 'cKES',
+      amount: '1000',
+    })
+    expect(result.isError).not.toBe(true)
+    expect(result.structuredContent).toMatchObject({ supported: false, reason: 'cost_exceeds_fee' })
+    expect(textOf(result)).toMatch(/is not served at 1000: cost_exceeds_fee \(USDC on ARB to cKES on CEL costs about \d+ bps .* 50 bps/)
+  })
+
+  it('get_quote answers supported: false with the same why', async () => {
+    const result = await callTool(connected.client, 'get_quote', args)
+    expect(result.structuredContent).toMatchObject({ supported: false, notServed: { reason: 'cost_exceeds_fee', feeBps: 50 } })
+    expect(textOf(result)).toMatch(/does not sell at a loss/)
+  })
+})
