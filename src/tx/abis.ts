@@ -23,11 +23,14 @@ export const solidlyRouterAbi = parseAbi([
   'function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, Route[] routes, address to, uint256 deadline) returns (uint256[] amounts)',
 ])
 
-/** Balancer v2 Vault single swap. */
+/**
+ * Balancer v2 Vault `batchSwap` (balancer-v2-monorepo pkg/interfaces IVault.sol; selector 0x945bcec9): several pools in
+ * one call, each step spending the previous step's output when its amount is 0.
+ */
 export const balancerVaultAbi = parseAbi([
-  'struct SingleSwap { bytes32 poolId; uint8 kind; address assetIn; address assetOut; uint256 amount; bytes userData; }',
+  'struct BatchSwapStep { bytes32 poolId; uint256 assetInIndex; uint256 assetOutIndex; uint256 amount; bytes userData; }',
   'struct FundManagement { address sender; bool fromInternalBalance; address recipient; bool toInternalBalance; }',
-  'function swap(SingleSwap singleSwap, FundManagement funds, uint256 limit, uint256 deadline) payable returns (uint256 amountCalculated)',
+  'function batchSwap(uint8 kind, BatchSwapStep[] swaps, address[] assets, FundManagement funds, int256[] limits, uint256 deadline) payable returns (int256[] assetDeltas)',
 ])
 
 /** Mento Broker (Celo). */

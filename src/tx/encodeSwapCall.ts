@@ -1,7 +1,8 @@
 import { type Address, encodeFunctionData, type Hex, isAddress, isHex } from 'viem'
 import type { SwapEdge, Venue } from '../engine/index.ts'
-import { balancerVaultAbi, curvePoolAbi, mentoBrokerAbi, pancakeStableSwapAbi, solidlyRouterAbi, v3SwapRouterAbi } from './abis.ts'
+import { curvePoolAbi, mentoBrokerAbi, pancakeStableSwapAbi, solidlyRouterAbi, v3SwapRouterAbi } from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
+import { encodeBalancerBatchSwap } from './encodeBalancerBatchSwap.ts'
 import type { RouterCall } from './call.ts'
 
 export type EncodeSwapCallParameters = {
@@ -81,18 +82,8 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
         })
       break
     }
-    case 'balancer-v2': {
-      const poolId = hexParam(venue, 'poolId')
-      const funds = { sender: recipient, fromInternalBalance: false, recipient, toInternalBalance: false }
-      encode = (amount) =>
-        encodeFunctionData({
-          abi: balancerVaultAbi,
-          functionName: 'swap',
-          // kind 0: GIVEN_IN
-          args: [{ poolId, kind: 0, assetIn: tokenIn, assetOut: tokenOut, amount, userData: '0x' }, funds, minOut, deadlineSec],
-        })
-      break
-    }
+    case 'balancer-v2':
+      return encodeBalancerBatchSwap(parameters)
     case 'mento': {
       const provider = addressParam(venue, 'exchangeProvider')
       const exchangeId = hexParam(venue, 'exchangeId')

@@ -1,7 +1,7 @@
 // Puts the catalogue of one or more chains on anvil: stand-ins for every token, venue and bridge contract the
 // catalogue names there, our router deployed through the CREATE2 proxy and allow-listed exactly as
 // `swapeazi router allow` would, and catalogue files rewritten to point at what was deployed.
-import { type Address, getAddress, keccak256, stringToHex } from 'viem'
+import { type Address, getAddress, type Hex } from 'viem'
 import { type Catalogue, type CatalogueFiles, compileCatalogue, isEvmToken, pow10, type Token } from '../../src/engine/index.ts'
 import { deployRouter } from '../../src/contracts/deployRouter.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -61,8 +61,33 @@ async function deployChain(
     return stand
   }
 
-  // Tokens: USDT-like reset tokens where the catalogue says so, EIP-2612/3009 tokens otherwise.
+  // Tokens a Balancer venue names by another address (params.vaultAsset: the Monerium v1 front the pools hold, which
+  // shares balance and allowance with the v2 token the catalogue lists), by symbol.
+  const fronts = new Map<string, Address>()
+  for (const venue of original.venues.venues) {
+    const front = venue.params?.vaultAsset
+    const pooled = venue.tokens[1]
+    if (venue.chain === chain && venue.protocol === 'balancer-v2' && typeof front === 'string' && pooled !== undefined)
+      fronts.set(pooled, front as Address)
+  }
+
+  // Tokens: USDT-like reset tokens where the catalogue says so, a Monerium v2 ledger and its v1 front where a venue
+  // names the front, EIP-2612/3009 tokens otherwise.
   for (const token of original.tokens.tokens.filter((entry) => entry.chain === chain)) {
+    const front = fronts.get(token.symbol)
+    if (front !== undefined) {
+      const ledger = await deployStandIn(instance, deployer, 'MoneriumTokenStandIn', [token.symbol, token.symbol, token.decimals])
+      const frontAddress = await deployStandIn(instance, deployer, 'MoneriumFrontStandIn', [ledger])
+      await writeContractAndWait(instance, deployer, {
+        address: ledger,
+        abi: standInAbi('MoneriumTokenStandIn'),
+        functionName: 'setFrontend',
+        args: [frontAddress],
+      })
+      replaced.set(token.address.toLowerCase(), ledger)
+      replaced.set(front.toLowerCase(), frontAddress)
+      continue
+    }
     const address = token.approvalReset
       ? await deployStandIn(instance, deployer, 'ResetApprovalToken', [token.symbol, token.symbol, token.decimals])
       : await deployStandIn(instance, deployer, 'TestToken', [token.symbol, token.symbol, token.decimals, '2'])
@@ -72,6 +97,16 @@ async function deployChain(
     const entry = original.tokens.tokens.find((token) => token.chain === chain && token.symbol === symbol)
     if (!entry) throw new Error(`${symbol} is not on ${chain}`)
     return swap(entry.address)
+  }
+
+  // Hub assets of Balancer paths (sDAI on Gnosis): in no venue's token list, so deployed here.
+  for (const venue of files.venues.venues.filter((entry) => entry.chain === chain && entry.protocol === 'balancer-v2')) {
+    const hub = venue.params?.hubAsset
+    if (typeof hub === 'string' && !replaced.has(hub.toLowerCase()))
+      replaced.set(
+        hub.toLowerCase(),
+        await deployStandIn(instance, deployer, 'TestToken', ['Balancer hub asset', 'HUB', HUB_TOKEN.decimals, '1']),
+      )
   }
 
   // Venues: one stand-in per contract address; pools get their coins, routers are shared by their pools.
@@ -107,9 +142,6 @@ async function deployChain(
       }
       replaced.set(key, address)
     }
-    // A pool id the real catalogue lacks (Gnosis Balancer) is made up here: the stand-in accepts any.
-    if (venue.protocol === 'balancer-v2' && venue.params?.poolId === undefined)
-      venue.params = { ...venue.params, poolId: keccak256(stringToHex(venue.id)) }
     // Every direction at the oracle rate: out = in × price(in) × 10^dec(out) / (price(out) × 10^dec(in)).
     for (const inSymbol of venue.tokens) {
       for (const outSymbol of venue.tokens) {
@@ -130,6 +162,7 @@ async function deployChain(
       }
       await mint(instance, tokenAddress(inSymbol), address, RESERVE_UNITS * pow10(tokenOn(inSymbol).decimals))
     }
+    if (venue.protocol === 'balancer-v2') await setUpBalancerPath(instance, address, venue, { swap, tokenAddress, tokenOn })
   }
 
   // Bridges: deposit contracts and the contracts that deliver on arrival.
@@ -170,11 +203,67 @@ async function deployChain(
   return { chain, instance, router: routerDeployment(deployed.address), owner, treasury, replaced }
 }
 
+/** A stand-in price for a Balancer hub asset (sDAI): only the product of a path's two rates matters. */
+const HUB_TOKEN = { priceUsdE18: 10n ** 18n, decimals: 18 }
+
+/**
+ * A Balancer venue's two pools on the Vault stand-in (test/chain/contracts/VenueStandIns.sol): its real pool ids,
+ * each registered with the assets the real pool holds (`poolId`: the hub and the front the catalogue names in
+ * `vaultAsset`; `hubPoolId`: the hub and tokens[0]), a stand-in token for the hub asset, and the rates of every step
+ * at the oracle, so the two steps together pay the oracle rate of the venue's pair (less rounding).
+ */
+async function setUpBalancerPath(
+  instance: AnvilInstance,
+  vault: Address,
+  venue: CatalogueFiles['venues']['venues'][number],
+  lookup: { swap(real: string): Address; tokenAddress(symbol: string): Address; tokenOn(symbol: string): Token },
+): Promise<void> {
+  const deployer = instance.accounts[0]!
+  const params = venue.params ?? {}
+  const [outer, pooled] = venue.tokens
+  const { poolId, hubPoolId, hubAsset, vaultAsset } = params
+  if (outer === undefined || pooled === undefined) throw new Error(`${venue.id}: a Balancer venue joins two tokens`)
+  if (typeof poolId !== 'string' || typeof hubPoolId !== 'string' || typeof hubAsset !== 'string' || typeof vaultAsset !== 'string')
+    throw new Error(`${venue.id}: a Balancer venue needs poolId, hubPoolId, hubAsset and vaultAsset`)
+  const hub = lookup.swap(hubAsset)
+  const front = lookup.swap(vaultAsset)
+  const register = (id: string, tokens: Address[]) =>
+    writeContractAndWait(instance, deployer, {
+      address: vault,
+      abi: standInAbi('BalancerVaultStandIn'),
+      functionName: 'registerPool',
+      args: [id as Hex, tokens],
+    })
+  await register(poolId, [front, hub])
+  await register(hubPoolId, [lookup.tokenAddress(outer), hub])
+  const setRate = (tokenIn: Address, tokenOut: Address, numerator: bigint, denominator: bigint) =>
+    writeContractAndWait(instance, deployer, {
+      address: vault,
+      abi: standInAbi('BalancerVaultStandIn'),
+      functionName: 'setRate',
+      args: [tokenIn, tokenOut, numerator, denominator],
+    })
+  for (const [asset, token] of [
+    [lookup.tokenAddress(outer), lookup.tokenOn(outer)],
+    [front, lookup.tokenOn(pooled)],
+  ] as const) {
+    await setRate(asset, hub, token.priceUsdE18 * pow10(HUB_TOKEN.decimals), HUB_TOKEN.priceUsdE18 * pow10(token.decimals))
+    await setRate(hub, asset, HUB_TOKEN.priceUsdE18 * pow10(token.decimals), token.priceUsdE18 * pow10(HUB_TOKEN.decimals))
+  }
+  await mint(instance, hub, vault, RESERVE_UNITS * pow10(HUB_TOKEN.decimals))
+}
+
 /** Rewrites every address of `chain` in the files through the stand-in map. */
 function patchFiles(files: CatalogueFiles, setup: ChainSetup): void {
   const swap = (real: Address): Address => setup.replaced.get(real.toLowerCase()) ?? real
   for (const token of files.tokens.tokens) if (isEvmTokenEntry(token) && token.chain === setup.chain) token.address = swap(token.address)
-  for (const venue of files.venues.venues) if (venue.chain === setup.chain) venue.contract = swap(venue.contract)
+  for (const venue of files.venues.venues)
+    if (venue.chain === setup.chain) {
+      venue.contract = swap(venue.contract)
+      // Addresses among a venue's parameters (a Balancer hub asset, a Monerium v1 front) point at their stand-ins too.
+      for (const [name, value] of Object.entries(venue.params ?? {}))
+        if (typeof value === 'string' && setup.replaced.has(value.toLowerCase())) venue.params![name] = swap(value as Address)
+    }
   for (const bridge of files.bridges.bridges)
     for (const endpoint of bridge.endpoints)
       if (endpoint.chain === setup.chain) {

@@ -1,10 +1,12 @@
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../src/payments/x402/verifyPayment.ts'
+import { balancerVaultAbi } from '../../src/tx/abis.ts'
 import {
   type AbiFunction,
   type Address,
   type Hex,
   type PrivateKeyAccount,
   concatHex,
+  decodeFunctionData,
   domainSeparator,
   encodeFunctionData,
   encodePacked,
@@ -406,29 +408,48 @@ describe('venue stand-ins', () => {
     })
     expect(await balanceOf(chainA, usds, recipient.address)).toBe(out)
 
-    // Balancer: GIVEN_IN USDC → USDT at 0.9998, pays funds.recipient.
-    await write(chainA, deployer, vault, 'BalancerVaultStandIn', 'setRate', [usdc, usdt, 9998n, 10_000n])
-    const singleSwap = {
-      poolId: keccak256(toHex('pool')),
-      kind: 0,
-      assetIn: usdc,
-      assetOut: usdt,
-      amount: 10_000_000n,
-      userData: '0x' as Hex,
-    }
+    // Balancer: a two-step GIVEN_IN batchSwap USDC → USDS (hub) → USDT, 0.9998 overall, pays funds.recipient.
+    const usdcPool = keccak256(toHex('USDC/USDS pool'))
+    const usdtPool = keccak256(toHex('USDS/USDT pool'))
+    await write(chainA, deployer, vault, 'BalancerVaultStandIn', 'registerPool', [usdcPool, [usdc, usds]])
+    await write(chainA, deployer, vault, 'BalancerVaultStandIn', 'registerPool', [usdtPool, [usds, usdt]])
+    await write(chainA, deployer, vault, 'BalancerVaultStandIn', 'setRate', [usdc, usds, 9998n * 10n ** 12n, 10_000n])
+    await write(chainA, deployer, vault, 'BalancerVaultStandIn', 'setRate', [usds, usdt, 1n, 10n ** 12n])
+    const steps = [
+      { poolId: usdcPool, assetInIndex: 0n, assetOutIndex: 1n, amount: 10_000_000n, userData: '0x' as Hex },
+      { poolId: usdtPool, assetInIndex: 1n, assetOutIndex: 2n, amount: 0n, userData: '0x' as Hex },
+    ]
+    const assets = [usdc, usds, usdt]
     const funds = { sender: trader.address, fromInternalBalance: false, recipient: recipient.address, toInternalBalance: false }
-    await expect(write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, funds, 9_998_001n, now + 600n])).rejects.toThrow(
-      /BAL#507/,
-    )
-    await expect(
-      write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, { ...funds, sender: recipient.address }, 0n, now + 600n]),
-    ).rejects.toThrow(/BAL#401/)
-    const vaultReceipt = await write(chainA, trader, vault, 'BalancerVaultStandIn', 'swap', [singleSwap, funds, 9_998_000n, now + 600n])
-    expect(standInEvent('BalancerVaultStandIn', vaultReceipt.logs, vault, 'SwapCalled')).toMatchObject({
-      singleSwap,
+    const maxIn = 2n ** 255n - 1n
+    const batch = (overrides: { swaps?: typeof steps; funds?: typeof funds; limits?: bigint[]; deadline?: bigint } = {}) =>
+      write(chainA, trader, vault, 'BalancerVaultStandIn', 'batchSwap', [
+        0,
+        overrides.swaps ?? steps,
+        assets,
+        overrides.funds ?? funds,
+        overrides.limits ?? [maxIn, 0n, -9_998_000n],
+        overrides.deadline ?? now + 600n,
+      ])
+    await expect(batch({ limits: [maxIn, 0n, -9_998_001n] })).rejects.toThrow(/BAL#507/)
+    await expect(batch({ limits: [9_999_999n, 0n, 0n] })).rejects.toThrow(/BAL#507/)
+    await expect(batch({ funds: { ...funds, sender: recipient.address } })).rejects.toThrow(/BAL#401/)
+    await expect(batch({ deadline: now - 1n })).rejects.toThrow(/BAL#508/)
+    await expect(batch({ swaps: [steps[0]!, { ...steps[1]!, poolId: keccak256(toHex('no such pool')) }] })).rejects.toThrow(/BAL#500/)
+    await expect(batch({ swaps: [steps[0]!, { ...steps[1]!, poolId: usdcPool }] })).rejects.toThrow(/BAL#521/)
+    await expect(batch({ swaps: [{ ...steps[0]!, amount: 0n }, steps[1]!] })).rejects.toThrow(/BAL#510/)
+    await expect(batch({ swaps: [steps[0]!, { ...steps[1]!, assetInIndex: 0n }] })).rejects.toThrow(/BAL#511/)
+    const vaultReceipt = await batch()
+    const recorded = standInEvent('BalancerVaultStandIn', vaultReceipt.logs, vault, 'BatchSwapCalled')
+    expect(recorded.assetDeltas).toEqual([10_000_000n, 0n, -9_998_000n])
+    expect(decodeFunctionData({ abi: balancerVaultAbi, data: recorded.data as Hex }).args).toEqual([
+      0,
+      steps,
+      assets,
       funds,
-      amountCalculated: 9_998_000n,
-    })
+      [maxIn, 0n, -9_998_000n],
+      now + 600n,
+    ])
     expect(await balanceOf(chainA, usdt, recipient.address)).toBe(9_998_000n)
 
     // Mento: swapIn USDC → USDT at 1:1 minus 0.05%, to msg.sender.

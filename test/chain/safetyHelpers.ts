@@ -4,6 +4,7 @@ import {
   type Address,
   BaseError,
   decodeErrorResult,
+  decodeFunctionData,
   getAddress,
   type Hex,
   hexToBigInt,
@@ -15,6 +16,7 @@ import { expect } from 'vitest'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { isEvmToken, type SwapEdge } from '../../src/engine/index.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { balancerVaultAbi } from '../../src/tx/abis.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import type { CatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, SLIPPAGE_E18, setupOf } from './routeExecution.ts'
@@ -189,20 +191,26 @@ const HOP_READERS: Record<string, HopReader> = {
   velodrome: solidly,
   'balancer-v2': {
     standIn: 'BalancerVaultStandIn',
-    event: 'SwapCalled',
-    read: (args) => {
-      const single = args.singleSwap as { kind: number; assetIn: Address; assetOut: Address; amount: bigint }
-      const funds = args.funds as { sender: Address; recipient: Address }
-      expect(single.kind, 'Balancer GIVEN_IN').toBe(0)
-      expect(funds.sender, 'Balancer funds.sender is the caller').toBe(args.caller)
+    event: 'BatchSwapCalled',
+    // The Vault records the whole call: a batchSwap of one venue edge, the input first and the output last. The
+    // Monerium token goes by its v1 front there (params.vaultAsset), the same ledger as the catalogue's v2 token.
+    read: (args, edge) => {
+      const { args: call } = decodeFunctionData({ abi: balancerVaultAbi, data: args.data as Hex })
+      const [kind, swaps, assets, funds, limits] = call
+      const deltas = args.assetDeltas as readonly bigint[]
+      expect(kind, 'Balancer GIVEN_IN').toBe(0)
+      expect(getAddress(funds.sender), 'Balancer funds.sender is the caller').toBe(getAddress(args.caller as Address))
+      const front = edge.venue.params.vaultAsset
+      const catalogueToken = (asset: Address): Address =>
+        typeof front === 'string' && getAddress(asset) === getAddress(front) ? edge.venue.tokens[1]!.address : asset
       return {
         payer: funds.sender,
         recipient: funds.recipient,
-        tokenIn: single.assetIn,
-        tokenOut: single.assetOut,
-        amountIn: single.amount,
-        minOut: args.limit as bigint,
-        amountOut: args.amountCalculated as bigint,
+        tokenIn: catalogueToken(assets[0]!),
+        tokenOut: catalogueToken(assets.at(-1)!),
+        amountIn: swaps[0]!.amount,
+        minOut: -limits.at(-1)!,
+        amountOut: -deltas.at(-1)!,
       }
     },
   },

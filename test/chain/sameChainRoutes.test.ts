@@ -129,10 +129,10 @@ const cases: Case[] = [
   },
   { name: 'BNB PancakeSwap v3 USDT → FDUSD', from: 'BNB:USDT', to: 'BNB:FDUSD', id: 'bnb-pancake-v3-usdt-fdusd-100:USDT>FDUSD' },
   {
-    name: 'GNO Balancer v2, two hops through USDC.e',
+    name: 'GNO Balancer v2, one batchSwap through sDAI, paid through the Monerium v1 front',
     from: 'GNO:EURe',
-    to: 'GNO:GBPe',
-    id: 'gno-balancer-eure-usdce:EURe>USDC.e|gno-balancer-gbpe-usdce:USDC.e>GBPe',
+    to: 'GNO:USDC.e',
+    id: 'gno-balancer-eure-usdce:EURe>USDC.e',
   },
   {
     name: 'CEL Mento, two hops through cUSD',

@@ -7,6 +7,8 @@ import { compiledTestContracts } from './testContracts.ts'
 export type StandInConstructorArgs = {
   TestToken: readonly [name: string, symbol: string, decimals: number, version: string]
   ResetApprovalToken: readonly [name: string, symbol: string, decimals: number]
+  MoneriumTokenStandIn: readonly [name: string, symbol: string, decimals: number]
+  MoneriumFrontStandIn: readonly [controller: Address]
   UniswapV3RouterStandIn: readonly []
   CurvePoolStandIn: readonly [coins: readonly Address[]]
   PancakeStableSwapStandIn: readonly [coins: readonly Address[]]
@@ -26,6 +28,8 @@ export type StandInName = keyof StandInConstructorArgs
 export const STAND_IN_NAMES = [
   'TestToken',
   'ResetApprovalToken',
+  'MoneriumTokenStandIn',
+  'MoneriumFrontStandIn',
   'UniswapV3RouterStandIn',
   'CurvePoolStandIn',
   'PancakeStableSwapStandIn',

@@ -170,12 +170,12 @@ contract TestToken {
         require(signer != address(0), "ECRecover: invalid signature");
     }
 
-    function _approve(address owner, address spender, uint256 value) private {
+    function _approve(address owner, address spender, uint256 value) internal {
         allowance[owner][spender] = value;
         emit Approval(owner, spender, value);
     }
 
-    function _transfer(address from, address to, uint256 value) private {
+    function _transfer(address from, address to, uint256 value) internal {
         require(to != address(0), "ERC20: transfer to the zero address");
         require(balanceOf[from] >= value, "ERC20: insufficient balance");
         balanceOf[from] -= value;

@@ -167,16 +167,22 @@ contract SolidlyRouterStandIn is RateBook {
     }
 }
 
-/// @notice Stand-in for the Balancer v2 Vault's single `swap`. Only GIVEN_IN (kind 0), ERC-20 assets and external
-/// balances are modelled. The caller must be `funds.sender` (the real Vault also admits approved relayers). The
-/// pool id and userData are recorded, not used: pricing is the RateBook rate of (assetIn, assetOut). ETH sent is
-/// returned to the caller, as the Vault returns unused ETH.
+/// @notice Stand-in for the Balancer v2 Vault's `batchSwap` (balancer-v2-monorepo IVault.sol, selector 0x945bcec9), as
+/// the catalogue's Gnosis venues call it. Modelled as the Vault does it, with its error codes: the deadline (BAL#508),
+/// one limit per asset (BAL#103), steps whose indices fall inside `assets` (BAL#100), never one token for another
+/// (BAL#509), an amount of 0 meaning all of the previous step's output, which must be the step's input (BAL#510,
+/// BAL#511), net deltas checked against the limits (BAL#507: positive limits bound what the Vault takes, negative
+/// ones what it must at least pay), the input pulled from and the output paid to `funds` once, after every step.
+/// A step's pool must be registered (BAL#500) and hold both of its assets (BAL#521), so a wrong pool id or an asset
+/// the pool does not hold (a Monerium v2 address where the pool holds the v1 front) reverts as on chain. Only
+/// GIVEN_IN, ERC-20 assets and external balances are modelled, and the caller must be `funds.sender` (the real Vault
+/// also admits approved relayers). Each step is priced by the RateBook rate of its (assetIn, assetOut); the pools'
+/// own math and userData are not modelled. The whole call (after the executor patched its amount) is recorded.
 contract BalancerVaultStandIn is RateBook {
-    struct SingleSwap {
+    struct BatchSwapStep {
         bytes32 poolId;
-        uint8 kind;
-        address assetIn;
-        address assetOut;
+        uint256 assetInIndex;
+        uint256 assetOutIndex;
         uint256 amount;
         bytes userData;
     }
@@ -188,41 +194,86 @@ contract BalancerVaultStandIn is RateBook {
         bool toInternalBalance;
     }
 
-    event SwapCalled(
-        address indexed caller,
-        SingleSwap singleSwap,
-        FundManagement funds,
-        uint256 limit,
-        uint256 deadline,
-        uint256 amountCalculated,
-        uint256 msgValue
-    );
+    mapping(bytes32 => bool) public isRegistered;
+    mapping(bytes32 => mapping(address => bool)) public poolHolds;
 
-    function swap(SingleSwap calldata singleSwap, FundManagement calldata funds, uint256 limit, uint256 deadline)
-        external
-        payable
-        returns (uint256 amountCalculated)
-    {
+    event PoolRegistered(bytes32 indexed poolId, address[] tokens);
+    /// @param data the calldata the Vault was called with, selector included
+    event BatchSwapCalled(address indexed caller, bytes data, int256[] assetDeltas);
+
+    /// @notice Test fixture: registers a pool id with tokens it holds (again to add tokens).
+    function registerPool(bytes32 poolId, address[] calldata tokens) external {
+        isRegistered[poolId] = true;
+        for (uint256 k = 0; k < tokens.length; k++) {
+            poolHolds[poolId][tokens[k]] = true;
+        }
+        emit PoolRegistered(poolId, tokens);
+    }
+
+    function batchSwap(
+        uint8 kind,
+        BatchSwapStep[] calldata swaps,
+        address[] calldata assets,
+        FundManagement calldata funds,
+        int256[] calldata limits,
+        uint256 deadline
+    ) external payable returns (int256[] memory assetDeltas) {
         require(block.timestamp <= deadline, "BAL#508"); // SWAP_DEADLINE
-        require(singleSwap.amount > 0, "BAL#510"); // UNKNOWN_AMOUNT_IN_FIRST_SWAP
-        require(singleSwap.kind == 0, "stand-in: only GIVEN_IN (kind 0) swaps are supported");
+        require(assets.length == limits.length, "BAL#103"); // INPUT_LENGTH_MISMATCH
+        require(kind == 0, "stand-in: only GIVEN_IN (kind 0) swaps are supported");
         require(funds.sender == msg.sender, "BAL#401"); // SENDER_NOT_ALLOWED: no relayers in the stand-in
         require(
             !funds.fromInternalBalance && !funds.toInternalBalance, "stand-in: internal balances are not supported"
         );
-        require(singleSwap.assetIn != singleSwap.assetOut, "BAL#509"); // CANNOT_SWAP_SAME_TOKEN
-        require(
-            singleSwap.assetIn != address(0) && singleSwap.assetOut != address(0), "stand-in: ETH is not supported"
-        );
-        amountCalculated = _amountOut(singleSwap.assetIn, singleSwap.assetOut, singleSwap.amount);
-        require(amountCalculated >= limit, "BAL#507"); // SWAP_LIMIT
-        TokenOps.pull(singleSwap.assetIn, funds.sender, singleSwap.amount);
-        _payOut(singleSwap.assetOut, funds.recipient, amountCalculated);
-        if (msg.value > 0) {
-            (bool ok,) = msg.sender.call{value: msg.value}("");
-            require(ok, "BAL#518"); // ETH_TRANSFER
+        require(msg.value == 0, "stand-in: ETH is not supported");
+        assetDeltas = _swapWithPools(swaps, assets);
+        _settle(assets, limits, assetDeltas, funds.sender, funds.recipient);
+        emit BatchSwapCalled(msg.sender, msg.data, assetDeltas);
+    }
+
+    function _swapWithPools(BatchSwapStep[] calldata swaps, address[] calldata assets)
+        private
+        view
+        returns (int256[] memory deltas)
+    {
+        deltas = new int256[](assets.length);
+        address previousToken;
+        uint256 previousAmount;
+        for (uint256 k = 0; k < swaps.length; k++) {
+            BatchSwapStep calldata step = swaps[k];
+            require(step.assetInIndex < assets.length && step.assetOutIndex < assets.length, "BAL#100"); // OUT_OF_BOUNDS
+            address tokenIn = assets[step.assetInIndex];
+            address tokenOut = assets[step.assetOutIndex];
+            require(tokenIn != tokenOut, "BAL#509"); // CANNOT_SWAP_SAME_TOKEN
+            require(tokenIn != address(0) && tokenOut != address(0), "stand-in: ETH is not supported");
+            uint256 amountIn = step.amount;
+            if (amountIn == 0) {
+                require(k > 0, "BAL#510"); // UNKNOWN_AMOUNT_IN_FIRST_SWAP
+                require(previousToken == tokenIn, "BAL#511"); // MALCONSTRUCTED_MULTIHOP_SWAP
+                amountIn = previousAmount;
+            }
+            require(isRegistered[step.poolId], "BAL#500"); // INVALID_POOL_ID
+            require(poolHolds[step.poolId][tokenIn] && poolHolds[step.poolId][tokenOut], "BAL#521"); // TOKEN_NOT_REGISTERED
+            previousAmount = _amountOut(tokenIn, tokenOut, amountIn);
+            previousToken = tokenOut;
+            deltas[step.assetInIndex] += int256(amountIn);
+            deltas[step.assetOutIndex] -= int256(previousAmount);
         }
-        emit SwapCalled(msg.sender, singleSwap, funds, limit, deadline, amountCalculated, msg.value);
+    }
+
+    function _settle(
+        address[] calldata assets,
+        int256[] calldata limits,
+        int256[] memory deltas,
+        address sender,
+        address recipient
+    ) private {
+        for (uint256 i = 0; i < assets.length; i++) {
+            int256 delta = deltas[i];
+            require(delta <= limits[i], "BAL#507"); // SWAP_LIMIT
+            if (delta > 0) TokenOps.pull(assets[i], sender, uint256(delta));
+            else if (delta < 0) _payOut(assets[i], recipient, uint256(-delta));
+        }
     }
 }
 
