@@ -13,13 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { compileCatalogue } from '../../src/engine/index.ts'
-import { routerTargets } from '../../src/tx/routerTargets.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from './deployCatalogue.ts'
 import { balanceOf, executeSwap, type PlannedSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
 import { expectHops, expectRouterEmpty, hopMinimum, mintTo, sendEstimated, sendRequest, venueHops } from './safetyHelpers.ts'
-import { addressToBytes32, deployStandIn, standInAbi, standInEvents } from './standIns.ts'
+import { addressToBytes32, standInAbi, standInEvents } from './standIns.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 const loaded = loadCatalogue(MANIFEST)
@@ -134,12 +133,7 @@ const cases: Case[] = [
     to: 'GNO:USDC.e',
     id: 'gno-balancer-eure-usdce:EURe>USDC.e',
   },
-  {
-    name: 'CEL Mento, two hops through cUSD',
-    from: 'CEL:USDT',
-    to: 'CEL:cKES',
-    id: 'cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES',
-  },
+  { name: 'CEL Mento Broker, one hop', from: 'CEL:USDT', to: 'CEL:cUSD', id: 'cel-mento-usdt-cusd:USDT>cUSD' },
   { name: 'ARB Uniswap v3, one hop', from: 'ARB:USDT', to: 'ARB:USDC', id: 'arb-univ3-usdt-usdc-100:USDT>USDC' },
 ]
 
@@ -162,7 +156,9 @@ describe('same-chain routes on every venue protocol', () => {
     await expectSameChainSwap(plan, receipt, before)
   })
 
-  // Beyond the cases above: every venue of the catalogue, one hop, in both directions.
+  // Beyond the cases above: every venue of the catalogue, one hop, in both directions, except Mento's cUSD/cKES: its
+  // 1% fee is more than the 0.5% earns, so no route through it is offered (checked below).
+  const NOT_OFFERED = 'cel-mento-cusd-ckes'
   const named = new Set(cases.map((entry) => entry.id))
   const everyVenue: Case[] = loaded.catalogue.venues
     .flatMap((venue) =>
@@ -175,13 +171,20 @@ describe('same-chain routes on every venue protocol', () => {
         return { name: `${venue.protocol} ${venue.chain}`, from: from.key, to: to.key, id: `${venue.id}:${from.symbol}>${to.symbol}` }
       }),
     )
-    .filter((entry) => !named.has(entry.id))
+    .filter((entry) => !named.has(entry.id) && !entry.id.startsWith(`${NOT_OFFERED}:`))
 
   it.each(everyVenue)('every venue, one hop: $name ($id)', async ({ from, to, id }) => {
     const plan = await planSwap(world, from, to, 250n, (routeId) => routeId === id)
     const before = await balancesBefore(plan)
     const receipt = await executeSwap(world, plan)
     await expectSameChainSwap(plan, receipt, before)
+  })
+
+  it.each([
+    ['CEL:cUSD', 'CEL:cKES'],
+    ['CEL:cKES', 'CEL:cUSD'],
+  ])('%s → %s through Mento cUSD/cKES costs more than the fee, so it is not offered', async (from, to) => {
+    await expect(planSwap(world, from, to, 250n, (routeId) => routeId.startsWith(NOT_OFFERED))).rejects.toThrow(/not_viable/)
   })
 
   it('USDT on Ethereum as the input: an existing allowance must be reset to 0 before the exact approval', async () => {
@@ -376,37 +379,19 @@ describe('USDT0 from Arbitrum: the OFT and the legacy mesh', () => {
     await expectComposedDelivery(plan, delivery, amountLD, recipientBefore)
   })
 
-  it('USDT0 legacy mesh ARB → CEL, then Mento USDT → cUSD → cKES on arrival, once the Celo OFT is in the catalogue', async () => {
+  it('USDT0 legacy mesh ARB → CEL, then Mento USDT → cUSD → cKES on arrival: refused for its cost, and runs where a fee covers it', async () => {
     const id = 'usdt0-legacy-mesh:ARB>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES'
-    // The real catalogue knows no legacy-mesh contract on Celo (delivery-only endpoint): the executor could not tell
-    // a genuine compose from a forged one, so the builder refuses the route rather than strand the USDT.
-    await expect(planSwap(world, 'ARB:USDT', 'CEL:cKES', 1000n, (routeId) => routeId === id)).rejects.toThrow(
-      /has no known contract on CEL to accept a compose from/,
-    )
-    // With the Celo OFT named in bridges.json, routerTargets allow-lists it and the route runs end to end.
+    // Mento's own route costs 1.02% (manifest/venues.json): more than the 0.5% fee earns, so it is never offered.
+    await expect(planSwap(world, 'ARB:USDT', 'CEL:cKES', 1000n, (routeId) => routeId === id)).rejects.toThrow(/not_viable/)
+    // The Celo OFT is in the catalogue (allow-listed, a compose from it recognised): with the cKES hop priced at the
+    // Broker-era 5 bp, the same route is offered, and the legacy mesh's compose and both Mento calls run end to end.
     const celo = setupOf(world, 'CEL')
     const files = JSON.parse(JSON.stringify(world.files)) as typeof world.files
+    files.venues.venues.find((venue) => venue.id === 'cel-mento-cusd-ckes')!.feePpm = 500
     const endpoint = files.bridges.bridges
       .find((bridge) => bridge.id === 'usdt0-legacy-mesh')!
       .endpoints.find((entry) => entry.chain === 'CEL')!
-    const celoUsdt = tokenOf(world, 'CEL:USDT').address
-    endpoint.contract = await deployStandIn(celo.instance, celo.instance.accounts[0]!, 'StargateOftStandIn', [celoUsdt, 0n])
     const known = { ...world, files, catalogue: compileCatalogue(files) }
-    for (const target of routerTargets(known.catalogue, 'CEL'))
-      if (
-        !(await celo.instance.publicClient.readContract({
-          address: celo.router.router,
-          abi: swapEaziRouterAbi,
-          functionName: 'isAllowedTarget',
-          args: [target.address],
-        }))
-      )
-        await writeContractAndWait(celo.instance, celo.owner, {
-          address: celo.router.router,
-          abi: swapEaziRouterAbi as never,
-          functionName: 'setTarget',
-          args: [target.address, true],
-        })
     const plan = await planSwap(known, 'ARB:USDT', 'CEL:cKES', 1000n, (routeId) => routeId === id)
     const lane = plan.priced.route.bridge!
     expect(lane.destinationContract).toBe(endpoint.contract)

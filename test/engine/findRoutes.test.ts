@@ -85,12 +85,28 @@ describe('findRoutes: every route shape of DESIGN 4 appears', () => {
     }
   })
 
-  it('swap, bridge, swap: ARB USDC → CEL cKES', () => {
-    const result = routesFor('ARB:USDC', 'CEL:cKES')
-    expect(result.viable.map((p) => p.route.id)).toEqual([
-      'arb-univ3-usdt-usdc-100:USDC>USDT|usdt0-legacy-mesh:ARB>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES',
+  it('swap, bridge, swap: ETH USDT → GNO EURe, into USDC, over Stargate as USDC.e, then Balancer on Gnosis', () => {
+    const result = routesFor('ETH:USDT', 'GNO:EURe')
+    expect(result.viable.map((p) => p.route.id).sort()).toEqual([
+      'eth-curve-3pool:USDT>USDC|stargate-usdc-taxi:ETH>GNO|gno-balancer-eure-usdce:USDC.e>EURe',
+      'eth-univ3-usdc-usdt-100:USDT>USDC|stargate-usdc-taxi:ETH>GNO|gno-balancer-eure-usdce:USDC.e>EURe',
     ])
-    expect(result.viable.map(shape)).toEqual(['1|bridge|2'])
+    expect(result.viable.map(shape)).toEqual(['1|bridge|1', '1|bridge|1'])
+  })
+
+  it('swap, bridge, two swaps: ARB USDC → CEL cKES is a route, but costs more than the fee (Mento alone takes 1.02%)', () => {
+    const from = token('ARB:USDC')
+    const result = findRoutes(catalogue, { from, to: token('CEL:cKES'), amountIn: units(from, 1000n), slippageE18: SLIPPAGE })
+    expect(result).toMatchObject({
+      kind: 'not_viable',
+      rejected: [
+        {
+          routeId:
+            'arb-univ3-usdt-usdc-100:USDC>USDT|usdt0-legacy-mesh:ARB>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES',
+          reason: 'cost_exceeds_fee',
+        },
+      ],
+    })
   })
 
   it('answers no_route where no lane or venue joins the tokens', () => {

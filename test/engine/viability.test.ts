@@ -116,7 +116,7 @@ describe('viableRange', () => {
 
   it.each([
     ['ETH:USDC', 'GNO:EURe'],
-    ['ARB:USDC', 'CEL:cKES'],
+    ['GNO:GBPe', 'BAS:USDC'],
     ['ETH:EURe', 'ETH:EURC'],
     ['BAS:USDC', 'ETH:USDC'],
   ])('%s → %s: findRoutes agrees at both edges of the range', (fromKey, toKey) => {
@@ -149,5 +149,49 @@ describe('viableRange', () => {
 
   it('is undefined for a pair with no route', () => {
     expect(viableRange(catalogue, token('ETH:RLUSD'), token('ETH:USDD'))).toBeUndefined()
+  })
+})
+
+describe('USDC or USDT into cKES on Celo costs more than the 0.5% fee earns, so it is not offered', () => {
+  // Mento prices USDT → USDm → KESm at 1.02% (FPMM 2 bp, then the virtual pool's 100 bp protocol fee; mento-sdk's
+  // route cache, shared/reference/live-chain.md (b)); with the USDT0 Legacy Mesh's 3 bp, and a swap into USDT first
+  // from USDC, the route costs about twice the 50 bp the fee earns.
+  const costBps = (fromKey: string, amountIn: bigint, routeId: string): bigint => {
+    const from = token(fromKey)
+    const route = candidateRoutes(catalogue, from, token('CEL:cKES')).find((r) => r.id === routeId)
+    if (!route) throw new Error(`no candidate ${routeId}`)
+    return (simulateRoute(catalogue, route, amountIn).realCostUsdE18 * 10_000n) / usdValue(from, amountIn)
+  }
+
+  it.each([
+    ['ARB:USDC', 'arb-univ3-usdt-usdc-100:USDC>USDT|usdt0-legacy-mesh:ARB>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES'],
+    ['ETH:USDC', 'eth-curve-3pool:USDC>USDT|usdt0-legacy-mesh:ETH>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES'],
+    ['ARB:USDT', 'usdt0-legacy-mesh:ARB>CEL|cel-mento-usdt-cusd:USDT>cUSD|cel-mento-cusd-ckes:cUSD>cKES'],
+  ])('%s → CEL:cKES is refused as cost_exceeds_fee at every amount, its cost in bps above 50', (fromKey, routeId) => {
+    for (const whole of [10n, 100n, 1_000n, 100_000n]) {
+      const amountIn = whole * 1_000_000n
+      const result = find(fromKey, 'CEL:cKES', amountIn)
+      expect(result.kind, `${whole}`).toBe('not_viable')
+      if (result.kind !== 'not_viable') continue
+      expect(result.rejected).toContainEqual({ routeId, reason: 'cost_exceeds_fee' })
+      expect(new Set(result.rejected.map((r) => r.reason))).toEqual(new Set(['cost_exceeds_fee']))
+      const bps = costBps(fromKey, amountIn, routeId)
+      // The fees alone are 100 + 2 + 3 bp (and 1 bp to swap USDC into USDT), so never below 105; the fee earns 50.
+      expect(bps >= 105n, `${bps} bps at ${whole}`).toBe(true)
+      expect(bps > catalogue.pricing.feeBps).toBe(true)
+    }
+    // At 100 USDC: 106 bp, Mento's 1.02% the bulk of it.
+    expect(costBps(fromKey, 100_000_000n, routeId)).toBe(fromKey === 'ARB:USDT' ? 105n : 106n)
+    expect(viableRange(catalogue, token(fromKey), token('CEL:cKES'))).toBeUndefined()
+  })
+
+  it('itemises the Mento fees as the reference gives them: 100 bp on USDm → KESm, 2 bp on USD₮ → USDm', () => {
+    const route = candidateRoutes(catalogue, token('ARB:USDT'), token('CEL:cKES'))[0]
+    if (!route) throw new Error('no candidate')
+    const priced = simulateRoute(catalogue, route, 1_000_000_000n)
+    const fee = (label: string): bigint => priced.costs.find((c) => c.kind === 'dex_fee' && c.label === label)?.usdE18 ?? -1n
+    const bps = (usdE18: bigint): bigint => (usdE18 * 10_000n + 500n * E18) / (1000n * E18)
+    expect(bps(fee('Mento cUSD/cKES fee'))).toBe(100n)
+    expect(bps(fee('Mento USDT/cUSD fee'))).toBe(2n)
   })
 })
