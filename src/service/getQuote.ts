@@ -1,4 +1,4 @@
-import { findRoutes, formatAtomic, type FindRoutesReturnType, pairNotServed, viableRange } from '../engine/index.ts'
+import { findRoutes, formatAtomic, type FindRoutesReturnType, type NotViableReason, pairNotServed, viableRange } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
@@ -41,13 +41,32 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
     if (!range) return unsupported()
     const { from } = request
     const viable = { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
+    const limit = bindingLimit(
+      found.rejected.map((rejection) => rejection.reason),
+      request.amountIn < range.minIn,
+    )
     throw new ServiceError(
       'amount_out_of_range',
-      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
-      { viableRange: viable },
+      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${LIMIT_TEXT[limit]}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
+      { viableRange: viable, limit },
     )
   }
   return { request, found }
+}
+
+/** What bounds the viable range on the side the amount fell: the fee against fixed costs, a bridge cap, or depth. */
+type BindingLimit = 'fee' | 'bridge_minimum' | 'bridge_maximum' | 'liquidity'
+
+const LIMIT_TEXT: Readonly<Record<BindingLimit, string>> = {
+  fee: "at this size the route's fixed costs (bridge fees, destination gas) exceed what the fee earns",
+  bridge_minimum: 'it is below the smallest amount the bridges take',
+  bridge_maximum: 'it is above the largest amount the bridges take',
+  liquidity: "at this size the venues' price impact exceeds what the fee earns",
+}
+
+function bindingLimit(reasons: readonly NotViableReason[], isTooSmall: boolean): BindingLimit {
+  if (isTooSmall) return reasons.length > 0 && reasons.every((reason) => reason === 'below_bridge_minimum') ? 'bridge_minimum' : 'fee'
+  return reasons.length > 0 && reasons.every((reason) => reason === 'above_bridge_maximum') ? 'bridge_maximum' : 'liquidity'
 }
 
 /** The free quote (spec 2.2): the BALANCED route, as the swap would use it. */

@@ -74,7 +74,8 @@ export function requireAgentCallable(deps: ServiceDeps, chain: QuoteParams['from
     )
 }
 
-export const BAD_CHECKSUM = 'has a mixed-case EIP-55 checksum that does not match; send it all lowercase or correctly checksummed'
+export const BAD_CHECKSUM =
+  'fails its EIP-55 checksum: the address is probably mistyped; copy it again from its source (the wallet or the recipient), exactly as shown there'
 
 /** All-lowercase or all-uppercase hex carries no checksum; mixed case is an EIP-55 checksum and must match. */
 export function hasValidChecksum(address: string): boolean {

@@ -302,4 +302,15 @@ describe('amount out of range (DESIGN 3)', () => {
     expect(await outOfRange(units(min - 1n))).toEqual(range)
     expect(await outOfRange(units(max + 1n))).toEqual(range)
   })
+
+  // The answer names what binds on the side the amount fell, beside the range (DESIGN 7.20).
+  it.each([
+    ['0.5', 'fee', /fixed costs \(bridge fees, destination gas\) exceed what the fee earns/],
+    ['900000000', 'bridge_maximum', /above the largest amount the bridges take/],
+  ])('names the binding limit of %s USDC: %s', async (fromAmount, limit, text) => {
+    const response = await postJson(app, '/api/x402/quote', quoteBody({ ...small, fromAmount }))
+    const body = await readJson<{ code: string; limit: string; detail: string }>(response)
+    expect(body).toMatchObject({ code: 'amount_out_of_range', limit })
+    expect(body.detail).toMatch(text)
+  })
 })
