@@ -17,7 +17,7 @@ export const VENUE_ENCODINGS: Readonly<Record<string, { params: Readonly<Record<
   'pancakeswap-stable': { params: {} },
   aerodrome: { params: { stable: 'boolean', factory: 'address' } },
   velodrome: { params: { stable: 'boolean', factory: 'address' } },
-  'balancer-v2': { params: { poolId: 'hex' } },
+  'balancer-v2': { params: { poolId: 'hex', hubPoolId: 'hex', hubAsset: 'address', vaultAsset: 'address' } },
   mento: { params: { exchangeProvider: 'address', exchangeId: 'hex' } },
 }
 
