@@ -66,6 +66,11 @@ export const DisbursementResult = z
     totals: DisbursementTotals,
     approval: ApprovalWire,
     transactionRequest: TransactionRequestWire,
+    deadline: z
+      .string()
+      .describe(
+        'ISO 8601: the router refuses transactionRequest in any block after this (OrderExpired) and nothing moves; build again then',
+      ),
     nextSteps: z.array(z.string()).describe('What the signer does, in order'),
   })
   .meta({ id: 'DisbursementResult' })

@@ -51,6 +51,17 @@ export const SwapResult = QuoteResult.pick({
     swapEaziRef: z.string().regex(/^swp_[0-9A-Z]{26}$/),
     status: z.literal('built').describe('Built and recorded; it moves once the user signs and broadcasts it'),
     transactionRequest: TransactionRequestWire,
+    deadline: z
+      .string()
+      .describe(
+        "ISO 8601: the router refuses transactionRequest in any block after this (OrderExpired) and nothing moves; build again then. The quote's expiresAt is how long its quoteId is accepted, this how long the built transaction can run",
+      ),
+    destinationDeadline: z
+      .string()
+      .optional()
+      .describe(
+        "ISO 8601, only when the route swaps on the destination chain: if the bridge delivers after this, the swap there does not run and the recipient gets the bridged token (the bridge step's toToken in route.steps) instead",
+      ),
     approval: ApprovalWire,
     route: SwapRouteWire,
     toAddress: Address,

@@ -9,6 +9,7 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
 import { BAD_CHECKSUM, hasValidChecksum, requireAgentCallable, resolveQuoteRequest, resolveToken } from './resolveQuoteRequest.ts'
+import { isoOfDeadline } from './formatSwapResult.ts'
 import { ServiceError } from './serviceError.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
@@ -125,6 +126,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   const { chainId } = batch.transactionRequest
   const resetTx = batch.approvalResetTransactionRequest
   const isBridged = items.some((item) => item.kind === 'bridge')
+  const deadline = isoOfDeadline(batch.deadline)
   return {
     disbursementRef: ref,
     status: 'built',
@@ -142,10 +144,11 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
       ...(resetTx ? { resetTransactionRequest: resetTx } : {}),
     },
     transactionRequest: batch.transactionRequest,
+    deadline,
     nextSteps: [
       ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
       `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
-      `Sign and send transactionRequest on chain ${chainId} before prices move: one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
+      `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline} (after that the router refuses it and nothing moves): one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
       ...(isBridged ? ["Recipients on other chains are paid when their bridge delivers: see each item's estimatedDuration."] : []),
     ],
   }

@@ -7,6 +7,9 @@ import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
 /** The agent call fee as the route's fee breakdown shows it; null where no per-call fee applies (keyed swaps). */
 export type AgentCallFee = { atomic: bigint } | null
 
+/** ISO 8601 text of an order deadline (unix seconds). */
+export const isoOfDeadline = (deadline: bigint): string => new Date(Number(deadline) * 1000).toISOString()
+
 /** Shapes a built swap as the wire SwapResult: the transaction, the approval it needs, the route and its fees. */
 export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCallFee: AgentCallFee): SwapResult {
   const { quote, build, swapEaziRef } = built
@@ -14,15 +17,25 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
   const approvalTx = build.approvalTransactionRequest
   const resetTx: TransactionRequest | undefined = build.approvalResetTransactionRequest
   const { chainId } = build.transactionRequest
+  const deadline = isoOfDeadline(build.order.deadline)
+  const destinationDeadline = build.destinationOrder ? isoOfDeadline(build.destinationOrder.deadline) : undefined
+  const bridged = quote.route.steps.find((step) => step.type === 'bridge')
   const nextSteps = [
     ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
     `Sign and send approval.transactionRequest: approve ${quote.fromAmount} ${quote.fromToken} to the router ${approval.spender} (skip it if the allowance is already enough).`,
-    `Sign and send transactionRequest on chain ${chainId} before the quote's prices move; at least ${quote.toAmountMin} ${quote.toToken} arrives or the swap does not happen.`,
+    `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). At least ${quote.toAmountMin} ${quote.toToken} arrives or the swap does not happen.`,
+    ...(destinationDeadline && bridged
+      ? [
+          `If the bridge delivers after ${destinationDeadline}, the swap on ${quote.toChain} does not run and the recipient gets the bridged ${bridged.toToken} instead.`,
+        ]
+      : []),
   ]
   return {
     swapEaziRef,
     status: 'built',
     transactionRequest: build.transactionRequest,
+    deadline,
+    ...(destinationDeadline ? { destinationDeadline } : {}),
     approval: {
       token: approval.token,
       spender: approval.spender,

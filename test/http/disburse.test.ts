@@ -238,6 +238,10 @@ describe('200: one executeBatch transaction paying every recipient', () => {
       expect(orders[k]).toMatchObject({ calls: [], fee: usdc(result.items[k]!.fee), minOut: usdc(result.items[k]!.toAmount) })
     expect(hexToBigInt(tx.value as Hex)).toBe(orders.reduce((sum, order) => sum + order.calls.reduce((s, call) => s + call.value, 0n), 0n))
     expect(result.nextSteps[0]).toMatch(/approve 1000\.5002 USDC/)
+    // Every order carries its deadline, ten minutes on; the batch runs until the earliest of them, and says so.
+    for (const order of orders) expect(order.deadline).toBe(BigInt(NOW_MS / 1000 + 600))
+    expect(result.deadline).toBe(new Date(NOW_MS + 600_000).toISOString())
+    expect(result.nextSteps[1]).toContain(`mined by ${result.deadline}`)
 
     const stored = await store.disbursements.getDisbursement(result.disbursementRef)
     expect(stored).toMatchObject({

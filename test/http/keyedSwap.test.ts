@@ -139,6 +139,32 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     }
   })
 
+  it('says by when the transaction must run: its deadline, and the destination deadline when a swap follows the bridge', async () => {
+    const sameChain = await swap({ quoteId: await quoteId() })
+    expect(sameChain.status).toBe(200)
+    const result = SwapResult.parse(await readJson(sameChain))
+    const call = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
+    if (call.functionName !== 'execute') throw new Error(`decoded ${call.functionName}, not execute`)
+    // Ten minutes after the build, and the order's own: the router refuses the transaction in any later block.
+    expect(result.deadline).toBe(new Date(nowMs + 600_000).toISOString())
+    expect(call.args[0].deadline).toBe(BigInt(nowMs / 1000 + 600))
+    expect(result.destinationDeadline).toBeUndefined()
+    expect(result.nextSteps.at(-1)).toContain(`mined by ${result.deadline}`)
+
+    const thenSwap = await swap({ quoteId: await quoteId({ fromChain: 'BAS', toChain: 'POL', toToken: 'EURe' }) })
+    expect(thenSwap.status).toBe(200)
+    const crossChain = SwapResult.parse(await readJson(thenSwap))
+    expect(crossChain.route.steps.map((step) => step.type)).toEqual(['bridge', 'swap'])
+    // The source may be mined until its deadline; the bridge then takes up to the route's p95; the margin is that p95
+    // again, and at least 30 minutes.
+    const p95 = crossChain.route.estimatedDurationP95
+    expect(crossChain.deadline).toBe(new Date(nowMs + 600_000).toISOString())
+    expect(crossChain.destinationDeadline).toBe(new Date(nowMs + (600 + p95 + Math.max(p95, 1800)) * 1000).toISOString())
+    expect(crossChain.nextSteps.at(-1)).toBe(
+      `If the bridge delivers after ${crossChain.destinationDeadline}, the swap on POL does not run and the recipient gets the bridged USDC instead.`,
+    )
+  })
+
   it('lets a quote to its sender name a recipient, and holds a quote that named one to it', async () => {
     const open = await swap({ quoteId: await quoteId(), toAddress: RECIPIENT })
     expect(open.status).toBe(200)

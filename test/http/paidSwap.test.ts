@@ -111,6 +111,8 @@ describe('paying with x402-fetch 1.2.0', () => {
       data: result.transactionRequest.data as `0x${string}`,
     })
     expect(routerCall.functionName).toBe('execute')
+    // The answer's deadline is the order's: the router refuses the transaction in any later block.
+    expect(BigInt(Date.parse(result.deadline) / 1000)).toBe(routerCall.args[0].deadline)
   })
 })
 

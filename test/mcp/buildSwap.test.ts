@@ -93,6 +93,7 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
       payment: { success: boolean; transaction: string; network: string; payer: string }
       budget: { spentToday: string; dailyBudget: string; currency: string }
       fee: { agentCallFee: string }
+      deadline: string
     }
     expect(swap.fromAmount).toBe('250.5')
     expect(swap.transactionRequest).toMatchObject({ chainId: 1, to: getAddress(ROUTER_ADDRESS), value: '0x0' })
@@ -122,6 +123,9 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
       ),
     )
     expect(textOf(result)).not.toContain('\n')
+    // By when the user must sign: the order's deadline, in the structured result and in the summary.
+    expect(BigInt(Date.parse(swap.deadline) / 1000)).toBe(order.deadline)
+    expect(textOf(result)).toContain(`must be mined by ${swap.deadline}`)
 
     const stored = await store.getSwap(swap.swapEaziRef)
     expect(stored).toMatchObject({

@@ -21,6 +21,8 @@ const SWAP_FIELDS = {
   estimatedDuration: true,
   approval: true,
   transactionRequest: true,
+  deadline: true,
+  destinationDeadline: true,
   nextSteps: true,
 } as const
 
@@ -35,7 +37,7 @@ export const buildSwap = defineTool({
   name: 'build_swap',
   title: 'Build a swap transaction (pays USD 0.02)',
   description:
-    "Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user's wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt and the next steps (approve if needed, sign, broadcast).",
+    "Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user's wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).",
   inputSchema: QuoteParams.shape,
   outputSchema: {
     ...SwapResult.pick(SWAP_FIELDS).shape,
@@ -96,7 +98,7 @@ export const buildSwap = defineTool({
         return {
           ok: true,
           structured,
-          summary: `Built ${swap.swapEaziRef}: ${swap.fromAmount} ${swap.fromToken} on ${swap.fromChain} → at least ${swap.toAmountMin} ${swap.toToken} on ${swap.toChain}; paid 0.02 USDC (${outcome.receipt.transaction}). The user approves ${swap.approval.amount} atomic ${swap.fromToken} to ${swap.approval.spender} if needed, then signs transactionRequest on chain ${swap.transactionRequest.chainId}.`,
+          summary: `Built ${swap.swapEaziRef}: ${swap.fromAmount} ${swap.fromToken} on ${swap.fromChain} → at least ${swap.toAmountMin} ${swap.toToken} on ${swap.toChain}; paid 0.02 USDC (${outcome.receipt.transaction}). The user approves ${swap.approval.amount} atomic ${swap.fromToken} to ${swap.approval.spender} if needed, then signs transactionRequest on chain ${swap.transactionRequest.chainId}, which must be mined by ${swap.deadline}: after that it reverts, nothing moves, and the swap must be built (and paid) again.`,
         }
       }
     }
