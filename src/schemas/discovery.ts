@@ -17,7 +17,14 @@ export const CapabilityManifest = z
   .strictObject({
     chains: z.array(ChainEntry),
     supportedTokens: z.record(z.string(), z.array(TokenRef)).describe('Keyed by numeric chain id as a string'),
-    corridors: z.array(CorridorEntry),
+    corridors: z.array(
+      CorridorEntry.extend({
+        notServedOn: z
+          .array(z.object({ chain: ChainCode, ...NotServedWire.shape }))
+          .optional()
+          .describe('Extension: the listed chains where this agent-callable corridor is not served now, and why'),
+      }),
+    ),
     moat: z.object({ summary: z.string(), wedge: z.string() }),
     agentPayments: z.object({
       x402: z.object({

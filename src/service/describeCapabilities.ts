@@ -1,6 +1,35 @@
+import { type Catalogue, cellStatus } from '../engine/index.ts'
+import type { CorridorEntry } from '../schemas/catalogue.ts'
 import type { CapabilityManifest } from '../schemas/discovery.ts'
+import type { NotServedWire } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
+
+type NotServedOn = (NotServedWire & { chain: CorridorEntry['chains'][number] })[]
+
+const notServedMemo = new WeakMap<Catalogue, Map<CorridorEntry, NotServedOn>>()
+
+/** The listed chains where an agent-callable row is not served, and why; computed once per catalogue and row. */
+function notServedChains(catalogue: Catalogue, row: CorridorEntry): NotServedOn {
+  let byRow = notServedMemo.get(catalogue)
+  if (byRow === undefined) {
+    byRow = new Map()
+    notServedMemo.set(catalogue, byRow)
+  }
+  let found = byRow.get(row)
+  if (found === undefined) {
+    found = row.agentCallable
+      ? row.chains.flatMap((chain) => {
+          const status = cellStatus(catalogue, row, chain)
+          if (status.isServed) return []
+          const { isServed: _isServed, ...why } = status
+          return [{ chain, ...why }]
+        })
+      : []
+    byRow.set(row, found)
+  }
+  return found
+}
 
 /** The capability manifest of spec 2.7, built from the catalogue; `{app_url}` is filled from configuration. */
 export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
@@ -18,7 +47,11 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
   return {
     chains: files.chains.chains.map((chain) => ({ ...chain, ...(chain.note ? { note: fillAppUrl(chain.note, appUrl) } : {}) })),
     supportedTokens,
-    corridors: files.corridors.corridors.map((row) => ({ ...row, description: fillAppUrl(row.description, appUrl) })),
+    corridors: files.corridors.corridors.map((row) => {
+      // The spec's row as the catalogue advertises it; where it is not served now, why (DESIGN 7.20).
+      const notServedOn = notServedChains(catalogue, row)
+      return { ...row, description: fillAppUrl(row.description, appUrl), ...(notServedOn.length === 0 ? {} : { notServedOn }) }
+    }),
     moat: pricing.moat,
     agentPayments: {
       x402: {

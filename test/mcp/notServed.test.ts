@@ -47,3 +47,17 @@ describe('a corridor cell not served (USDC on ARB to cKES on CEL)', () => {
     expect(textOf(result)).toMatch(/does not sell at a loss/)
   })
 })
+
+describe('the capability manifest and discover_routes', () => {
+  it('keep the row as advertised and name the chain where it is not served, and why', async () => {
+    const result = await callTool(connected.client, 'discover_routes', { token: 'cKES' })
+    const corridors = (
+      result.structuredContent as { corridors: { from: string; to: string; notServedOn?: { chain: string; reason: string }[] }[] }
+    ).corridors
+    const row = corridors.find((c) => c.from === 'USDC' && c.to === 'cKES')
+    expect(row?.notServedOn).toEqual([expect.objectContaining({ chain: 'CEL', reason: 'cost_exceeds_fee' })])
+    expect(textOf(result)).toMatch(/USDC→cKES \(CEL\), not served on CEL: .*does not sell at a loss/)
+    // Served rows carry no such field.
+    for (const corridor of corridors) if (corridor !== row) expect(corridor.notServedOn).toBeUndefined()
+  })
+})

@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import { CapabilityManifest } from '../../schemas/discovery.ts'
-import { CorridorEntry, ChainEntry } from '../../schemas/catalogue.ts'
+import { ChainEntry } from '../../schemas/catalogue.ts'
 import { CAPABILITIES_URI, defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
 
 export const discoverRoutes = defineTool({
@@ -22,7 +22,7 @@ export const discoverRoutes = defineTool({
       .describe('true: only corridors an agent can quote and swap; false: only the user-signed ones (Tron)'),
   },
   outputSchema: {
-    corridors: z.array(CorridorEntry),
+    corridors: CapabilityManifest.shape.corridors.describe('Corridors; notServedOn names the chains where one is not served now, and why'),
     chains: z.array(ChainEntry),
     prices: z.object({ quote: z.string(), swap: z.string(), swapFee: z.string() }),
     manifestResource: z.string().describe('The whole capability manifest as an MCP resource'),
@@ -57,7 +57,10 @@ export const discoverRoutes = defineTool({
         ? `No corridor matches ${filters.join(', ')}; call discover_routes without filters to see all ${manifest.corridors.length}.`
         : `${corridors.length} corridor${corridors.length === 1 ? '' : 's'}${filters.length > 0 ? ` for ${filters.join(', ')}` : ''} on ${chains.length} chain${chains.length === 1 ? '' : 's'}: ${corridors
             .slice(0, 6)
-            .map((c) => `${c.from}→${c.to} (${c.chains.join(', ')})`)
+            .map(
+              (c) =>
+                `${c.from}→${c.to} (${c.chains.join(', ')})${c.notServedOn ? `, not served on ${c.notServedOn.map((n) => `${n.chain}: ${n.detail}`).join('; ')}` : ''}`,
+            )
             .join(
               '; ',
             )}${corridors.length > 6 ? '; …' : ''}. Quotes are free; a swap build costs ${manifest.agentPayments.x402.price.amount} ${manifest.agentPayments.x402.price.currency}.`
