@@ -71,5 +71,7 @@ export function buildRoute(deps: ServiceDeps, parameters: BuildRouteParameters):
     ref: swapRefToBytes32(swapEaziRef),
     nowSec: Math.floor(deps.clock() / 1000),
   })
+  // The engine offered this route, so every step can be built: a refusal here is a bug (a 500, its cause logged).
+  if (!build.ok) throw new Error(`offered route ${priced.route.id} refused: ${build.reason} at ${build.step}`)
   return { swapEaziRef, quote: formatQuote(deps, request, amounts, priced), build, toAddress: request.toAddress }
 }

@@ -13,6 +13,7 @@ import {
   withGasMargin,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
+import type { EncodingGap } from '../schemas/encodings.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
@@ -93,7 +94,27 @@ export type BuildRouteTransactionParameters = {
 }
 
 /** The approval fields (`buildApproval`) beside the transaction they come before. */
+/** The first step of `route` the catalogue marked unbuildable, as a refusal; undefined when every step can be built. */
+function refusalOf(route: CandidateRoute): BuildRefusal | undefined {
+  for (const edge of [...route.sourceSwaps, ...route.destinationSwaps])
+    if (edge.venue.gap !== undefined) return { ok: false, ...edge.venue.gap, step: edge.venue.id }
+  const lane = route.bridge
+  if (lane === undefined) return undefined
+  const step = `${lane.bridge.id}:${lane.from.chain}>${lane.to.chain}`
+  if (lane.gap !== undefined) return { ok: false, ...lane.gap, step }
+  if (route.destinationSwaps.length > 0 && lane.composeGap !== undefined) return { ok: false, ...lane.composeGap, step }
+  return undefined
+}
+
+/**
+ * A route the encoders cannot build: the stable reason the catalogue recorded when it compiled (DESIGN 7.20), the
+ * step, and a sentence. The engine offers no such route, so a caller that gets one has a catalogue that changed
+ * under it, or a bug.
+ */
+export type BuildRefusal = { ok: false; reason: EncodingGap['reason']; step: string; detail: string }
+
 export type BuildRouteTransactionReturnType = BuildApprovalReturnType & {
+  ok: true
   transactionRequest: TransactionRequest
   order: RouterOrder
   destinationOrder?: DestinationOrder
@@ -146,7 +167,9 @@ const encodeDestinationOrder = (order: DestinationOrder): Hex =>
  * `toAmountMin` for the executor there. The order expires `ORDER_SIGNING_WINDOW_SEC` after `nowSec`, and a destination
  * order after the route's p95 duration and a margin more (`destinationDeadline`).
  */
-export function buildRouteTransaction(parameters: BuildRouteTransactionParameters): BuildRouteTransactionReturnType {
+export function buildRouteTransaction(parameters: BuildRouteTransactionParameters): BuildRouteTransactionReturnType | BuildRefusal {
+  const refusal = refusalOf(parameters.sized.route)
+  if (refusal !== undefined) return refusal
   const { catalogue, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
   const { route, routedAmount, margin, sized } = parameters.sized
   const amountIn = routedAmount + margin
@@ -220,6 +243,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   const value = calls.reduce((sum, call) => sum + call.value, 0n)
   const chainId = chainIdOf(catalogue, route.from.chain)
   return {
+    ok: true,
     transactionRequest: {
       chainId,
       from: sender,

@@ -4,11 +4,12 @@ import { type Address, erc20Abi, getAddress, type Hex, hexToBigInt, type Transac
 import { findRoutes, isEvmToken, type PricedRoute, sizeRoute, type Token } from '../../src/engine/index.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
-import { buildRouteTransaction, type BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
+import type { BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { cctpMessageFromDepositForBurn, type DepositForBurnLog } from './cctpMessage.ts'
 import type { CatalogueOnChains, ChainSetup } from './deployCatalogue.ts'
 import { standInAbi, standInEvents } from './standIns.ts'
+import { builtRoute } from '../support/builtRoute.ts'
 
 export const SLIPPAGE_E18 = 5n * 10n ** 15n
 
@@ -64,7 +65,7 @@ export async function planSwap(
   const block = await source.instance.publicClient.getBlock()
   const sender = options.sender ?? source.instance.accounts[2]!
   const recipient = options.recipient ?? source.instance.accounts[3]!.address
-  const build = buildRouteTransaction({
+  const build = builtRoute({
     catalogue: world.catalogue,
     routerOn: (chain) => setupOf(world, chain).router,
     sized: sizeRoute(world.catalogue, priced.route, amountIn, found.amounts.toAmount)!,

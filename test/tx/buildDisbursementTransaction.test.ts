@@ -4,8 +4,9 @@ import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/index.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../../src/tx/buildDisbursementTransaction.ts'
-import { buildRouteTransaction, type RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
+import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
+import { builtRoute } from '../support/builtRoute.ts'
 
 const { catalogue } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
 const ROUTER = routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e')
@@ -25,7 +26,7 @@ function routeLeg(fromKey: string, toKey: string, amountIn: bigint, to: Address,
   if (found.kind !== 'routes') throw new Error(found.kind)
   const priced = pick ? found.viable.find((route) => pick(route.route.id)) : found.ranked.BALANCED
   if (!priced) throw new Error(`no viable route picked; viable: ${found.viable.map((route) => route.route.id).join(', ')}`)
-  const build = buildRouteTransaction({
+  const build = builtRoute({
     catalogue,
     routerOn: () => ROUTER,
     sized: sizeRoute(catalogue, priced.route, amountIn, found.amounts.toAmount)!,

@@ -6,6 +6,7 @@ import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/
 import { buildRouteTransaction, DESTINATION_MARGIN_SEC, ORDER_SIGNING_WINDOW_SEC } from '../../src/tx/buildRouteTransaction.ts'
 import { solidlyRouterAbi } from '../../src/tx/abis.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
+import { builtRoute } from '../support/builtRoute.ts'
 
 const { catalogue } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
 const ROUTER = routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e')
@@ -28,7 +29,7 @@ function buildAll(fromKey: string, toKey: string) {
   return found.viable.map((priced) => ({
     priced,
     found,
-    build: buildRouteTransaction({
+    build: builtRoute({
       catalogue,
       routerOn: () => ROUTER,
       sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!,
@@ -55,7 +56,7 @@ describe('buildRouteTransaction', () => {
         if (found.kind !== 'routes') continue
         for (const priced of found.viable) {
           try {
-            buildRouteTransaction({
+            builtRoute({
               catalogue,
               routerOn: () => ROUTER,
               sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!,
@@ -114,7 +115,7 @@ describe('buildRouteTransaction', () => {
       margin: sized.margin + 7n,
       sized: { ...sized.sized, gasLimit: 123_456n, steps: [{ ...firstStep!, amountIn: 777n }, ...sized.sized.steps.slice(1)] },
     }
-    const build = buildRouteTransaction({
+    const build = builtRoute({
       catalogue,
       routerOn: () => ROUTER,
       sized: altered,
@@ -190,5 +191,36 @@ describe('buildRouteTransaction', () => {
       expect(build.destinationOrder).toBeUndefined()
       expect(build.order.recipient).toBe(RECIPIENT)
     }
+  })
+})
+
+describe('buildRouteTransaction refusals', () => {
+  // A refusal is a value with the reason the catalogue recorded, never a thrown string.
+  it('answers a route through a step marked unbuildable with { ok: false, reason, step }, without encoding it', () => {
+    const from = token('ETH:USDC')
+    const to = token('ETH:USDT')
+    const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** 6n, slippageE18: SLIPPAGE })
+    if (found.kind !== 'routes') throw new Error(found.kind)
+    const priced = found.ranked.BALANCED
+    const sized = sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!
+    const [edge] = sized.route.sourceSwaps
+    if (!edge) throw new Error('the route has no swap')
+    const gap = { reason: 'missing_param' as const, detail: 'the venue lacks a parameter' }
+    const marked = {
+      ...sized,
+      route: { ...sized.route, sourceSwaps: [{ ...edge, venue: { ...edge.venue, gap } }, ...sized.route.sourceSwaps.slice(1)] },
+    }
+    const result = buildRouteTransaction({
+      catalogue,
+      routerOn: () => ROUTER,
+      sized: marked,
+      amounts: found.amounts,
+      slippageE18: SLIPPAGE,
+      sender: SENDER,
+      recipient: RECIPIENT,
+      ref: REF,
+      nowSec: 1_800_000_000,
+    })
+    expect(result).toEqual({ ok: false, reason: 'missing_param', detail: 'the venue lacks a parameter', step: edge.venue.id })
   })
 })
