@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { cellStatus } from '../../src/engine/index.ts'
+import { escapeHtml } from '../../src/http/portal/escapeHtml.ts'
 import { PORTAL_CSP } from '../../src/http/portalEndpoints.ts'
 import { CorridorsFile } from '../../src/schemas/catalogue.ts'
 import { APP_URL, MANIFEST_DIR, get, testApp } from './testApp.ts'
@@ -83,12 +85,43 @@ describe('GET / (developer portal)', () => {
     )
     rows.forEach((cells, index) => {
       const row = manifestCorridors[index]
-      expect(text(cells[4] ?? '')).toBe(row?.description.replaceAll('{app_url}', APP_URL))
+      expect(text((cells[4] ?? '').replace(/<p class="not-served">[\s\S]*?<\/p>/g, ''))).toBe(
+        row?.description.replaceAll('{app_url}', APP_URL),
+      )
       expect(cells[3]).toContain(row?.agentCallable ? 'Agent-callable' : '<a class="badge user" href="/tron">')
     })
     expect(rows.filter((cells) => cells[3]?.includes('href="/tron"')).length).toBe(
       manifestCorridors.filter((row) => row.from === 'USDT-TRC20').length,
     )
+  })
+
+  it('shows each cell not served as not served, with its reason and figures, and no other', async () => {
+    const { catalogue } = loadCatalogue(MANIFEST_DIR)
+    const { html } = await page(app, '/')
+    const rows = tableRows(element(html, 'section', 'corridors'))
+    let notServedCount = 0
+    catalogue.corridors.forEach((row, index) => {
+      const cells = rows[index] ?? []
+      const notes = [...(cells[4] ?? '').matchAll(/<p class="not-served">([\s\S]*?)<\/p>/g)].map((note) => text(note[1] ?? ''))
+      const offChains = [...(cells[2] ?? '').matchAll(/<span class="chain off"[^>]*>([^<]*)<\/span>/g)].map((chip) => chip[1])
+      const expected = row.agentCallable
+        ? row.chains.flatMap((chain) => {
+            const status = cellStatus(catalogue, row, chain)
+            return status.isServed ? [] : [{ chain, status }]
+          })
+        : []
+      expect(offChains).toEqual(expected.map(({ chain }) => chain))
+      expect(notes).toEqual(
+        expected.map(({ chain, status }) =>
+          status.isServed ? '' : `Not served on ${chain}: ${status.reason}: ${escapeHtml(status.detail)}.`,
+        ),
+      )
+      notServedCount += expected.length
+    })
+    // Today: USDC to cKES on Celo, refused at about 112 bps of real cost against the 50 bps the fee covers.
+    expect(notServedCount).toBeGreaterThan(0)
+    expect(html).toMatch(/Not served on CEL: <code>cost_exceeds_fee<\/code>: USDC to cKES on CEL costs about \d+ bps/)
+    expect(html).toContain('title="Celo: not served (cost_exceeds_fee)"')
   })
 
   it('serves its script and styles from its own origin with nosniff', async () => {

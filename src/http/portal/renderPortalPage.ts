@@ -68,7 +68,8 @@ export function renderPortalPage({ version, manifest, corridors, chains }: Rende
 <section id="corridors">
   <h2>Corridors</h2>
   <p>The ${corridors.length} corridors of the capability manifest. Agent-callable corridors quote and swap through the API;
-  the others are user-signed flows completed in the SwapEazi app.</p>
+  the others are user-signed flows completed in the SwapEazi app. A dashed chain is listed but not served now; the row
+  says why.</p>
   <div class="table-wrap">
   <table class="corridors">
     <thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Chains</th><th scope="col">Access</th><th scope="col">About</th></tr></thead>
@@ -112,13 +113,15 @@ ${corridors.map((row) => corridorRow(row, chainNames, tron.has(row))).join('\n')
 }
 
 function corridorRow(row: Corridor, chainNames: ReadonlyMap<string, string>, isTron: boolean): string {
+  // A listed chain no route serves today is shown, muted, so the table matches the manifest row for row, and the
+  // About cell says why, with the figures (the same reason and detail as GET /api/v1/corridors).
+  const notServed = row.agentCallable ? row.byChain.filter((entry) => !entry.live) : []
   const chainsHtml = row.chains
     .map((code) => {
       const name = chainNames.get(code) ?? code
-      // A listed chain no route serves today is shown, muted, so the table matches the manifest row for row.
-      const isOff = row.agentCallable && row.byChain.some((entry) => entry.chain === code && !entry.live)
-      const title = isOff ? `${name}: no route at the moment` : name
-      return `<span class="chain${isOff ? ' off' : ''}" title="${escapeHtml(title)}">${escapeHtml(code)}</span>`
+      const off = notServed.find((entry) => entry.chain === code)
+      const title = off ? `${name}: not served (${off.notServed?.reason ?? 'no_route'})` : name
+      return `<span class="chain${off ? ' off' : ''}" title="${escapeHtml(title)}">${escapeHtml(code)}</span>`
     })
     .join(' ')
   const access = row.agentCallable
@@ -126,7 +129,15 @@ function corridorRow(row: Corridor, chainNames: ReadonlyMap<string, string>, isT
     : isTron
       ? '<a class="badge user" href="/tron">User-signed (Tron wallet)</a>'
       : '<span class="badge user">User-signed</span>'
-  return `      <tr><td>${escapeHtml(row.from)}</td><td>${escapeHtml(row.to)}</td><td>${chainsHtml}</td><td>${access}</td><td>${escapeHtml(row.description)}</td></tr>`
+  const notes = notServed
+    .map((entry) => {
+      const why = entry.notServed
+        ? `<code>${escapeHtml(entry.notServed.reason)}</code>: ${escapeHtml(entry.notServed.detail)}`
+        : 'no route at the moment'
+      return `<p class="not-served">Not served on ${escapeHtml(entry.chain)}: ${why}.</p>`
+    })
+    .join('')
+  return `      <tr><td>${escapeHtml(row.from)}</td><td>${escapeHtml(row.to)}</td><td>${chainsHtml}</td><td>${access}</td><td>${escapeHtml(row.description)}${notes}</td></tr>`
 }
 
 function quotableChains(chains: readonly Chain[]): Chain[] {
