@@ -177,7 +177,7 @@ export function corridorAnswer(parameters: CorridorAnswerParameters): CorridorIn
     )
   else
     notes.push(
-      `Only ${settled} settled transfers in this corridor over the window (${MIN_SAMPLE_SIZE} needed): figures are the bridges' published settlement-time priors (manifest/bridges.json), not measurements, and reliability is unknown.`,
+      `Only ${settled} settled transfers in this corridor over the window (${MIN_SAMPLE_SIZE} needed): figures are the bridges' published settlement-time priors, as each bridge states them, not measurements, and reliability is unknown.`,
     )
   if (amount !== null && pair.from.kind === 'chain')
     notes.push(

@@ -61,7 +61,7 @@ const LIMIT_TEXT: Readonly<Record<BindingLimit, string>> = {
   fee: "at this size the route's fixed costs (bridge fees, destination gas) exceed what the fee earns",
   bridge_minimum: 'it is below the smallest amount the bridges take',
   bridge_maximum: 'it is above the largest amount the bridges take',
-  liquidity: "at this size the venues' price impact exceeds what the fee earns",
+  liquidity: "at this size the venues' liquidity is too thin: their price impact exceeds what the fee earns",
 }
 
 function bindingLimit(reasons: readonly NotViableReason[], isTooSmall: boolean): BindingLimit {

@@ -114,7 +114,7 @@ describe('corridorAnswer', () => {
       },
     ])
     expect(below.notes[0]).toBe(
-      `Only 19 settled transfers in this corridor over the window (20 needed): figures are the bridges' published settlement-time priors (manifest/bridges.json), not measurements, and reliability is unknown.`,
+      `Only 19 settled transfers in this corridor over the window (20 needed): figures are the bridges' published settlement-time priors, as each bridge states them, not measurements, and reliability is unknown.`,
     )
     expect(below.optimalRoute).toMatchObject({ bridge: 'across', basis: 'published_priors', scope: 'corridor' })
 

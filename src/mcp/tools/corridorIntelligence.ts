@@ -1,7 +1,18 @@
 import * as z from 'zod'
 import { DECIMAL_PATTERN } from '../../schemas/catalogue.ts'
 import { CorridorIntelligence } from '../../schemas/intelligence.ts'
-import { defineTool, failed, failedCall, READ_ONLY } from '../tool.ts'
+import { describeFailure } from '../serviceClient.ts'
+import { defineTool, failed, READ_ONLY } from '../tool.ts'
+
+/**
+ * The service tells HTTP callers to send a pro key as an `Authorization: Bearer` header; this tool sends the key the
+ * operator set in SWAPEAZI_API_KEY, so its texts say that instead of naming the header.
+ */
+export function forTheTool(text: string): string {
+  return text
+    .replaceAll('send a pro key as Authorization: Bearer se_…', 'have the operator of this MCP server set a pro key in SWAPEAZI_API_KEY')
+    .replaceAll('sent as Authorization: Bearer se_…', 'that the operator of this MCP server sets in SWAPEAZI_API_KEY')
+}
 
 export const corridorIntelligence = defineTool({
   name: 'corridor_intelligence',
@@ -28,12 +39,12 @@ export const corridorIntelligence = defineTool({
       `/api/v1/intelligence/corridor/${encodeURIComponent(args.pair)}${query}`,
       apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
     )
-    if (response.status !== 200) return failedCall(response)
+    if (response.status !== 200) return failed(forTheTool(describeFailure(response)))
     const parsed = CorridorIntelligence.safeParse(response.body)
     if (!parsed.success) return failed('SwapEazi answered with corridor intelligence this server cannot read; check SWAPEAZI_BASE_URL.')
-    const answer = parsed.data
+    const answer = { ...parsed.data, notes: parsed.data.notes.map(forTheTool) }
     const bridge = answer.recommendedBridge ?? 'no bridge'
-    const summary = `${answer.pair}: ${bridge} recommended, reliability ${answer.reliabilityBand}, ${answer.basis === 'observed' ? `from ${answer.sampleSize} settled transfers` : `from published priors (${answer.sampleSize} transfers observed, ${answer.minSampleSize} needed)`}${answer.tier === 'free' ? '; per-bridge figures need a pro key in SWAPEAZI_API_KEY' : ''}.`
+    const summary = `${answer.pair}: ${bridge} recommended, reliability ${answer.reliabilityBand}, ${answer.basis === 'observed' ? `from ${answer.sampleSize} settled transfers` : `from published priors (${answer.sampleSize} transfers observed, ${answer.minSampleSize} needed)`}${answer.tier === 'free' ? '; per-bridge figures need a pro key, which the operator of this MCP server sets in SWAPEAZI_API_KEY' : ''}.`
     return { ok: true, structured: { tier: answer.tier, intelligence: answer }, summary }
   },
 })

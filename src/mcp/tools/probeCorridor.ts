@@ -129,9 +129,14 @@ export const probeCorridor = defineTool({
         agentCallable: corridor.agentCallable,
       }))
 
+    const nearestText =
+      nearest.length > 0 ? ` Nearest served: ${nearest.map((c) => `${c.from}→${c.to} (${c.chains.join(', ')})`).join('; ')}.` : ''
+    // App-only is about the corridor, not the amount: say where the user signs instead of "not served at <amount>".
     const summary = supported
       ? `${pair} is served: ${amount} ${sample?.fromToken} gives ${sample?.toAmount} ${sample?.toToken} via ${sample?.bridge === 'none' ? sample.tool : sample?.bridge}${viableRange ? `; amounts ${viableRange.min} to ${viableRange.max} ${viableRange.token}` : ''}.`
-      : `${pair} is not served at ${amount}: ${reason}${detail ? ` (${detail})` : ''}${nearest.length > 0 ? ` Nearest served: ${nearest.map((c) => `${c.from}→${c.to} (${c.chains.join(', ')})`).join('; ')}.` : ''}`
+      : !agentCallable
+        ? `${pair} is app-only (not_agent_callable): an agent cannot quote or build it, at any amount; the user swaps it in the SwapEazi app${appUrl ? ` at ${appUrl}` : ''}.${nearestText}`
+        : `${pair} is not served at ${amount}: ${reason}${detail ? ` (${detail})` : ''}${nearestText}`
     return {
       ok: true,
       summary,
