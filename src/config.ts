@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
@@ -41,7 +42,12 @@ const Env = z.object({
   SWAPEAZI_FACILITATOR_URL: z.url().optional(),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  SWAPEAZI_TRUST_PROXY: z.enum(['true', 'false', '1', '0']).default('false'),
+  SWAPEAZI_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .refine((value) => parseTrustProxy(value) !== undefined, {
+      message: 'must be true, false, the number of proxies you operate (0 to 10), or their IP addresses separated by commas',
+    }),
   SWAPEAZI_RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.anonymous),
   SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
   SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
@@ -82,7 +88,8 @@ export type Config = {
   /** Signs API keys; unset, one is generated at first start and kept in the store (shared by replicas). */
   keySecret?: Uint8Array
   /** Take the client IP from X-Forwarded-For (behind a proxy we run), not from the socket. */
-  trustProxy: boolean
+  /** How many proxies we operate in front of the service, or their addresses (DESIGN 7.28). */
+  trustProxy: number | readonly string[]
   /** Requests per minute on /api/v1/* (DESIGN 7.16). */
   rateLimits: RateLimits
   /** The MCP server (DESIGN 8). */
@@ -99,6 +106,16 @@ export type Config = {
 }
 
 type Env = z.infer<typeof Env>
+
+/** SWAPEAZI_TRUST_PROXY: `true` is one proxy, `false` none, a number that many, or the proxies' IP addresses. */
+export function parseTrustProxy(text: string): number | readonly string[] | undefined {
+  const value = text.trim()
+  if (value === '' || value === 'false') return 0
+  if (value === 'true') return 1
+  if (/^\d{1,2}$/.test(value)) return Number(value) <= 10 ? Number(value) : undefined
+  const addresses = value.split(',').map((entry) => entry.trim())
+  return addresses.every((entry) => isIP(entry) !== 0) ? addresses : undefined
+}
 
 /** The MCP tools' settings (src/mcp/mcpSettings.ts). */
 export type McpConfig = McpSettings
@@ -188,7 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) }
         : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
-    trustProxy: e.SWAPEAZI_TRUST_PROXY === 'true' || e.SWAPEAZI_TRUST_PROXY === '1',
+    trustProxy: parseTrustProxy(e.SWAPEAZI_TRUST_PROXY) ?? 0,
     mcp: {
       ...(e.SWAPEAZI_BASE_URL === undefined ? {} : { baseUrl: e.SWAPEAZI_BASE_URL.replace(/\/$/, '') }),
       ...(e.SWAPEAZI_WALLET_PRIVATE_KEY === undefined ? {} : { walletPrivateKey: e.SWAPEAZI_WALLET_PRIVATE_KEY }),

@@ -122,10 +122,18 @@ describe('loadConfig', () => {
 
   it('reads the API key secret and the proxy setting', () => {
     expect(loadConfig({}).keySecret).toBeUndefined()
-    expect(loadConfig({}).trustProxy).toBe(false)
+    expect(loadConfig({}).trustProxy).toBe(0)
     const config = loadConfig({ SWAPEAZI_KEY_SECRET: 'k'.repeat(32), SWAPEAZI_TRUST_PROXY: 'true' })
     expect(Buffer.from(config.keySecret ?? new Uint8Array()).toString()).toBe('k'.repeat(32))
-    expect(config.trustProxy).toBe(true)
+    expect(config.trustProxy).toBe(1)
+    // DESIGN 7.28: the number of proxies we operate, or their addresses; an empty value is unset.
+    expect(loadConfig({ SWAPEAZI_TRUST_PROXY: '1' }).trustProxy).toBe(1)
+    expect(loadConfig({ SWAPEAZI_TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({ SWAPEAZI_TRUST_PROXY: 'false' }).trustProxy).toBe(0)
+    expect(loadConfig({ SWAPEAZI_TRUST_PROXY: '' }).trustProxy).toBe(0)
+    expect(loadConfig({ SWAPEAZI_TRUST_PROXY: '10.0.0.1, ::1' }).trustProxy).toEqual(['10.0.0.1', '::1'])
+    expect(() => loadConfig({ SWAPEAZI_TRUST_PROXY: '11' })).toThrow(/SWAPEAZI_TRUST_PROXY/)
+    expect(() => loadConfig({ SWAPEAZI_TRUST_PROXY: '10.0.0.1, proxy.local' })).toThrow(/SWAPEAZI_TRUST_PROXY/)
     expect(() => loadConfig({ SWAPEAZI_KEY_SECRET: 'short' })).toThrow(/SWAPEAZI_KEY_SECRET: must be at least 32 characters/)
     expect(() => loadConfig({ SWAPEAZI_TRUST_PROXY: 'yes' })).toThrow(/SWAPEAZI_TRUST_PROXY/)
   })

@@ -2,12 +2,13 @@ import type { Context } from 'hono'
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { missingKeyError } from '../service/authenticateApiKey.ts'
 import type { ServiceDeps } from '../service/deps.ts'
+import type { TrustProxy } from './clientIp.ts'
 
 export type AppDeps = ServiceDeps & {
   /** Absolute base URL the service is reached at (OpenAPI `servers`, x402 `resource`). */
   publicUrl: string
-  /** Read the client IP from X-Forwarded-For (behind our own proxy). */
-  trustProxy?: boolean
+  /** The proxies we operate in front of the service, whose X-Forwarded-For entries are believed (DESIGN 7.28). */
+  trustProxy?: TrustProxy
 }
 
 /** What the middleware puts on every request's context. */

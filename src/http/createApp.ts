@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
       ),
     ),
   )
-  app.use('/api/v1/*', rateLimit(createAdmitApiRequest(deps), deps.trustProxy ?? false))
+  app.use('/api/v1/*', rateLimit(createAdmitApiRequest(deps), deps.trustProxy ?? 0))
 
   const kept = new Map<symbol, unknown>()
   const scope: AppScope = {
@@ -73,7 +73,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     app.on(endpoint.method, endpoint.routePath, endpoint.makeHandler(deps, scope))
     methodsByPath.set(endpoint.routePath, [...(methodsByPath.get(endpoint.routePath) ?? []), endpoint.method])
   }
-  for (const mount of options.mounts ?? []) app.all(mount.path, (c) => mount.handle(c.req.raw, clientIp(c, deps.trustProxy ?? false)))
+  for (const mount of options.mounts ?? []) app.all(mount.path, (c) => mount.handle(c.req.raw, clientIp(c, deps.trustProxy ?? 0)))
   // Every other method on a declared path: 405 with Allow, derived from the same table.
   for (const [routePath, methods] of methodsByPath) app.all(routePath, methodNotAllowed(methods.join(', ')))
 

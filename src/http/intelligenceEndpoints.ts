@@ -77,7 +77,7 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     const result = await getCorridorIntelligence(deps, {
       pair: c.req.param('pair') ?? '',
       amount: c.req.query('amount'),
-      ip: clientIp(c, deps.trustProxy ?? false),
+      ip: clientIp(c, deps.trustProxy ?? 0),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
     })

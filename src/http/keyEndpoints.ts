@@ -19,7 +19,7 @@ export const issueKey = defineEndpoint({
     },
   },
   handler: (deps) => async (c) => {
-    const issued = await issueSelfServeKey(deps, clientIp(c, deps.trustProxy ?? false))
+    const issued = await issueSelfServeKey(deps, clientIp(c, deps.trustProxy ?? 0))
     return c.json(issued, 201, { 'cache-control': 'no-store' })
   },
 })

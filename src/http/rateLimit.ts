@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { type AdmitApiRequest, rateLimitedError } from '../service/admitApiRequest.ts'
 import type { ApiKeySource, AppEnv } from './appEnv.ts'
-import { clientIp } from './clientIp.ts'
+import { clientIp, type TrustProxy } from './clientIp.ts'
 import { requestHeader } from './requestHeader.ts'
 
 /** The API key a request carries and where: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
@@ -17,7 +17,7 @@ function requestApiKey(header: (name: string) => string | undefined): { key: str
  * /api/v1/*: checks the key a request carries, counts the request against its limit (DESIGN 7.16), and answers the
  * IETF RateLimit headers on every response, the 429 included. The verified key is left on the context.
  */
-export function rateLimit(admit: AdmitApiRequest, trustProxy: boolean): MiddlewareHandler<AppEnv> {
+export function rateLimit(admit: AdmitApiRequest, trustProxy: TrustProxy): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const sent = requestApiKey((name) => requestHeader(c, name))
     const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key })
