@@ -51,6 +51,7 @@ const Env = z.object({
   SWAPEAZI_RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.anonymous),
   SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
   SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
+  SWAPEAZI_REFUSAL_HOLD_MS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_RATE_LIMITS.holdRefusalsMs),
   SWAPEAZI_BASE_URL: z.url().optional(),
   SWAPEAZI_WALLET_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_DAILY_BUDGET_USDC: z
@@ -213,7 +214,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.SWAPEAZI_API_KEY === undefined ? {} : { apiKey: e.SWAPEAZI_API_KEY }),
       allowedHosts: allowedHosts(e),
     },
-    rateLimits: { anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS, free: e.SWAPEAZI_RATE_LIMIT_FREE, pro: e.SWAPEAZI_RATE_LIMIT_PRO },
+    rateLimits: {
+      anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS,
+      free: e.SWAPEAZI_RATE_LIMIT_FREE,
+      pro: e.SWAPEAZI_RATE_LIMIT_PRO,
+      holdRefusalsMs: e.SWAPEAZI_REFUSAL_HOLD_MS,
+    },
     sanctionsFile: e.SWAPEAZI_SANCTIONS_FILE ?? `${e.SWAPEAZI_MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`,
     payments: {
       payTo: e.SWAPEAZI_PAY_TO ?? INERT_OWNER,

@@ -1,9 +1,12 @@
 import type { KeyTier } from './apiKey.ts'
 
-/** Requests per minute on /api/v1/* by who is calling (DESIGN 7.16). */
-export type RateLimits = { anonymous: number; free: number; pro: number }
+/**
+ * Requests per minute on /api/v1/* by who is calling (DESIGN 7.16), and how long a source past twice its limit waits
+ * for each further refusal (src/service/localLimits.ts).
+ */
+export type RateLimits = { anonymous: number; free: number; pro: number; holdRefusalsMs: number }
 
-export const DEFAULT_RATE_LIMITS: RateLimits = { anonymous: 30, free: 60, pro: 600 }
+export const DEFAULT_RATE_LIMITS: RateLimits = { anonymous: 30, free: 60, pro: 600, holdRefusalsMs: 1000 }
 
 /** The limits are fixed one-minute windows, aligned to the minute so every replica counts in the same window. */
 const RATE_WINDOW_SEC = 60
@@ -13,6 +16,8 @@ export type RateSubject = { policy: 'anonymous'; ipHash: string } | { policy: Ke
 
 export type RateDecision = {
   policy: RateSubject['policy']
+  /** The source's requests this window, this one included. */
+  calls: number
   limit: number
   remaining: number
   /** Seconds until the window ends and the count starts again. */
@@ -30,7 +35,7 @@ export const windowStartSec = (nowMs: number): number => Math.floor(nowMs / 1000
 export function decide(limits: RateLimits, subject: RateSubject, calls: number, nowMs: number): RateDecision {
   const limit = limits[subject.policy]
   const resetSec = Math.max(1, windowStartSec(nowMs) + RATE_WINDOW_SEC - Math.floor(nowMs / 1000))
-  return { policy: subject.policy, limit, remaining: Math.max(0, limit - calls), resetSec, isAllowed: calls <= limit }
+  return { policy: subject.policy, calls, limit, remaining: Math.max(0, limit - calls), resetSec, isAllowed: calls <= limit }
 }
 
 /**

@@ -8,7 +8,7 @@ import type { AppScope, Endpoint } from './endpoint.ts'
 import { ENDPOINTS } from './endpoints.ts'
 import { limitBody } from './limitBody.ts'
 import { methodNotAllowed, problemBody, problemResponse } from './problem.ts'
-import { rateLimit } from './rateLimit.ts'
+import { localLimitsOf, rateLimit } from './rateLimit.ts'
 import { requestContext } from './requestContext.ts'
 
 export type { AppDeps } from './appEnv.ts'
@@ -58,8 +58,6 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
       ),
     ),
   )
-  app.use('/api/v1/*', rateLimit(createAdmitApiRequest(deps), deps.trustProxy ?? 0))
-
   const kept = new Map<symbol, unknown>()
   const scope: AppScope = {
     endpoints,
@@ -68,6 +66,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
       return kept.get(key) as T
     },
   }
+  app.use('/api/v1/*', rateLimit(createAdmitApiRequest(deps, localLimitsOf(deps, scope)), deps.trustProxy ?? 0))
   const methodsByPath = new Map<string, string[]>()
   for (const endpoint of endpoints) {
     app.on(endpoint.method, endpoint.routePath, endpoint.makeHandler(deps, scope))

@@ -1,9 +1,20 @@
 import type { MiddlewareHandler } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { type AdmitApiRequest, rateLimitedError } from '../service/admitApiRequest.ts'
-import type { ApiKeySource, AppEnv } from './appEnv.ts'
+import { createLocalLimits, type LocalLimits } from '../service/localLimits.ts'
+import type { ApiKeySource, AppDeps, AppEnv } from './appEnv.ts'
 import { clientIp, type TrustProxy } from './clientIp.ts'
+import type { AppScope } from './endpoint.ts'
 import { requestHeader } from './requestHeader.ts'
+
+const LOCAL_LIMITS = Symbol('localLimits')
+
+/** The app's one LocalLimits: the rate-limit middleware and the paid endpoints count refusals in the same minute. */
+export const localLimitsOf = (deps: AppDeps, scope: AppScope): LocalLimits => scope.once(LOCAL_LIMITS, () => createLocalLimits(deps))
+
+/** Waits `ms` before a refusal is answered (0: at once). */
+export const holdRefusal = (ms: number): Promise<void> | undefined =>
+  ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined
 
 /** The API key a request carries and where: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
 function requestApiKey(header: (name: string) => string | undefined): { key: string; source: ApiKeySource } | undefined {
@@ -15,14 +26,18 @@ function requestApiKey(header: (name: string) => string | undefined): { key: str
 
 /**
  * /api/v1/*: checks the key a request carries, counts the request against its limit (DESIGN 7.16), and answers the
- * IETF RateLimit headers on every response, the 429 included. The verified key is left on the context.
+ * IETF RateLimit headers on every response, the 429 included (held first when the source keeps sending past twice
+ * its limit). The verified key is left on the context.
  */
 export function rateLimit(admit: AdmitApiRequest, trustProxy: TrustProxy): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const sent = requestApiKey((name) => requestHeader(c, name))
     const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key })
     for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) c.header(name, value)
-    if (!admitted.decision.isAllowed) throw rateLimitedError(admitted.decision)
+    if (!admitted.decision.isAllowed) {
+      await holdRefusal(admitted.holdMs)
+      throw rateLimitedError(admitted.decision)
+    }
     if (admitted.claims !== undefined && sent !== undefined) {
       c.set('apiKey', admitted.claims)
       c.set('apiKeySource', sent.source)

@@ -1,12 +1,16 @@
+import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { encodePaymentReceipt } from '../payments/x402/paymentReceipt.ts'
 import { QuoteParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import { X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import { describeX402Resources } from '../service/describeX402Resources.ts'
+import { rateLimitedError } from '../service/admitApiRequest.ts'
 import { payForSwap } from '../service/payForSwap.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
 import { ADDRESS_SCREENED, jsonResponse, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
+import { clientIp } from './clientIp.ts'
+import { holdRefusal, localLimitsOf } from './rateLimit.ts'
 import { requestHeader } from './requestHeader.ts'
 
 /**
@@ -47,18 +51,32 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
         422: problemResponseDoc('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable'),
       },
     },
-    handler: (deps) => async (c, input) => {
-      const params = await input.body()
-      const paymentHeader = requestHeader(c, 'x-payment')
-      const authorization = requestHeader(c, 'authorization')
-      if (paymentHeader !== undefined && authorization !== undefined && /^payment\s/i.test(authorization))
-        throw new ServiceError(
-          'conflicting_payment',
-          'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.',
-        )
-      const outcome = await payForSwap(deps, { params, paymentHeader, resource: `${deps.publicUrl}${path}`, channel: 'x402' })
-      if (outcome.kind === 'payment_required') return c.json(outcome.challenge, 402)
-      return c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })
+    handler: (deps, scope) => {
+      const local = localLimitsOf(deps, scope)
+      return async (c, input) => {
+        // A source whose payments kept failing verification is refused before any work (LocalLimits).
+        const ip = local.ipSubject(clientIp(c, deps.trustProxy ?? 0))
+        const tooOften = local.refusedTooOften(ip, deps.clock())
+        if (tooOften !== undefined) {
+          for (const [name, value] of Object.entries(rateLimitHeaders(tooOften))) c.header(name, value)
+          await holdRefusal(local.holdMs(tooOften))
+          throw rateLimitedError(tooOften)
+        }
+        const params = await input.body()
+        const paymentHeader = requestHeader(c, 'x-payment')
+        const authorization = requestHeader(c, 'authorization')
+        if (paymentHeader !== undefined && authorization !== undefined && /^payment\s/i.test(authorization))
+          throw new ServiceError(
+            'conflicting_payment',
+            'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.',
+          )
+        const outcome = await payForSwap(deps, { params, paymentHeader, resource: `${deps.publicUrl}${path}`, channel: 'x402' })
+        if (outcome.kind === 'payment_required') {
+          if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
+          return c.json(outcome.challenge, 402)
+        }
+        return c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })
+      }
     },
   })
 

@@ -1,8 +1,8 @@
-import type { ApiKeyClaims } from '../auth/apiKey.ts'
-import { hashClientIp } from '../auth/clientIpHash.ts'
-import { decide, type RateDecision, type RateSubject, subjectKey, windowStartSec } from '../auth/rateLimits.ts'
-import { revokedKeyError, verifyKeySignature } from './authenticateApiKey.ts'
+import { type ApiKeyClaims, verifyApiKey } from '../auth/apiKey.ts'
+import { type RateDecision, type RateSubject, subjectKey, windowStartSec } from '../auth/rateLimits.ts'
+import { invalidKeyError, revokedKeyError } from './authenticateApiKey.ts'
 import type { ServiceDeps } from './deps.ts'
+import type { LocalLimits } from './localLimits.ts'
 import { ServiceError } from './serviceError.ts'
 
 export type AdmitApiRequestParameters = {
@@ -11,31 +11,61 @@ export type AdmitApiRequestParameters = {
   key: string | undefined
 }
 
-export type AdmitApiRequestReturnType = { claims?: ApiKeyClaims; decision: RateDecision }
+export type AdmitApiRequestReturnType = {
+  claims?: ApiKeyClaims
+  decision: RateDecision
+  /** Milliseconds to hold a refusal before answering it (LocalLimits.holdMs); 0 when allowed. */
+  holdMs: number
+}
 
 export type AdmitApiRequest = (parameters: AdmitApiRequestParameters) => Promise<AdmitApiRequestReturnType>
 
 /**
  * DESIGN 7.15-7.16 for every /api/v1/* request: a key that is sent must be valid (401 `invalid_key` otherwise, even
- * where none is needed, so a broken key never goes unnoticed); then the request is counted in the store against the
- * key's tier, or against the caller's IP when there is no key. The count is one atomic statement, so every replica
- * on the store sees the same number. The caller sets the RateLimit headers from the decision and refuses the request
- * with `rateLimitedError` when it is not allowed. Finished windows are pruned once a window per process.
+ * where none is needed, so a broken key never goes unnoticed); then the request is counted against the key's tier,
+ * or against the caller's IP when there is no key: in the store on PostgreSQL (one atomic statement, so every replica
+ * sees the same number), in memory on the embedded store's one owner. The caller sets the RateLimit headers from the
+ * decision and refuses the request with `rateLimitedError` when it is not allowed.
+ *
+ * Refusals are cheap (issue 15): a source this process already found over its limit this minute is refused from
+ * memory, and a malformed, forged or revoked key is refused without a store write and counted toward the IP's
+ * anonymous limit, so past it the IP gets 429s instead. Finished windows are pruned once a window per process.
  */
-export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'rateLimits' | 'log'>): AdmitApiRequest {
+export function createAdmitApiRequest(
+  deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'rateLimits' | 'log'>,
+  local: LocalLimits,
+): AdmitApiRequest {
   let prunedWindow = 0
+  const refused = (decision: RateDecision): AdmitApiRequestReturnType => ({ decision, holdMs: local.holdMs(decision) })
   return async ({ ip, key }) => {
-    const claims = key === undefined ? undefined : verifyKeySignature(deps, key)
-    const subject: RateSubject =
-      claims === undefined ? { policy: 'anonymous', ipHash: hashClientIp(deps.keySecret, ip) } : { policy: claims.tier, keyId: claims.id }
     const nowMs = deps.clock()
+    const ipSubject = local.ipSubject(ip)
+    let claims: ApiKeyClaims | undefined
+    if (key !== undefined) {
+      const verified = verifyApiKey(deps.keySecret, key.trim())
+      const error = verified.ok ? undefined : invalidKeyError(verified.reason, key)
+      if (error !== undefined) {
+        const over = local.noteRefusal(ipSubject, nowMs)
+        if (over !== undefined) return refused(over)
+        throw error
+      }
+      claims = verified.ok ? verified.claims : undefined
+    }
+    const subject: RateSubject = claims === undefined ? ipSubject : { policy: claims.tier, keyId: claims.id }
+    const over = local.knownOver(subject, nowMs)
+    if (over !== undefined) return refused(over)
+
     const window = windowStartSec(nowMs)
     let calls: number
-    if (claims === undefined) calls = await deps.store.rateLimits.hit(subjectKey(subject), window)
+    if (claims === undefined) calls = (await deps.store.rateLimits.hit(subjectKey(subject), window)) + local.refusalsOf(ipSubject, nowMs)
     else {
-      // The denylist is read in the counter's statement: a keyed request costs one round trip.
+      // The denylist is read in the counter's statement: a keyed request costs one round trip (none on PGlite).
       const hit = await deps.store.rateLimits.hitKey(claims.id, subjectKey(subject), window)
-      if (hit.isRevoked) throw revokedKeyError(claims.id)
+      if (hit.isRevoked) {
+        const ipOver = local.noteRefusal(ipSubject, nowMs)
+        if (ipOver !== undefined) return refused(ipOver)
+        throw revokedKeyError(claims.id)
+      }
       calls = hit.calls
     }
     if (window !== prunedWindow) {
@@ -44,7 +74,8 @@ export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'sto
         .prune(Math.floor(nowMs / 1000))
         .catch((error: unknown) => deps.log.warn({ event: 'rate_prune_failed', err: error }, 'rate_prune_failed'))
     }
-    return { ...(claims === undefined ? {} : { claims }), decision: decide(deps.rateLimits, subject, calls, nowMs) }
+    const decision = local.noteCount(subject, calls, nowMs)
+    return decision.isAllowed ? { ...(claims === undefined ? {} : { claims }), decision, holdMs: 0 } : refused(decision)
   }
 }
 
@@ -52,7 +83,7 @@ export function createAdmitApiRequest(deps: Pick<ServiceDeps, 'keySecret' | 'sto
 export function rateLimitedError(decision: RateDecision): ServiceError {
   const who =
     decision.policy === 'anonymous'
-      ? `Requests without a key are limited to ${decision.limit} per minute per IP; a free key (POST /api/v1/keys) raises that.`
+      ? `Requests without a key are limited to ${decision.limit} per minute per IP, refused credentials included; a free key (POST /api/v1/keys) raises that.`
       : `Your ${decision.policy} key is limited to ${decision.limit} requests per minute.`
   return new ServiceError('rate_limited', `${who} Retry after ${decision.resetSec} s.`, {
     retryAfterSec: decision.resetSec,

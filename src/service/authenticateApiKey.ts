@@ -18,15 +18,20 @@ export async function authenticateApiKey(deps: Pick<ServiceDeps, 'keySecret' | '
 export function verifyKeySignature(deps: Pick<ServiceDeps, 'keySecret'>, key: string | undefined): ApiKeyClaims {
   if (key === undefined || key.trim() === '') throw missingKeyError()
   const verified = verifyApiKey(deps.keySecret, key.trim())
-  if (!verified.ok)
-    throw new ServiceError(
-      'invalid_key',
-      verified.reason === 'malformed'
-        ? `The API key is not a SwapEazi key (se_<payload>.<signature>); check it was copied whole. ${GET_ONE}`
-        : `The API key's signature does not match: it was altered or not issued by this service. ${GET_ONE}`,
-      { reason: verified.reason },
-    )
+  if (!verified.ok) throw invalidKeyError(verified.reason, key)
   return verified.claims
+}
+
+/** The 401 for a key that fails `verifyApiKey`: an empty one is missing, otherwise malformed or forged. */
+export function invalidKeyError(reason: 'malformed' | 'bad_signature', key: string): ServiceError {
+  if (key.trim() === '') return missingKeyError()
+  return new ServiceError(
+    'invalid_key',
+    reason === 'malformed'
+      ? `The API key is not a SwapEazi key (se_<payload>.<signature>); check it was copied whole. ${GET_ONE}`
+      : `The API key's signature does not match: it was altered or not issued by this service. ${GET_ONE}`,
+    { reason },
+  )
 }
 
 /** 401 for a route that needs a key when none was sent. */

@@ -25,7 +25,10 @@ export type PayForSwapParameters = {
 
 export type PayForSwapReturnType =
   | { kind: 'paid'; result: SwapResult; receipt: PaymentReceipt }
-  | { kind: 'payment_required'; challenge: X402Challenge }
+  /** `isBadCredential`: the payment sent could not be decoded or failed verification (LocalLimits counts it). */
+  | { kind: 'payment_required'; challenge: X402Challenge; isBadCredential?: true }
+
+type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
 
 /**
  * The pay-per-call swap (spec 3, DESIGN 7.9): screen, route and build first, so a request that cannot succeed is
@@ -39,7 +42,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
   const requirements = paymentRequirementsFor(deps, resource)
-  const challenge = (error: string, detail: string): PayForSwapReturnType => ({
+  const challenge = (error: string, detail: string): PaymentRequired => ({
     kind: 'payment_required',
     challenge: { x402Version: 1, error, accepts: [requirements], detail },
   })
@@ -50,9 +53,9 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     )
 
   const decoded = decodePaymentHeader(paymentHeader)
-  if (!decoded.ok) return rejected(deps, challenge, decoded)
+  if (!decoded.ok) return { ...rejected(deps, challenge, decoded), isBadCredential: true }
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
-  if (!verified.ok) return rejected(deps, challenge, verified)
+  if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
   const payment = verified.payment
 
   const collected = await deps.settler.collect({
@@ -92,11 +95,11 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
 
 function rejected(
   deps: ServiceDeps,
-  challenge: (error: string, detail: string) => PayForSwapReturnType,
+  challenge: (error: string, detail: string) => PaymentRequired,
   rejection: PaymentRejection,
   /** Replaces "Nothing was charged." when that is not certain (a broadcast whose outcome is unknown). */
   outcome = ' Nothing was charged.',
-): PayForSwapReturnType {
+): PaymentRequired {
   deps.log.info({ event: 'payment_rejected', reason: rejection.reason }, 'payment_rejected')
   return challenge(rejection.reason, `${rejection.message}${outcome}`)
 }

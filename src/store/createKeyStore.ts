@@ -31,8 +31,15 @@ export type KeyStore = {
   isRevoked(id: string): Promise<boolean>
 }
 
-/** The key store over a migrated connection. */
+/**
+ * The key store over a migrated connection. On an exclusive connection (the embedded store's one owner) the denylist
+ * is read once and then kept in memory, written through on every revoke: revoking is permanent and only this process
+ * can write it, so the copy stays exact and a keyed request reads it without a round trip.
+ */
 export function createKeyStore(sql: Sql): KeyStore {
+  let denylist: Promise<Set<string>> | undefined
+  const loadDenylist = (): Promise<Set<string>> =>
+    (denylist ??= sql.query<{ id: string }>('select id from revoked_keys').then((rows) => new Set(rows.map((row) => row.id))))
   const insert = (q: Pick<Sql, 'query'>, k: KeyIssuance): Promise<unknown> =>
     q.query('insert into api_keys (id, tier, issued_at, issued_by, ip_hash) values ($1, $2, $3, $4, $5)', [
       k.id,
@@ -72,9 +79,11 @@ export function createKeyStore(sql: Sql): KeyStore {
         id,
         at.toISOString(),
       ])
+      if (sql.isExclusive) (await loadDenylist()).add(id)
       return rows.length === 1
     },
     async isRevoked(id) {
+      if (sql.isExclusive) return (await loadDenylist()).has(id)
       return (await sql.query('select 1 from revoked_keys where id = $1', [id])).length === 1
     },
   }

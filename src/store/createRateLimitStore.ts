@@ -3,7 +3,10 @@ import type { Sql } from './sql.ts'
 /** How long counters of finished windows are kept before a prune removes them. */
 const KEEP_FINISHED_WINDOWS_SEC = 60 * 60
 
-/** Request counters for the per-minute limits of DESIGN 7.16, shared by every replica on the store. */
+/**
+ * Request counters for the per-minute limits of DESIGN 7.16: in the store, shared by every replica, on PostgreSQL;
+ * in memory on the embedded store, whose one owning process sees every request (createMemoryRateLimitStore).
+ */
 export type RateLimitStore = {
   /**
    * Counts one request of `subject` in the fixed window starting at `windowStartSec` and returns the count so far,
@@ -46,6 +49,35 @@ export function createRateLimitStore(sql: Sql): RateLimitStore {
     },
     async prune(nowSec) {
       await sql.query('delete from rate_counters where window_start < $1', [nowSec - KEEP_FINISHED_WINDOWS_SEC])
+    },
+  }
+}
+
+/**
+ * The counters of an embedded store, kept in the memory of the one process that owns its data directory: exact, as
+ * every request passes through this process, and free of the store round trip. A restart starts the current minute's
+ * counts again (the monthly quotas and daily budgets stay in the store). `isRevoked` is the key store's denylist.
+ */
+export function createMemoryRateLimitStore(isRevoked: (keyId: string) => Promise<boolean>): RateLimitStore {
+  /** Counts by window start, then by subject. */
+  const windows = new Map<number, Map<string, number>>()
+  const count = (subject: string, windowStartSec: number): number => {
+    let counts = windows.get(windowStartSec)
+    if (counts === undefined) windows.set(windowStartSec, (counts = new Map()))
+    const calls = (counts.get(subject) ?? 0) + 1
+    counts.set(subject, calls)
+    return calls
+  }
+  return {
+    async hit(subject, windowStartSec) {
+      return count(subject, windowStartSec)
+    },
+    async hitKey(keyId, subject, windowStartSec) {
+      const calls = count(subject, windowStartSec)
+      return { calls, isRevoked: await isRevoked(keyId) }
+    },
+    async prune(nowSec) {
+      for (const windowStartSec of windows.keys()) if (windowStartSec < nowSec - KEEP_FINISHED_WINDOWS_SEC) windows.delete(windowStartSec)
     },
   }
 }

@@ -3,7 +3,7 @@ import { createBudgetStore, type BudgetStore } from './createBudgetStore.ts'
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
 import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
-import { createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
+import { createMemoryRateLimitStore, createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
 import {
   type PaymentReservation,
@@ -46,7 +46,7 @@ export type Store = {
   disbursements: DisbursementStore
   /** Corridor intelligence: observations, their aggregation, monthly call counters (DESIGN 7.17). */
   intel: IntelStore
-  /** Per-minute request counters (DESIGN 7.16). */
+  /** Per-minute request counters (DESIGN 7.16): in the store on PostgreSQL, in the owning process's memory on PGlite. */
   rateLimits: RateLimitStore
   /** The MCP payer's daily spend (DESIGN 8). */
   budget: BudgetStore
@@ -55,12 +55,13 @@ export type Store = {
 
 /** The store over an open, migrated connection. Addresses and nonces are kept lowercase. */
 export function createStore(sql: Sql): Store {
+  const keys = createKeyStore(sql)
   return {
     sql,
-    keys: createKeyStore(sql),
+    keys,
     disbursements: createDisbursementStore(sql, insertSwap),
     intel: createIntelStore(sql),
-    rateLimits: createRateLimitStore(sql),
+    rateLimits: sql.isExclusive ? createMemoryRateLimitStore((id) => keys.isRevoked(id)) : createRateLimitStore(sql),
     budget: createBudgetStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(

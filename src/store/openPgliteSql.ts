@@ -15,6 +15,7 @@ export type OpenPgliteSqlOptions = {
 function sqlOf(db: PGlite, describe: string): Sql {
   return {
     describe,
+    isExclusive: true,
     async query<Row>(text: string, params: readonly unknown[] = []) {
       return (await db.query<Row>(text, params as unknown[])).rows
     },

@@ -22,6 +22,7 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
   await pool.query('select 1')
   return {
     describe: `postgresql (${redactUrl(url)})`,
+    isExclusive: false,
     async query<Row>(text: string, params: readonly unknown[] = []) {
       return (await pool.query(text, params as unknown[])).rows as Row[]
     },

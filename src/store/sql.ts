@@ -3,10 +3,15 @@ export type Sql = {
   /** Runs one statement with `$1`-style parameters; rows come back as plain objects. */
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close'>) => Promise<T>): Promise<T>
+  transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close' | 'isExclusive'>) => Promise<T>): Promise<T>
   close(): Promise<void>
   /** For logs and health: which driver, and where (never a password). */
   describe: string
+  /**
+   * True when this process is the database's only user (the embedded PGlite, whose data directory has one owner):
+   * counters and the key denylist can then be kept exact in memory. False for PostgreSQL, which replicas share.
+   */
+  isExclusive: boolean
 }
 
 /** A timestamp column as ISO 8601: PGlite returns Date objects, node-postgres may return text. */

@@ -53,7 +53,7 @@ async function quoteIdFor(overrides: Record<string, unknown> = {}): Promise<stri
 }
 
 async function provokeAll(): Promise<Seen[]> {
-  const limited = testApp({ store, rateLimits: { anonymous: 1, free: 1, pro: 1 } })
+  const limited = testApp({ store, rateLimits: { anonymous: 1, free: 1, pro: 1, holdRefusalsMs: 0 } })
   await get(limited, '/api/v1/health')
   const quoteId = await quoteIdFor()
   const swap = (body: unknown, headers: Record<string, string> = { 'x-swapeazi-key': KEY }) => postJson(app, '/api/v1/swap', body, headers)

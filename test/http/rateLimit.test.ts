@@ -5,7 +5,7 @@ import type { Store } from '../../src/store/createStore.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { KEY_SECRET, NOW_MS, quoteBody, readJson, testApp } from './testApp.ts'
 
-const LIMITS: RateLimits = { anonymous: 3, free: 5, pro: 8 }
+const LIMITS: RateLimits = { anonymous: 3, free: 5, pro: 8, holdRefusalsMs: 0 }
 
 const key = (id: string, tier: 'free' | 'pro'): string => signApiKey(KEY_SECRET, { v: 1, id, tier, iat: NOW_MS / 1000 })
 const FREE_KEY = key('key_aaaaaaaaaaaaaaaaaaaaaaaa', 'free')
@@ -82,13 +82,68 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
     expect((await getHealth(app(), ip)).status).toBe(200)
   })
 
-  it('refuses a key that does not verify with 401, before counting', async () => {
+  it('refuses a key that does not verify with 401 and no store write, counted toward the IP: past its limit, 429', async () => {
     nowMs = NOW_MS + 180_000
     const forged = `${FREE_KEY.slice(0, -2)}AA`
-    const response = await getHealth(app(), { 'x-forwarded-for': '203.0.113.30', 'x-swapeazi-key': forged })
+    const one = app()
+    const headers = { 'x-forwarded-for': '203.0.113.30', 'x-swapeazi-key': forged }
+    const response = await getHealth(one, headers)
     expect(response.status).toBe(401)
     expect(await readJson(response)).toMatchObject({ code: 'invalid_key', reason: 'bad_signature' })
-    expect(await store.sql.query(`select * from rate_counters where window_start = $1`, [Math.floor(nowMs / 60_000) * 60])).toEqual([])
+    const malformed = await getHealth(one, { ...headers, 'x-swapeazi-key': 'se_nope' })
+    expect(await readJson(malformed)).toMatchObject({ code: 'invalid_key', reason: 'malformed' })
+    expect((await getHealth(one, headers)).status).toBe(401)
+    // Three refusals used the IP's anonymous allowance of 3: the fourth request, keyed or not, is refused 429.
+    const limited = await getHealth(one, headers)
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('ratelimit')).toBe('"anonymous";r=0;t=60')
+    expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'anonymous' })
+    expect((await getHealth(one, { 'x-forwarded-for': '203.0.113.30' })).status).toBe(429)
+    // A valid key from the same IP is counted against the key, not the IP.
+    expect((await getHealth(one, { 'x-forwarded-for': '203.0.113.30', 'x-swapeazi-key': FREE_KEY })).status).toBe(200)
+    expect(await store.sql.query(`select * from rate_counters where subject like 'ip:%' and window_start = $1`, [nowMs / 1000])).toEqual([])
+  })
+
+  it('refuses a revoked key without counting it in the store again, and counts it toward the IP', async () => {
+    nowMs = NOW_MS + 190_000
+    const revokedId = 'key_dddddddddddddddddddddddd'
+    await store.keys.revoke(revokedId, new Date(nowMs))
+    const one = app()
+    const headers = { 'x-forwarded-for': '203.0.113.31', 'x-swapeazi-key': key(revokedId, 'pro') }
+    const statuses: number[] = []
+    for (let k = 0; k < 5; k++) statuses.push((await getHealth(one, headers)).status)
+    expect(statuses).toEqual([401, 401, 401, 429, 429])
+  })
+
+  it('answers a source already over its limit from memory: the store count stops at the first refusal', async () => {
+    nowMs = NOW_MS + 200_000
+    const one = app()
+    const headers = { 'x-swapeazi-key': key('key_eeeeeeeeeeeeeeeeeeeeeeee', 'free') }
+    const statuses: number[] = []
+    for (let k = 0; k < 9; k++) statuses.push((await getHealth(one, headers)).status)
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429])
+    const rows = await store.sql.query<{ calls: number }>(
+      `select calls from rate_counters where subject = 'key:key_eeeeeeeeeeeeeeeeeeeeeeee'`,
+    )
+    // PostgreSQL: 6 requests reached the store (the 6th found the key over); the last three never did. PGlite: none.
+    expect(rows.map((row) => Number(row.calls))).toEqual(store.sql.isExclusive ? [] : [6])
+    const last = await getHealth(one, headers)
+    expect(last.headers.get('ratelimit')).toBe('"free";r=0;t=40')
+  })
+
+  it('holds the refusals of a source past twice its limit before answering them', async () => {
+    nowMs = NOW_MS + 210_000
+    const one = testApp({ store, clock, rateLimits: { ...LIMITS, holdRefusalsMs: 150 } })
+    const headers = { 'x-forwarded-for': '203.0.113.32' }
+    const elapsed: number[] = []
+    for (let k = 0; k < 8; k++) {
+      const started = performance.now()
+      await getHealth(one, headers)
+      elapsed.push(performance.now() - started)
+    }
+    // Requests 1-3 allowed, 4-6 refused at once; from the 7th (past 2 × 3) each refusal waits 150 ms.
+    expect(elapsed.slice(0, 6).every((ms) => ms < 150)).toBe(true)
+    expect(elapsed.slice(6).every((ms) => ms >= 140)).toBe(true)
   })
 
   it('two replicas on one store share the count', async () => {
@@ -123,12 +178,14 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
     expect((await app().request('/api/mpp/routes', { headers })).status).toBe(200)
   })
 
-  it('prunes counters of windows more than an hour old', async () => {
+  it('prunes counters of windows more than an hour old (in the store when it is shared)', async () => {
     nowMs = NOW_MS + 2 * 3600_000
     await getHealth(app(), { 'x-forwarded-for': '203.0.113.60' })
     await new Promise((resolve) => setTimeout(resolve, 100))
     const rows = await store.sql.query<{ window_start: string }>('select window_start::text as window_start from rate_counters')
-    expect(rows.length).toBeGreaterThan(0)
+    // The embedded store's one owner counts in memory and writes no counter row at all.
+    if (store.sql.isExclusive) expect(rows).toEqual([])
+    else expect(rows.length).toBeGreaterThan(0)
     for (const row of rows) expect(Number(row.window_start)).toBeGreaterThanOrEqual(nowMs / 1000 - 3600)
   })
 })

@@ -49,6 +49,7 @@ export function lazyMemoryStore(): Store {
     }))
   const sql: Sql = {
     describe: 'pglite (in memory)',
+    isExclusive: true,
     query: async (text, params) => (await open()).query(text, params),
     transaction: async (work) => (await open()).transaction(work),
     close: async () => {
@@ -78,7 +79,7 @@ export function testDeps(overrides: Partial<ServerDeps> = {}): ServerDeps {
     payTo: PAY_TO,
     keySecret: KEY_SECRET,
     // Every in-process request comes from one IP and the clock stands still: tests that count set their own limits.
-    rateLimits: { anonymous: 1_000_000, free: 1_000_000, pro: 1_000_000 },
+    rateLimits: { anonymous: 1_000_000, free: 1_000_000, pro: 1_000_000, holdRefusalsMs: 0 },
     ...overrides,
   }
 }

@@ -512,8 +512,18 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       await store().rateLimits.hit('ip:prune', 1_795_000_000 - 7200)
       await store().rateLimits.hit('ip:prune', 1_795_000_000 - 60)
       await store().rateLimits.prune(1_795_000_000)
-      const rows = await current().sql.query<{ w: string }>(`select window_start::text as w from rate_counters where subject = 'ip:prune'`)
-      expect(rows).toEqual([{ w: String(1_795_000_000 - 60) }])
+      // A pruned window counts from nothing again; the kept one goes on.
+      expect(await store().rateLimits.hit('ip:prune', 1_795_000_000 - 7200)).toBe(1)
+      expect(await store().rateLimits.hit('ip:prune', 1_795_000_000 - 60)).toBe(2)
+    })
+
+    it('keeps the counters in the store when replicas share it, and in memory on the exclusive embedded store', async () => {
+      await store().rateLimits.hit('ip:where', 1_795_000_020)
+      await store().rateLimits.hitKey('key_cccccccccccccccccccccccc', 'key:key_cccccccccccccccccccccccc', 1_795_000_020)
+      const rows = await current().sql.query(
+        `select subject from rate_counters where subject in ('ip:where', 'key:key_cccccccccccccccccccccccc')`,
+      )
+      expect(rows).toHaveLength(current().sql.isExclusive ? 0 : 2)
     })
   })
 })

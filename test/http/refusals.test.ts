@@ -1,0 +1,53 @@
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { signPayment } from '../payments/signPayment.ts'
+import { lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+
+// Issue 15 item 5: payments whose signature fails count toward the sender's IP, so a flood of them is refused before
+// any work (no screening, routing or signature recovery) once the IP's anonymous allowance is spent.
+
+const store = lazyMemoryStore()
+afterAll(() => store.sql.close())
+
+const payer = privateKeyToAccount(generatePrivateKey())
+const impostor = privateKeyToAccount(generatePrivateKey())
+const nowSec = (): number => Math.floor(Date.now() / 1000)
+const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
+
+/** A payment in `payer`'s name signed by someone else: its signature does not recover to `from`. */
+async function forgedPayment(): Promise<string> {
+  const signed = await signPayment(impostor, { payTo: PAY_TO, nowSec: nowSec() })
+  const payload = signed.payload as { payload: { authorization: { from: string } } }
+  payload.payload.authorization.from = payer.address
+  return Buffer.from(JSON.stringify(payload)).toString('base64')
+}
+
+describe('bad payment signatures on POST /api/x402/swap', () => {
+  it('are refused 402 until the IP has sent its anonymous limit of them, then 429 before any work', async () => {
+    const app = testApp({ clock: Date.now, store, rateLimits: { anonymous: 2, free: 60, pro: 600, holdRefusalsMs: 0 } })
+    const from = (ip: string) => ({ 'x-forwarded-for': ip })
+    for (let k = 0; k < 2; k++) {
+      const refused = await postJson(app, '/api/x402/swap', body, { ...from('198.51.100.7'), 'x-payment': await forgedPayment() })
+      expect(refused.status).toBe(402)
+      expect(await readJson(refused)).toMatchObject({ error: 'invalid_signature' })
+    }
+    const limited = await postJson(app, '/api/x402/swap', body, { ...from('198.51.100.7'), 'x-payment': await forgedPayment() })
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).not.toBeNull()
+    expect(limited.headers.get('ratelimit-policy')).toBe('"anonymous";q=2;w=60')
+    expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'anonymous' })
+    // Refused before the body is even read: an invalid body gets the same 429, not a 400.
+    expect((await postJson(app, '/api/x402/swap', { nonsense: true }, from('198.51.100.7'))).status).toBe(429)
+    // Another IP still gets its challenge, and a refusal never counts as a paid call.
+    expect((await postJson(app, '/api/x402/swap', body, from('198.51.100.8'))).status).toBe(402)
+    const [row] = await store.sql.query<{ n: number }>('select count(*)::int as n from x402_payments')
+    expect(row?.n).toBe(0)
+  })
+
+  it('a 402 asking for payment (no X-PAYMENT yet) is not a refusal', async () => {
+    const app = testApp({ clock: Date.now, store, rateLimits: { anonymous: 1, free: 60, pro: 600, holdRefusalsMs: 0 } })
+    const statuses: number[] = []
+    for (let k = 0; k < 4; k++) statuses.push((await postJson(app, '/api/x402/swap', body, { 'x-forwarded-for': '198.51.100.9' })).status)
+    expect(statuses).toEqual([402, 402, 402, 402])
+  })
+})
