@@ -46,11 +46,23 @@ const freeQuote = (path: string, summary: string, operationId: string): Endpoint
 export const quoteX402 = freeQuote('/api/x402/quote', 'Free quote over the BALANCED route', 'quoteX402')
 export const quoteMpp = freeQuote('/api/mpp/quote', 'Alias of /api/x402/quote for the MPP rail', 'quoteMpp')
 
-/** POST /api/v1/quote: the three rankings, each a full quote with its own quoteId. */
+const RANKED_QUOTE_MEMO = Symbol('ranked quote memo')
+
+/**
+ * POST /api/v1/quote: the three rankings, each a full quote with its own quoteId. Memoised per second like the free
+ * quote: the answer depends on the request, the catalogue and the second only, never on the key (which the
+ * rate-limit middleware has verified and counted before).
+ */
 export const quoteRanked = defineEndpoint({
   method: 'POST',
   path: '/api/v1/quote',
   body: QuoteParams,
   doc: quoteDoc('Three full quotes ranked FASTEST, BALANCED, CHEAPEST', 'quoteRanked', RankedQuote),
-  handler: (deps) => async (c, input) => c.json(getRankedQuote(deps, await input.body()).body),
+  handler: (deps, scope) => {
+    const memo = scope.once(RANKED_QUOTE_MEMO, () => createQuoteMemo(deps.clock))
+    return async (c, input) => {
+      const text = memo.answer(await input.bodyText(), (body) => JSON.stringify(getRankedQuote(deps, input.parse(body)).body))
+      return c.body(text, 200, { 'content-type': 'application/json' })
+    }
+  },
 })

@@ -30,6 +30,21 @@ describe('identical quote requests within one second', () => {
     }
   })
 
+  it('on the keyed ranked quote too: byte for byte what a fresh app computes, and counted against the key each time', async () => {
+    const app = testApp()
+    const texts: string[] = []
+    const remaining: string[] = []
+    for (let k = 0; k < 3; k++) {
+      const response = await postJson(app, '/api/v1/quote', quoteBody({ fromChain: 'BAS', toChain: 'POL' }))
+      expect(response.status).toBe(200)
+      remaining.push(response.headers.get('ratelimit') ?? '')
+      texts.push(await response.text())
+    }
+    const fresh = await (await postJson(testApp(), '/api/v1/quote', quoteBody({ fromChain: 'BAS', toChain: 'POL' }))).text()
+    expect(texts).toEqual([fresh, fresh, fresh])
+    expect(new Set(remaining).size).toBe(3)
+  })
+
   it('are told apart by their text: another amount, slippage or recipient is another quote', async () => {
     const app = testApp()
     const answer = async (overrides: Record<string, unknown>): Promise<QuoteResult> =>
