@@ -2,6 +2,7 @@ import type { SwapStatus } from '../schemas/swap.ts'
 import { createBudgetStore, type BudgetStore } from './createBudgetStore.ts'
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
 import { createIntelStore, type IntelStore } from './createIntelStore.ts'
+import { createGroupCommit } from './groupCommit.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
 import { createMemoryRateLimitStore, createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
@@ -36,7 +37,10 @@ export type Store = {
   ): Promise<boolean>
   /** Settles the reserved payment and records its swap in one transaction, committed before the answer leaves. */
   recordPaidSwap(settlement: { payer: string; nonce: string; transaction: string; settledAt: Date }, swap: SwapRecord): Promise<void>
-  /** Records a swap built under an API key (no payment), committed before the answer leaves. */
+  /**
+   * Records a swap built under an API key (no payment), committed before the answer leaves; concurrent calls share
+   * one statement (groupCommit.ts).
+   */
   recordKeyedSwap(swap: SwapRecord & { keyId: string }): Promise<void>
   getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
   getSwap(ref: string): Promise<StoredSwap | undefined>
@@ -119,9 +123,7 @@ export function createStore(sql: Sql): Store {
         await insertSwap(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })
       })
     },
-    async recordKeyedSwap(swap) {
-      await insertSwap(sql, swap)
-    },
+    recordKeyedSwap: createGroupCommit<SwapRecord>((swaps) => insertSwaps(sql, swaps)),
     async getPayment(payer, nonce) {
       const [row] = await sql.query<Record<string, unknown>>(
         `select payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after, valid_before::text as valid_before,
@@ -191,10 +193,26 @@ const SWAP_COLUMNS =
   'ref, channel, status, from_chain, to_chain, from_token, to_token, from_amount, to_amount, to_amount_min, from_address, to_address, quote, transaction_request, created_at'
 
 async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
+  await insertSwaps(tx, [swap])
+}
+
+/** The columns insertSwaps writes per swap. */
+const INSERTED_SWAP_COLUMNS = 18
+
+/** Inserts swaps in one statement (all or none). */
+async function insertSwaps(tx: Pick<Sql, 'query'>, swaps: readonly SwapRecord[]): Promise<void> {
+  const rows = swaps.map(
+    (_, row) =>
+      `(${Array.from({ length: INSERTED_SWAP_COLUMNS }, (_, column) => `$${row * INSERTED_SWAP_COLUMNS + column + 1}`).join(', ')})`,
+  )
   await tx.query(
-    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce, key_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-    [...swapValues(swap), swap.payment?.payer.toLowerCase() ?? null, swap.payment?.nonce.toLowerCase() ?? null, swap.keyId ?? null],
+    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce, key_id) values ${rows.join(', ')}`,
+    swaps.flatMap((swap) => [
+      ...swapValues(swap),
+      swap.payment?.payer.toLowerCase() ?? null,
+      swap.payment?.nonce.toLowerCase() ?? null,
+      swap.keyId ?? null,
+    ]),
   )
 }
 

@@ -473,6 +473,19 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       expect(await store().getSwap(swap.ref)).toMatchObject({ ref: swap.ref, channel: 'api_key', keyId: swap.keyId, payment: null })
       await expect(store().recordKeyedSwap(swap)).rejects.toThrow()
     })
+
+    it('records concurrent keyed swaps in shared statements, each resolved once stored, a duplicate failing alone', async () => {
+      const swaps = Array.from({ length: 12 }, (_, k) => ({
+        ...swapRecord(`swp_01KAGROUP${String(k).padStart(17, '0')}`),
+        channel: 'api_key' as const,
+        keyId: 'key_0123456789abcdef01234567',
+      }))
+      const duplicate = swaps[5] as (typeof swaps)[number]
+      await store().recordKeyedSwap(duplicate)
+      const outcomes = await Promise.allSettled(swaps.map((swap) => store().recordKeyedSwap(swap)))
+      expect(outcomes.map((o) => o.status)).toEqual(swaps.map((swap) => (swap === duplicate ? 'rejected' : 'fulfilled')))
+      for (const swap of swaps) expect(await store().getSwap(swap.ref)).toMatchObject({ ref: swap.ref, keyId: swap.keyId })
+    })
   })
 
   describe('keys.sharedSecret', () => {
