@@ -19,6 +19,7 @@ export {
 export { BASE_TX_GAS, withGasMargin } from './gas.ts'
 export { type FindRoutesParameters, type FindRoutesReturnType, findRoutes, type Rejection } from './findRoutes.ts'
 export { isEvmToken } from './isEvmToken.ts'
+export { MAX_UINT256, maxAmountIn, maxWholeTokens } from './maxAmountIn.ts'
 export { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'
 export { RANKINGS, type RankedRoutes, type Ranking, rankRoutes, totalCostUsdE18 } from './rankRoutes.ts'
 export type { CandidateRoute, CostItem, CostKind, NotViableReason, PricedRoute, StepEstimate } from './route.ts'

@@ -22,6 +22,17 @@ export const ERROR_CODES = [
 export const ErrorCode = z.enum(ERROR_CODES)
 export type ErrorCode = z.infer<typeof ErrorCode>
 
+/**
+ * What bounds an amount, on 422 `amount_out_of_range`: the fee against a route's fixed costs, a bridge's minimum or
+ * cap, the venues' depth, or `token_supply`: more than the token could ever hold (docs/money.md).
+ */
+export const AmountLimit = z
+  .enum(['fee', 'bridge_minimum', 'bridge_maximum', 'liquidity', 'token_supply'])
+  .describe(
+    "amount_out_of_range: what bounds the amount. fee: the route's fixed costs exceed the fee; bridge_minimum, bridge_maximum: a bridge's range; liquidity: the venues' depth; token_supply: more than the token could ever hold (maxAmount)",
+  )
+export type AmountLimit = z.infer<typeof AmountLimit>
+
 export const FieldError = z.object({
   field: z.string().describe('Dotted path of the offending field, or "(body)"'),
   message: z.string(),
@@ -39,6 +50,16 @@ export const Problem = z
     instance: z.string().optional(),
     requestId: z.string().optional(),
     errors: z.array(FieldError).optional(),
+    limit: z.union([AmountLimit, z.number().describe('rate_limited: the limit of the policy that refused')]).optional(),
+    viableRange: z
+      .object({ min: z.string(), max: z.string(), token: z.string() })
+      .optional()
+      .describe('amount_out_of_range: the amounts of the source token that can be served (whole tokens)'),
+    maxAmount: z
+      .string()
+      .optional()
+      .describe('amount_out_of_range with limit token_supply: the most one amount, or a batch, may carry, in whole tokens'),
+    field: z.string().optional().describe('The field the problem is about, where one is'),
   })
   .catchall(z.unknown())
   .meta({ id: 'Problem' })

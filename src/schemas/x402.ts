@@ -18,7 +18,14 @@ export const PAYMENT_REJECT_REASONS = [
 export const PaymentRejectReason = z.enum(PAYMENT_REJECT_REASONS)
 export type PaymentRejectReason = z.infer<typeof PaymentRejectReason>
 
-const UintString = z.string().regex(/^[0-9]{1,78}$/, 'must be a non-negative integer string')
+/** The most a uint256 holds: EIP-3009 signs value, validAfter and validBefore as uint256. */
+const MAX_UINT256 = 2n ** 256n - 1n
+
+const UintString = z
+  .string()
+  .regex(/^[0-9]{1,78}$/, 'must be a non-negative integer string')
+  // The regex's own issue covers text that is not digits; zod runs this check too, so it must not throw on it.
+  .refine((text) => !/^[0-9]+$/.test(text) || BigInt(text) <= MAX_UINT256, 'must fit a uint256 (at most 2^256 - 1)')
 
 /**
  * Spec 2.6 plus what real x402 v1 clients require (DESIGN 7.6): x402-fetch 1.2.0 parses every entry of `accepts`

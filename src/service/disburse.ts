@@ -1,5 +1,5 @@
 import { type Address, getAddress } from 'viem'
-import { formatAtomic, numberToFixed, parseUnitsExact, quoteAmounts, type Token } from '../engine/index.ts'
+import { formatAtomic, MAX_UINT256, maxAmountIn, numberToFixed, quoteAmounts, type Token } from '../engine/index.ts'
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
@@ -8,6 +8,7 @@ import { buildDisbursementTransaction, type DisbursementLeg } from '../tx/buildD
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
+import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
 import { BAD_CHECKSUM, hasValidChecksum, requireAgentCallable, resolveQuoteRequest, resolveToken } from './resolveQuoteRequest.ts'
 import { isoOfDeadline } from './formatSwapResult.ts'
 import { ServiceError } from './serviceError.ts'
@@ -177,31 +178,42 @@ function resolveSource(deps: ServiceDeps, params: DisburseRequest): Token {
 
 /**
  * Every recipient's amount (in the source token: excess precision rejected, never rounded) and destination. All bad
- * fields of all recipients come back in one 400; otherwise the first recipient that cannot be served is a 422.
+ * fields of all recipients come back in one 400 (an amount, or the sum of the amounts, that a uint256 cannot hold in
+ * atomic units among them); otherwise the first recipient that cannot be served is a 422, then a sum above what the
+ * source token could ever hold. Nothing is priced or encoded before every amount and the sum are bounded.
  */
 function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): PlannedLeg[] {
   const errors: FieldError[] = []
   let unservable: ServiceError | undefined
   const planned: PlannedLeg[] = []
+  /** The sum of every amount that parsed, what the signer approves: bounded like each amount. */
+  let sum = 0n
   params.recipients.forEach((recipient, index) => {
     const at = `recipients.${index}`
-    const amount = parseUnitsExact(recipient.amount, from.decimals, { strict: false })
-    if (!amount.ok)
-      errors.push({
-        field: `${at}.amount`,
-        message: `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`,
-      })
-    else if (amount.value === 0n) errors.push({ field: `${at}.amount`, message: 'must be greater than 0' })
-    if (!hasValidChecksum(recipient.address)) errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
-    if (!amount.ok || amount.value === 0n || !hasValidChecksum(recipient.address)) return
-    const base = { index, address: getAddress(recipient.address), amountIn: amount.value }
+    const amount = parseTokenAmount(deps, recipient.amount, from, `${at}.amount`)
+    if (amount.ok || amount.reason === 'above_max') sum += amount.value
+    else errors.push(amount.error)
+    const hasChecksum = hasValidChecksum(recipient.address)
+    if (!hasChecksum) errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
+    if ((!amount.ok && amount.reason === 'invalid') || !hasChecksum) return
+    const address = getAddress(recipient.address)
     const isTransfer = recipient.toChain === from.chain && recipient.toToken.toLowerCase() === from.symbol.toLowerCase()
     if (isTransfer) {
-      if (quoteAmounts(deps.catalogue, from, from, amount.value, 0n).toAmount <= 0n) {
-        unservable ??= atIndexError(index, recipient, transferTooSmall(deps, from, amount.value))
+      // A transfer carries what the token can hold, and at least what leaves the recipient something after the fee.
+      const viable = { minIn: smallestTransfer(deps, from), maxIn: maxAmountIn(deps.catalogue, from) }
+      if (!amount.ok) {
+        unservable ??= atIndexError(
+          index,
+          recipient,
+          amountAboveMax({ token: from, value: amount.value, maxIn: amount.maxIn, field: 'fromAmount', viable }),
+        )
         return
       }
-      planned.push({ ...base, kind: 'transfer' })
+      if (amount.value < viable.minIn) {
+        unservable ??= atIndexError(index, recipient, transferTooSmall(deps, from, amount.value, viable))
+        return
+      }
+      planned.push({ index, address, amountIn: amount.value, kind: 'transfer' })
       return
     }
     const legParams: QuoteParams = {
@@ -215,7 +227,9 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
       slippage: params.slippage,
     }
     try {
-      planned.push({ ...base, kind: 'route', params: legParams, to: resolveQuoteRequest(deps, legParams).to })
+      // Refuses an amount above what the token can hold as the quote does, with the range of this leg's route.
+      const resolved = resolveQuoteRequest(deps, legParams)
+      planned.push({ index, address, amountIn: resolved.amountIn, kind: 'route', params: legParams, to: resolved.to })
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error
       const wrapped = atIndexError(index, recipient, error)
@@ -223,20 +237,41 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
       else unservable ??= wrapped
     }
   })
+  if (sum > MAX_UINT256)
+    errors.push({
+      field: 'recipients',
+      message: `the amounts add up to more than a uint256 can hold in atomic units of ${from.symbol}, so no transaction can carry them; send whole tokens ("1000" is 1000 ${from.symbol})`,
+    })
   if (errors.length > 0) throw invalid(errors)
   if (unservable) throw unservable
+  const maxIn = maxAmountIn(deps.catalogue, from)
+  if (sum > maxIn) throw sumAboveMax(from, sum, maxIn)
   return planned
 }
 
 /** The smallest amount whose transfer leaves the recipient something after the fee (rounded up) is taken. */
-function transferTooSmall(deps: ServiceDeps, token: Token, amount: bigint): ServiceError {
-  let min = amount + 1n
+function smallestTransfer(deps: ServiceDeps, token: Token): bigint {
+  let min = 1n
   while (quoteAmounts(deps.catalogue, token, token, min, 0n).toAmount <= 0n) min += 1n
-  const minText = formatAtomic(min, token.decimals)
+  return min
+}
+
+function transferTooSmall(deps: ServiceDeps, token: Token, amount: bigint, viable: { minIn: bigint; maxIn: bigint }): ServiceError {
+  const range = { min: formatAtomic(viable.minIn, token.decimals), max: formatAtomic(viable.maxIn, token.decimals), token: token.symbol }
   return new ServiceError(
     'amount_out_of_range',
-    `${formatAtomic(amount, token.decimals)} ${token.symbol} leaves nothing after the ${Number(deps.catalogue.pricing.feeBps) / 100}% fee. Send at least ${minText} ${token.symbol}.`,
-    { viableRange: { min: minText, token: token.symbol } },
+    `${formatAtomic(amount, token.decimals)} ${token.symbol} leaves nothing after the ${Number(deps.catalogue.pricing.feeBps) / 100}% fee. Send at least ${range.min} ${token.symbol}.`,
+    { field: 'fromAmount', limit: 'fee', viableRange: range },
+  )
+}
+
+/** The 422 for a batch whose amounts each fit but add up to more than the source token could ever hold. */
+function sumAboveMax(token: Token, sum: bigint, maxIn: bigint): ServiceError {
+  const max = formatAtomic(maxIn, token.decimals)
+  return new ServiceError(
+    'amount_out_of_range',
+    `The recipients' amounts add up to ${formatAtomic(sum, token.decimals)} ${token.symbol}, more than ${token.symbol} on ${token.chain} could ever hold: one disbursement carries at most ${max} ${token.symbol} in all, more than the token's whole supply. Check the amounts (whole tokens, not atomic units), or split the recipients into disbursements of at most ${max} ${token.symbol} each.`,
+    { field: 'recipients', limit: 'token_supply', maxAmount: max },
   )
 }
 

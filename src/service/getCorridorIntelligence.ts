@@ -1,6 +1,6 @@
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { hashClientIp } from '../auth/clientIpHash.ts'
-import { E18, parseUnitsExact } from '../engine/index.ts'
+import { E18, maxWholeTokens, parseUnitsExact } from '../engine/index.ts'
 import { corridorAnswer } from '../intel/corridorAnswer.ts'
 import { type CorridorPair, PAIR_CODES, parsePairCode } from '../intel/parsePairCode.ts'
 import { publishedPriors } from '../intel/publishedPriors.ts'
@@ -63,6 +63,15 @@ function parseRequest(
       },
     )
   const { from } = pair.pair
+  // No transfer is larger than what one amount may carry (docs/money.md): a larger size is a mistyped amount.
+  const currency = from.kind === 'currency' ? from.code : 'USD'
+  const maxWhole = maxWholeTokens(deps.catalogue, { currency })
+  if (units.value > maxWhole * E18)
+    throw new ServiceError(
+      'amount_out_of_range',
+      `amount ${amountText.slice(0, 40)} ${currency} is larger than any transfer can be: one amount carries at most ${maxWhole} ${currency} worth of a token. Send the transfer's size in whole ${currency} ("2500"), or leave it out for figures over all sizes.`,
+      { field: 'amount', limit: 'token_supply', maxAmount: maxWhole.toString() },
+    )
   const usdE18 = from.kind === 'currency' ? (units.value * deps.catalogue.fxUsdE18[from.code]) / E18 : units.value
   return { pair: pair.pair, amount: { text: amountText, band: sizeBand(usdE18) } }
 }

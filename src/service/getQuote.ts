@@ -1,4 +1,5 @@
 import { findRoutes, formatAtomic, type FindRoutesReturnType, type NotViableReason, pairNotServed, viableRange } from '../engine/index.ts'
+import type { AmountLimit } from '../schemas/problem.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
@@ -48,14 +49,14 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
     throw new ServiceError(
       'amount_out_of_range',
       `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${LIMIT_TEXT[limit]}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
-      { viableRange: viable, limit },
+      { field: 'fromAmount', viableRange: viable, limit },
     )
   }
   return { request, found }
 }
 
 /** What bounds the viable range on the side the amount fell: the fee against fixed costs, a bridge cap, or depth. */
-type BindingLimit = 'fee' | 'bridge_minimum' | 'bridge_maximum' | 'liquidity'
+type BindingLimit = Exclude<AmountLimit, 'token_supply'>
 
 const LIMIT_TEXT: Readonly<Record<BindingLimit, string>> = {
   fee: "at this size the route's fixed costs (bridge fees, destination gas) exceed what the fee earns",

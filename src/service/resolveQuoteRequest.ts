@@ -1,7 +1,8 @@
 import { type Address, isAddress } from 'viem'
-import { isEvmToken, numberToFixed, parseUnitsExact, type Token } from '../engine/index.ts'
+import { isEvmToken, numberToFixed, type Token, viableRange } from '../engine/index.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
+import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
 import { ServiceError } from './serviceError.ts'
 
 export type ResolvedQuoteRequest = {
@@ -32,7 +33,8 @@ export function resolveToken(deps: ServiceDeps, chain: QuoteParams['fromChain'],
 
 /**
  * Turns schema-valid QuoteParams into engine inputs: canonical tokens (symbols match case-insensitively), the
- * amount in atomic units (excess precision rejected, never rounded) and the slippage in 18-decimal fixed point.
+ * amount in atomic units (excess precision rejected, never rounded; bounded by what a uint256 and the token can
+ * hold, 400 and 422) and the slippage in 18-decimal fixed point.
  */
 export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): ResolvedQuoteRequest {
   for (const [field, chain] of [
@@ -45,13 +47,18 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
-  const amount = parseUnitsExact(params.fromAmount, from.decimals, { strict: false })
-  if (!amount.ok)
-    throw invalid(
-      'fromAmount',
-      `${from.symbol} on ${from.chain} has ${from.decimals} decimals; send at most ${from.decimals} fraction digits`,
-    )
-  if (amount.value === 0n) throw invalid('fromAmount', 'must be greater than 0')
+  const amount = parseTokenAmount(deps, params.fromAmount, from, 'fromAmount')
+  if (!amount.ok && amount.reason === 'invalid') throw invalid(amount.error.field, amount.error.message)
+  if (!amount.ok) {
+    const range = viableRange(deps.catalogue, from, to)
+    throw amountAboveMax({
+      token: from,
+      value: amount.value,
+      maxIn: amount.maxIn,
+      field: 'fromAmount',
+      viable: range && { minIn: range.minIn, maxIn: range.maxIn < amount.maxIn ? range.maxIn : amount.maxIn },
+    })
+  }
   const slippageE18 = numberToFixed(params.slippage)
   if (slippageE18 === undefined) throw invalid('slippage', 'must be a plain fraction with at most 18 decimal places')
   return {
