@@ -209,7 +209,7 @@ describe('POST /api/v1/batch/disburse: amounts at the edges (property)', () => {
           context,
         ).toEqual(list.map((l) => l.atomic))
       }),
-      { numRuns: 80 },
+      { numRuns: 100 },
     )
   })
 })
