@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import type { UnofficialStatusCode } from 'hono/utils/http-status'
 import { createAdmitApiRequest } from '../service/admitApiRequest.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import type { AppDeps, AppEnv } from './appEnv.ts'
@@ -6,6 +7,7 @@ import { clientIp } from './clientIp.ts'
 import { corsHeaders } from './corsHeaders.ts'
 import type { AppScope, Endpoint } from './endpoint.ts'
 import { ENDPOINTS } from './endpoints.ts'
+import { isClientGone } from './isClientGone.ts'
 import { limitBody } from './limitBody.ts'
 import { methodNotAllowed, problemBody, problemResponse } from './problem.ts'
 import { localLimitsOf, rateLimit } from './rateLimit.ts'
@@ -28,6 +30,9 @@ export type CreateAppOptions = {
 /** DESIGN 6: body limit for every request. */
 export const MAX_BODY_BYTES = 64 * 1024
 
+/** The status logged for a request whose client closed the connection before the answer (no one receives it). */
+const CLIENT_CLOSED_REQUEST = 499 as UnofficialStatusCode
+
 /** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
 export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<AppEnv> {
   const endpoints = options.endpoints ?? ENDPOINTS
@@ -46,17 +51,28 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     ]),
   )
   app.use(
-    limitBody(MAX_BODY_BYTES, (c) =>
-      problemResponse(
-        c,
-        problemBody(
-          'payload_too_large',
-          `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
-          { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
-          c.req.path,
+    limitBody(MAX_BODY_BYTES, {
+      tooLarge: (c) =>
+        problemResponse(
+          c,
+          problemBody(
+            'payload_too_large',
+            `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
+            { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
+            c.req.path,
+          ),
         ),
-      ),
-    ),
+      bodyWithoutMethod: (c) =>
+        problemResponse(
+          c,
+          problemBody(
+            'invalid_request',
+            `${c.req.method} takes no body: send the request again without one. An endpoint that reads a JSON body is a POST (GET /openapi.json lists them).`,
+            { errors: [{ field: '(body)', message: `must be absent on ${c.req.method}` }], requestId: c.get('requestId') },
+            c.req.path,
+          ),
+        ),
+    }),
   )
   const kept = new Map<symbol, unknown>()
   const scope: AppScope = {
@@ -98,6 +114,9 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
         typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
       )
     }
+    // The client left mid-body or mid-request: nothing to answer and nothing failed here. requestContext logs it as
+    // `request_aborted` at info; 499 is the access logs' usual status for it.
+    if (isClientGone(c)) return c.body(null, CLIENT_CLOSED_REQUEST)
     deps.log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
     return problemResponse(
       c,

@@ -3,6 +3,7 @@ import { describeCapabilities } from '../service/describeCapabilities.ts'
 import { getHealth } from '../service/getHealth.ts'
 import { listChains } from '../service/listChains.ts'
 import { listCorridors } from '../service/listCorridors.ts'
+import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { defineEndpoint } from './endpoint.ts'
 import { jsonResponse } from './openapiDoc.ts'
 
@@ -15,7 +16,7 @@ export const getCapabilities = defineEndpoint({
     operationId: 'getCapabilities',
     responses: { 200: jsonResponse(CapabilityManifest, 'Capability manifest') },
   },
-  handler: (deps) => (c) => c.json(describeCapabilities(deps)),
+  handler: (deps) => (c) => c.json(describeCapabilities(deps), 200, { 'cache-control': PUBLISHED_CACHE }),
 })
 
 export const getHealthEndpoint = defineEndpoint({

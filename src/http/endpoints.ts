@@ -1,3 +1,4 @@
+import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { getCapabilities, getHealthEndpoint, listChainsEndpoint, listCorridorsEndpoint } from './discoveryEndpoints.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
 import { getCorridorIntelligenceEndpoint } from './intelligenceEndpoints.ts'
@@ -15,7 +16,7 @@ export const getOpenApi = defineEndpoint({
   doc: { summary: 'This document', operationId: 'getOpenApi', responses: { 200: { description: 'OpenAPI 3.1 document' } } },
   handler: (deps, scope) => {
     const document = buildOpenApi(scope.endpoints, deps.version, deps.publicUrl)
-    return (c) => c.json(document)
+    return (c) => c.json(document, 200, { 'cache-control': PUBLISHED_CACHE })
   },
 })
 

@@ -1,14 +1,30 @@
+import type { Context } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { CorridorIntelligence } from '../schemas/intelligence.ts'
-import { getCorridorIntelligence } from '../service/getCorridorIntelligence.ts'
+import { FREE_QUOTA_POLICY, getCorridorIntelligence } from '../service/getCorridorIntelligence.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { clientIp } from './clientIp.ts'
 import { defineEndpoint } from './endpoint.ts'
 import { jsonResponse, problemResponseDoc } from './openapiDoc.ts'
 import { requestHeader } from './requestHeader.ts'
 
-/** The free tier's monthly quota as an IETF RateLimit policy, beside any per-minute one already on the response. */
-const POLICY = 'intel-free'
+/**
+ * The free tier's monthly quota as IETF RateLimit fields, appended: the per-minute limiter's policy is already on the
+ * response, and structured-field lists join across lines.
+ */
+function appendFreeQuota(c: Context, quota: { limit: number; remaining: number; resetSec: number; windowSec: number }): void {
+  const { windowSec, ...decision } = quota
+  for (const [name, value] of Object.entries(rateLimitHeaders({ policy: FREE_QUOTA_POLICY, ...decision }, windowSec)))
+    c.header(name, value, { append: true })
+}
+
+/** The free quota's 429 names its own policy too, with nothing left until the month ends. */
+function appendRefusedQuota(c: Context, error: unknown): void {
+  if (!(error instanceof ServiceError) || error.detail['policy'] !== FREE_QUOTA_POLICY) return
+  const { limit, retryAfterSec, windowSec } = error.detail
+  if (typeof limit === 'number' && typeof retryAfterSec === 'number' && typeof windowSec === 'number')
+    appendFreeQuota(c, { limit, remaining: 0, resetSec: retryAfterSec, windowSec })
+}
 
 /**
  * An Authorization header here must be `Bearer se_…`: another scheme, or Bearer with no key, is a 401 rather than a
@@ -66,7 +82,7 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
       400: problemResponseDoc('invalid_request: an unknown pair code (`acceptedCodes` lists them) or a bad amount'),
       401: problemResponseDoc('invalid_key: the Bearer key is malformed, forged or revoked'),
       429: problemResponseDoc(
-        'rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC)',
+        'rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC), and `RateLimit` and `RateLimit-Policy` name the `intel-free` policy',
       ),
     },
   },
@@ -80,13 +96,11 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
       ip: clientIp(c, deps.trustProxy ?? 0),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
+    }).catch((error: unknown) => {
+      appendRefusedQuota(c, error)
+      throw error
     })
-    if (result.quota !== undefined) {
-      // Appended: the per-minute limiter may have set its own policy; structured-field lists join across lines.
-      const { windowSec, ...quota } = result.quota
-      for (const [name, value] of Object.entries(rateLimitHeaders({ policy: POLICY, ...quota }, windowSec)))
-        c.header(name, value, { append: true })
-    }
+    if (result.quota !== undefined) appendFreeQuota(c, result.quota)
     return c.json(result.body, 200, { 'cache-control': 'no-store' })
   },
 })

@@ -1,10 +1,16 @@
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { issueSelfServeKey } from '../service/issueApiKey.ts'
+import { ServiceError } from '../service/serviceError.ts'
 import { clientIp } from './clientIp.ts'
 import { defineEndpoint } from './endpoint.ts'
+import { isForeignOrigin } from './isForeignOrigin.ts'
 import { jsonResponse, problemResponseDoc } from './openapiDoc.ts'
+import { requestHeader } from './requestHeader.ts'
 
-/** POST /api/v1/keys: self-serve free keys (DESIGN 7.14), the endpoint behind the portal's form. No body needed. */
+/**
+ * POST /api/v1/keys: self-serve free keys (DESIGN 7.14), the endpoint behind the portal's form. No body needed. A page
+ * of another site may not have its visitors' browsers mint keys from their addresses: a foreign Origin is 403.
+ */
 export const issueKey = defineEndpoint({
   method: 'POST',
   path: '/api/v1/keys',
@@ -13,13 +19,26 @@ export const issueKey = defineEndpoint({
     operationId: 'issueKey',
     responses: {
       201: jsonResponse(IssuedApiKey, 'The new key'),
+      403: problemResponseDoc(
+        "origin_not_allowed: sent by a page of another site (its Origin is neither the service's public URL nor the host the request was sent to); programs send no Origin",
+      ),
       429: problemResponseDoc(
         'rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed',
       ),
     },
   },
-  handler: (deps) => async (c) => {
-    const issued = await issueSelfServeKey(deps, clientIp(c, deps.trustProxy ?? 0))
-    return c.json(issued, 201, { 'cache-control': 'no-store' })
+  handler: (deps) => {
+    const publicOrigin = new URL(deps.publicUrl).origin
+    return async (c) => {
+      const origin = requestHeader(c, 'origin')
+      if (isForeignOrigin(origin, { publicOrigin, requestHost: new URL(c.req.url).host }))
+        throw new ServiceError(
+          'origin_not_allowed',
+          `Keys are issued to this service's own portal and to programs, not to pages of other sites (this request came from ${String(origin).slice(0, 100)}). Get a key at ${deps.publicUrl}/, or POST /api/v1/keys from your own program or curl, which send no Origin.`,
+          { origin: String(origin).slice(0, 200), portal: `${deps.publicUrl}/` },
+        )
+      const issued = await issueSelfServeKey(deps, clientIp(c, deps.trustProxy ?? 0))
+      return c.json(issued, 201, { 'cache-control': 'no-store' })
+    }
   },
 })

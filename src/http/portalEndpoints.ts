@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describeCapabilities } from '../service/describeCapabilities.ts'
 import { listChains } from '../service/listChains.ts'
 import { listCorridors } from '../service/listCorridors.ts'
+import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
 import { renderPortalPage } from './portal/renderPortalPage.ts'
 import { renderTronPage } from './portal/renderTronPage.ts'
@@ -21,8 +22,6 @@ const PAGE_HEADERS = {
   // Revalidate every time: the page is cheap and changes with the catalogue on a deploy.
   'cache-control': 'no-cache',
 } as const
-
-const ASSET_CACHE = 'public, max-age=300'
 
 const ASSET_DIR = new URL('./portal/', import.meta.url)
 
@@ -64,7 +63,8 @@ const asset = (name: string, contentType: string): Endpoint =>
     path: `/${name}`,
     handler: () => {
       const text = readFileSync(new URL(name, ASSET_DIR), 'utf8')
-      return (c) => c.body(text, 200, { 'content-type': contentType, 'x-content-type-options': 'nosniff', 'cache-control': ASSET_CACHE })
+      return (c) =>
+        c.body(text, 200, { 'content-type': contentType, 'x-content-type-options': 'nosniff', 'cache-control': PUBLISHED_CACHE })
     },
   })
 

@@ -7,6 +7,7 @@ import { describeX402Resources } from '../service/describeX402Resources.ts'
 import { rateLimitedError } from '../service/admitApiRequest.ts'
 import { payForSwap } from '../service/payForSwap.ts'
 import { ServiceError } from '../service/serviceError.ts'
+import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
 import { ADDRESS_SCREENED, jsonResponse, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
 import { clientIp } from './clientIp.ts'
@@ -92,5 +93,5 @@ export const getX402Manifest = defineEndpoint({
     operationId: 'getX402Manifest',
     responses: { 200: jsonResponse(X402Manifest, 'Payment manifest') },
   },
-  handler: (deps) => (c) => c.json(describeX402Resources(deps, deps.publicUrl)),
+  handler: (deps) => (c) => c.json(describeX402Resources(deps, deps.publicUrl), 200, { 'cache-control': PUBLISHED_CACHE }),
 })

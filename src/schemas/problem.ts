@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'amount_out_of_range',
   'route_not_executable',
   'address_screened',
+  'origin_not_allowed',
   'conflicting_payment',
   'rate_limited',
   'invalid_key',

@@ -13,6 +13,8 @@ import { ServiceError } from './serviceError.ts'
 
 /** Spec 8: free corridor-intelligence calls per IP per calendar month (UTC). */
 export const FREE_CALLS_PER_MONTH = 100
+/** The free tier's monthly quota as an IETF RateLimit policy: its answers and its 429 name it. */
+export const FREE_QUOTA_POLICY = 'intel-free'
 /** Observations older than this are not aggregated: bridges change, and so do their queues. */
 const OBSERVATION_WINDOW_DAYS = 90
 
@@ -121,7 +123,13 @@ export async function getCorridorIntelligence(
       throw new ServiceError(
         'rate_limited',
         `The free tier answers ${FREE_CALLS_PER_MONTH} corridor-intelligence calls per IP per calendar month (UTC), and this IP has used them. Retry after ${new Date(month.resetsAtMs).toISOString()} (${month.secondsToReset} s), or send a pro key as Authorization: Bearer se_….`,
-        { retryAfterSec: month.secondsToReset, limit: FREE_CALLS_PER_MONTH, resetsAt: new Date(month.resetsAtMs).toISOString() },
+        {
+          retryAfterSec: month.secondsToReset,
+          limit: FREE_CALLS_PER_MONTH,
+          policy: FREE_QUOTA_POLICY,
+          windowSec: month.lengthSec,
+          resetsAt: new Date(month.resetsAtMs).toISOString(),
+        },
       )
     quota = {
       limit: FREE_CALLS_PER_MONTH,

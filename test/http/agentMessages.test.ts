@@ -78,6 +78,10 @@ async function provokeAll(): Promise<Seen[]> {
     seen('sanctioned', swap({ quoteId, toAddress: SANCTIONED })),
     seen('two payments', postJson(app, '/api/mpp/swap', quoteBody(), { 'x-payment': 'abc', authorization: 'Payment abc' })),
     seen('rate limited', get(limited, '/api/v1/health')),
+    seen(
+      'foreign origin',
+      Promise.resolve(app.request('/api/v1/keys', { method: 'POST', headers: { origin: 'https://elsewhere.example' } })),
+    ),
     seen('no key', swap({ quoteId }, {})),
     seen('malformed key', swap({ quoteId }, { 'x-swapeazi-key': 'sk_not_ours' })),
     seen('bad quote id', swap({ quoteId: 'hello' })),

@@ -203,6 +203,8 @@ describe('200: one executeBatch transaction paying every recipient', () => {
   it('answers the legs, their totals and a transaction whose orders carry exactly each amount, and records it', async () => {
     const response = await post(body(recipients, { fromToken: 'usdc' }))
     expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
     const result = DisbursementResult.parse(await readJson(response))
     expect(result).toMatchObject({ status: 'built', fromChain: 'BAS', fromToken: 'USDC', fromAddress: getAddress(FROM_ADDRESS) })
     expect(result.items.map((item) => [item.index, item.address, item.toChain, item.toToken, item.amount, item.kind])).toEqual([

@@ -110,11 +110,16 @@ describe('GET /api/v1/intelligence/corridor/{pair}, free tier', () => {
     expect(refused.status).toBe(429)
     expect(refused.headers.get('content-type')).toBe('application/problem+json')
     expect(refused.headers.get('retry-after')).toBe(String(SECONDS_TO_DECEMBER))
+    // The 429 names its own policy (the month, 30 days in November) beside the per-minute one the caller also has.
+    expect(refused.headers.get('ratelimit-policy')).toMatch(/^"anonymous";q=\d+;w=60, "intel-free";q=100;w=2592000$/)
+    expect(refused.headers.get('ratelimit')).toMatch(new RegExp(`^"anonymous";r=\\d+;t=\\d+, "intel-free";r=0;t=${SECONDS_TO_DECEMBER}$`))
     expect(Problem.parse(await readJson(refused))).toMatchObject({
       code: 'rate_limited',
       status: 429,
       retryAfterSec: SECONDS_TO_DECEMBER,
       limit: 100,
+      policy: 'intel-free',
+      windowSec: 2_592_000,
       resetsAt: '2026-12-01T00:00:00.000Z',
       detail:
         'The free tier answers 100 corridor-intelligence calls per IP per calendar month (UTC), and this IP has used them. Retry after 2026-12-01T00:00:00.000Z (907200 s), or send a pro key as Authorization: Bearer se_….',

@@ -90,6 +90,8 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     const id = await quoteId({ fromChain: 'BAS', toChain: 'POL', fromAmount: '500' })
     const response = await swap({ quoteId: id })
     expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
     const result = SwapResult.parse(await readJson(response))
     const claims = verifyQuoteId(QUOTE_SECRET, id, nowMs)
     if (!claims.ok) throw new Error('the quote did not verify')
@@ -117,6 +119,8 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
 
     const read = await get(app, `/api/v1/swap/${result.swapEaziRef}`, { 'x-swapeazi-key': KEY })
     expect(read.status).toBe(200)
+    expect(read.headers.get('cache-control')).toBe('no-store')
+    expect(read.headers.get('x-content-type-options')).toBe('nosniff')
     const record = SwapRecordWire.parse(await readJson(read))
     expect(record).toMatchObject({
       swapEaziRef: result.swapEaziRef,

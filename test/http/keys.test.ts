@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { verifyApiKey } from '../../src/auth/apiKey.ts'
-import { KEY_SECRET, lazyMemoryStore, readJson, testApp } from './testApp.ts'
+import { KEY_SECRET, lazyMemoryStore, PUBLIC_URL, readJson, testApp } from './testApp.ts'
 
 const store = lazyMemoryStore()
 afterAll(() => store.sql.close())
@@ -51,6 +51,48 @@ describe('POST /api/v1/keys', () => {
     const statuses = (await Promise.all(Array.from({ length: 10 }, () => issue(app, '192.0.2.99')))).map((r) => r.status)
     expect(statuses.filter((s) => s === 201)).toHaveLength(3)
     expect(statuses.filter((s) => s === 429)).toHaveLength(7)
+  })
+
+  describe('Origin', () => {
+    const ip = '203.0.113.77'
+    const issueFrom = (origin: string | undefined, url = '/api/v1/keys'): Promise<Response> =>
+      Promise.resolve(
+        testApp({ store, clock }).request(url, {
+          method: 'POST',
+          headers: { 'x-forwarded-for': ip, ...(origin === undefined ? {} : { origin }) },
+        }),
+      )
+    const keysOfIp = async (): Promise<number> => (await store.sql.query('select id from api_keys')).length
+
+    it.each(['https://elsewhere.example', 'http://127.0.0.1:9999', 'null', 'chrome-extension://abcdef', 'not a url'])(
+      'refuses a page of another site (Origin: %s) with 403 origin_not_allowed, and issues nothing',
+      async (origin) => {
+        const before = await keysOfIp()
+        const response = await issueFrom(origin)
+        expect(response.status).toBe(403)
+        expect(response.headers.get('content-type')).toBe('application/problem+json')
+        const problem = await readJson<{ code: string; detail: string; origin: string; portal: string }>(response)
+        expect(problem).toMatchObject({ code: 'origin_not_allowed', status: 403, origin, portal: `${PUBLIC_URL}/` })
+        expect(problem.detail).toBe(
+          `Keys are issued to this service's own portal and to programs, not to pages of other sites (this request came from ${origin}). Get a key at ${PUBLIC_URL}/, or POST /api/v1/keys from your own program or curl, which send no Origin.`,
+        )
+        expect(await keysOfIp()).toBe(before)
+      },
+    )
+
+    it.each([
+      ['no Origin (curl, programs)', undefined, '/api/v1/keys'],
+      ['the public URL', PUBLIC_URL, '/api/v1/keys'],
+      [
+        'the host the request was sent to, over TLS that ended at a proxy',
+        'https://swapeazi.example',
+        'http://swapeazi.example/api/v1/keys',
+      ],
+      ['the host the request was sent to, on its port', 'http://localhost:8080', 'http://localhost:8080/api/v1/keys'],
+    ])('issues to %s', async (_label, origin, url) => {
+      nowMs += 24 * 3600 * 1000
+      expect((await issueFrom(origin, url)).status).toBe(201)
+    })
   })
 
   it('answers other methods with 405', async () => {

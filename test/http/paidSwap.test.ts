@@ -80,6 +80,9 @@ describe('paying with x402-fetch 1.2.0', () => {
       body: JSON.stringify(body),
     })
     expect(response.status).toBe(200)
+    // A paid swap is one buyer's: no cache keeps it.
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
     const result = SwapResult.parse(await response.json())
     expect(result.transactionRequest.from.toLowerCase()).toBe(payer.address.toLowerCase())
     expect(result.route.fees.agentCallFee).toEqual({ amount: '0.02', token: 'USDC', network: 'base', atomic: '20000' })

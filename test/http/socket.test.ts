@@ -86,6 +86,9 @@ describe('HTTP over a socket', () => {
     })
     expect(seen).toEqual([402, 200])
     expect(response.status).toBe(200)
+    // Set on Node's response before the handler ran, and kept beside the handler's own headers.
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
     expect(response.headers.get('access-control-expose-headers')).toContain('X-PAYMENT-RESPONSE')
     const receipt = decodeXPaymentResponse(response.headers.get('x-payment-response') ?? '')
     expect(receipt).toMatchObject({ success: true, network: 'base', payer: payer.address })
