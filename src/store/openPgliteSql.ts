@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { acquireDataDirLock, type DataDirLock } from './dataDirLock.ts'
 import type { Sql } from './sql.ts'
 
 export type OpenPgliteSqlOptions = {
@@ -36,17 +37,39 @@ function sqlOf(db: PGlite, describe: string): Sql {
 /**
  * The embedded store (DESIGN 9): PostgreSQL compiled to WASM, in-process. `dataDir` keeps the data across restarts;
  * `undefined` or `memory://` keeps it in memory (tests). PGlite has a single connection, so statements are serialised.
+ * A data directory has one owner: this process takes its lock (dataDirLock.ts) before opening it, or throws
+ * DataDirHeldError naming the live process that holds it, and `close` releases it.
  */
 export async function openPgliteSql(dataDir?: string, options: OpenPgliteSqlOptions = {}): Promise<Sql> {
-  const isMemory = dataDir === undefined || dataDir.startsWith('memory://')
-  if (!isMemory) mkdirSync(dataDir, { recursive: true })
-  const isNew = isMemory || !existsSync(join(dataDir, 'PG_VERSION'))
-  const db = new PGlite({
-    ...(isMemory ? {} : { dataDir }),
-    ...(isNew && options.template !== undefined ? { loadDataDir: options.template } : {}),
-  })
-  await db.waitReady
-  return sqlOf(db, isMemory ? 'pglite (in memory)' : `pglite (${dataDir})`)
+  if (dataDir === undefined || dataDir.startsWith('memory://')) {
+    const db = new PGlite(options.template === undefined ? {} : { loadDataDir: options.template })
+    await db.waitReady
+    return sqlOf(db, 'pglite (in memory)')
+  }
+  const lock = await acquireDataDirLock(dataDir)
+  try {
+    const isNew = !existsSync(join(dataDir, 'PG_VERSION'))
+    const db = new PGlite({ dataDir, ...(isNew && options.template !== undefined ? { loadDataDir: options.template } : {}) })
+    await db.waitReady
+    return withLock(sqlOf(db, `pglite (${dataDir})`), lock)
+  } catch (error) {
+    lock.release()
+    throw error
+  }
+}
+
+function withLock(sql: Sql, lock: DataDirLock): Sql {
+  return {
+    ...sql,
+    dataDirLock: lock,
+    async close() {
+      try {
+        await sql.close()
+      } finally {
+        lock.release()
+      }
+    },
+  }
 }
 
 /** A new in-memory database, `prepare`d (migrated, say), as a template for `openPgliteSql`: its data directory, uncompressed. */

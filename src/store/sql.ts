@@ -1,9 +1,11 @@
+import type { DataDirLock } from './dataDirLock.ts'
+
 /** The one thing both drivers (PGlite, PostgreSQL) offer the store: parameterised SQL, and transactions. */
 export type Sql = {
   /** Runs one statement with `$1`-style parameters; rows come back as plain objects. */
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close' | 'isExclusive'>) => Promise<T>): Promise<T>
+  transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close' | 'isExclusive' | 'dataDirLock'>) => Promise<T>): Promise<T>
   close(): Promise<void>
   /** For logs and health: which driver, and where (never a password). */
   describe: string
@@ -12,6 +14,8 @@ export type Sql = {
    * counters and the key denylist can then be kept exact in memory. False for PostgreSQL, which replicas share.
    */
   isExclusive: boolean
+  /** The embedded store's hold on its data directory (dataDirLock.ts); absent in memory and on PostgreSQL. */
+  dataDirLock?: DataDirLock
 }
 
 /** A timestamp column as ISO 8601: PGlite returns Date objects, node-postgres may return text. */

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { DataDirHeldError } from '../../src/store/dataDirLock.ts'
 import { createStore, type PaymentReservation, type SwapRecord } from '../../src/store/createStore.ts'
 import { MIGRATIONS, migrate } from '../../src/store/migrations.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
@@ -51,6 +52,8 @@ describe('PGlite on a data directory', () => {
       const first = await openPgliteSql(dataDir)
       let appliedAt: unknown[]
       try {
+        // One owner: the directory is refused while it is open, and free again once closed (below).
+        await expect(openStore({ driver: 'pglite', dataDir })).rejects.toThrow(DataDirHeldError)
         expect(await migrate(first)).toEqual(MIGRATIONS.map((m) => m.id))
         const store = createStore(first)
         expect(await store.reservePayment(reservation)).toBe(true)

@@ -1,0 +1,357 @@
+import { randomBytes } from 'node:crypto'
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
+import { connect } from 'node:net'
+import { basename, dirname, join } from 'node:path'
+import { DataDirHolder } from '../schemas/dataDirLock.ts'
+
+// One owner per PGlite data directory (DESIGN 9, issue 15 item 1). PGlite takes no lock of its own: two processes on
+// one directory each run a database over the same files and lose each other's writes. The owner holds a lock file,
+// created with O_EXCL, naming its pid; a second process refuses to open the directory while that pid lives.
+//
+// A lock is stale, and is taken over, when:
+// - its pid is not alive (the holder was killed: kill -9, a crash, a power cut);
+// - its pid is this process's and this process does not hold it (a container restarted with the same pids);
+// - on Linux, the process with its pid started after the lock was taken (the pid was reused), unless the holder's
+//   operator socket still answers (a wall clock stepped forward under a live holder).
+// A live pid whose process started before the lock, or whose start is unknown (no /proc), holds it: taking a live
+// store over loses writes, so when in doubt we refuse and name the pid.
+//
+// Takeover races: two processes that both find a stale lock each rename it to a name of their own; one rename wins,
+// and only the winner's renamed file holds what it judged stale. A process that finds it renamed a newer lock (one
+// taken between its read and its rename) links it back. Then both try O_EXCL again, and one wins.
+
+/** The lock file's name inside the data directory. */
+export const DATA_DIR_LOCK_FILE = 'swapeazi.lock'
+
+/** How long a lock file may stay unreadable (created, not yet written) before it counts as stale. */
+const UNWRITTEN_LOCK_MS = 2_000
+/** Slack between a process's start time as /proc reports it (whole seconds of boot time) and the wall clock. */
+const START_TIME_SLACK_MS = 2_000
+/** A socket that neither accepts nor refuses within this is a busy holder, not a dead one. */
+const SOCKET_PROBE_MS = 1_000
+const MAX_ATTEMPTS = 200
+
+/**
+ * The locks this process holds, by lock file, with their tokens. Process-wide on purpose: a lock belongs to the
+ * process, and a lock that names this pid but is not here was left by an earlier process with the same pid.
+ */
+const heldHere = new Map<string, string>()
+
+/** The hold of this process on a data directory; `release` gives it up (openPgliteSql's close does). */
+export type DataDirLock = {
+  dataDir: string
+  /** The lock file's content as this process last wrote it. */
+  holder(): DataDirHolder
+  /** Records where the holder's operator endpoint and HTTP API listen, for the processes that find the lock. */
+  publish(fields: Partial<Pick<DataDirHolder, 'socket' | 'url'>>): void
+  /** Removes the lock file if it is still this lock's. Idempotent. */
+  release(): void
+}
+
+/** A second process on a data directory another live process holds (or a second open in this process). */
+export class DataDirHeldError extends Error {
+  override name = 'DataDirHeldError'
+  constructor(
+    readonly dataDir: string,
+    readonly holder: DataDirHolder,
+  ) {
+    const who =
+      holder.pid === process.pid
+        ? 'is already open in this process'
+        : `is in use by ${holder.command} (pid ${holder.pid}, since ${holder.startedAt})`
+    super(
+      `SWAPEAZI_DATA_DIR ${dataDir} ${who}, and an embedded store has one owner: stop that process, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
+    )
+  }
+}
+
+/** A data directory path that cannot hold a database: a file, not writable, under /proc. */
+export class DataDirUnusableError extends Error {
+  override name = 'DataDirUnusableError'
+  constructor(
+    readonly dataDir: string,
+    readonly problem: string,
+  ) {
+    super(`SWAPEAZI_DATA_DIR ${dataDir} ${problem}; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`)
+  }
+}
+
+/**
+ * Takes the lock on `dataDir` for this process, creating the directory (mode 0700) if it is missing: throws
+ * DataDirHeldError naming the holder when another live process holds it, DataDirUnusableError when the path cannot
+ * hold a database. A stale lock is taken over (see above).
+ */
+export async function acquireDataDirLock(dataDir: string, options: { command?: string } = {}): Promise<DataDirLock> {
+  prepareDataDir(dataDir)
+  const path = join(dataDir, DATA_DIR_LOCK_FILE)
+  let holder: DataDirHolder = {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    command: options.command ?? commandOfThisProcess(),
+    token: randomBytes(16).toString('hex'),
+    socket: null,
+    url: null,
+  }
+  for (let attempt = 0; !createExclusive(dataDir, path, holder); attempt++) {
+    if (attempt === MAX_ATTEMPTS) throw new DataDirUnusableError(dataDir, `has a lock file (${path}) that could not be taken over`)
+    const found = await inspectLock(path)
+    if (found.state === 'live') throw new DataDirHeldError(dataDir, found.holder)
+    if (found.state === 'stale') takeOver(path, found.raw)
+    if (found.state === 'unwritten') await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  heldHere.set(path, holder.token)
+  installExitHook()
+  return {
+    dataDir,
+    holder: () => holder,
+    publish(fields) {
+      if (heldHere.get(path) !== holder.token) return
+      holder = { ...holder, ...fields }
+      // Written aside and renamed over the lock: a reader sees the old content or the new, never half of either.
+      const aside = `${path}.${holder.token}.tmp`
+      writeFileSync(aside, JSON.stringify(holder), { mode: 0o600 })
+      renameSync(aside, path)
+    },
+    release() {
+      if (heldHere.get(path) !== holder.token) return
+      heldHere.delete(path)
+      removeIfOurs(path, holder.token)
+    },
+  }
+}
+
+/**
+ * The live process holding `dataDir`, or undefined when none does (no lock, or a stale one, which is left for the
+ * next owner to take over). Creates nothing.
+ */
+export async function findDataDirHolder(dataDir: string): Promise<DataDirHolder | undefined> {
+  const path = join(dataDir, DATA_DIR_LOCK_FILE)
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const found = await inspectLock(path)
+    if (found.state === 'live') return found.holder
+    if (found.state !== 'unwritten') return undefined
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return undefined
+}
+
+type Inspection =
+  | { state: 'live'; holder: DataDirHolder }
+  | { state: 'stale'; raw: string }
+  | { state: 'gone' }
+  /** Created by a process that has not written it yet. */
+  | { state: 'unwritten' }
+
+async function inspectLock(path: string): Promise<Inspection> {
+  let raw: string
+  let modifiedMs: number
+  try {
+    raw = readFileSync(path, 'utf8')
+    modifiedMs = statSync(path).mtimeMs
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return { state: 'gone' }
+    throw new DataDirUnusableError(dirname(path), `has a lock file (${path}) this user cannot read (${codeOf(error)})`)
+  }
+  const holder = parseHolder(raw)
+  if (holder === undefined) return Date.now() - modifiedMs < UNWRITTEN_LOCK_MS ? { state: 'unwritten' } : { state: 'stale', raw }
+  return (await isHolderAlive(path, holder)) ? { state: 'live', holder } : { state: 'stale', raw }
+}
+
+function parseHolder(raw: string): DataDirHolder | undefined {
+  try {
+    const parsed = DataDirHolder.safeParse(JSON.parse(raw))
+    return parsed.success ? parsed.data : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function isHolderAlive(path: string, holder: DataDirHolder): Promise<boolean> {
+  if (holder.pid === process.pid) return heldHere.get(path) === holder.token
+  if (!isPidAlive(holder.pid)) return false
+  const startedMs = processStartMs(holder.pid)
+  if (startedMs === undefined || startedMs <= Date.parse(holder.startedAt) + START_TIME_SLACK_MS) return true
+  return holder.socket !== null && (await socketAnswers(holder.socket))
+}
+
+function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it lives, under another user.
+    return codeOf(error) === 'EPERM'
+  }
+}
+
+/**
+ * When a process started, in milliseconds since the epoch, from Linux's /proc (field 22 of /proc/PID/stat, in clock
+ * ticks of 1/100 s since boot, plus the boot time); undefined elsewhere.
+ */
+function processStartMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name (field 2) is in parentheses and may hold spaces; field 3 starts two characters after it.
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+    const bootSec = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1])
+    return Number.isFinite(startTicks) && Number.isFinite(bootSec) ? bootSec * 1000 + startTicks * 10 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ path: socketPath })
+    const done = (answers: boolean): void => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(answers)
+    }
+    const timer = setTimeout(() => done(true), SOCKET_PROBE_MS)
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+/** Creates the lock file with O_EXCL: false when one exists. */
+function createExclusive(dataDir: string, path: string, holder: DataDirHolder): boolean {
+  try {
+    writeFileExclusive(path, holder)
+    return true
+  } catch (error) {
+    const code = codeOf(error)
+    if (code === 'EEXIST') return false
+    if (code === 'EACCES' || code === 'EPERM') throw new DataDirUnusableError(dataDir, 'is not writable by this user')
+    if (code === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
+    throw new DataDirUnusableError(dataDir, `cannot hold a lock file (${code ?? String(error)})`)
+  }
+}
+
+function writeFileExclusive(path: string, holder: DataDirHolder): void {
+  const fd = openSync(path, 'wx', 0o600)
+  try {
+    writeSync(fd, JSON.stringify(holder))
+  } catch (error) {
+    closeSync(fd)
+    unlinkSync(path)
+    throw error
+  }
+  closeSync(fd)
+}
+
+/** Moves a stale lock file (whose content was `raw`) out of the way, or leaves a newer one where it is. */
+function takeOver(path: string, raw: string): void {
+  const aside = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.stale`
+  try {
+    renameSync(path, aside)
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return
+    throw error
+  }
+  let moved: string | undefined
+  try {
+    moved = readFileSync(aside, 'utf8')
+  } catch {}
+  if (moved !== raw) {
+    // A lock taken between our read and our rename: put it back. (It fails only if a third process has since
+    // created one: three processes on one stale lock within microseconds.)
+    try {
+      linkSync(aside, path)
+    } catch {}
+  }
+  try {
+    unlinkSync(aside)
+  } catch {}
+}
+
+function removeIfOurs(path: string, token: string): void {
+  try {
+    if (parseHolder(readFileSync(path, 'utf8'))?.token === token) unlinkSync(path)
+  } catch {}
+}
+
+let isExitHookInstalled = false
+
+/** A process that exits without closing its store (process.exit) still leaves no lock behind. */
+function installExitHook(): void {
+  if (isExitHookInstalled) return
+  isExitHookInstalled = true
+  process.on('exit', () => {
+    for (const [path, token] of heldHere) removeIfOurs(path, token)
+  })
+}
+
+/**
+ * Checks the path and creates what is missing, one directory at a time (Node's recursive mkdir never returns under
+ * /proc): the data directory itself with mode 0700, since it holds the store's secrets.
+ */
+function prepareDataDir(dataDir: string): void {
+  const missing: string[] = []
+  let existing = dataDir
+  for (;;) {
+    let isDirectory: boolean
+    try {
+      isDirectory = statSync(existing).isDirectory()
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === 'EACCES')
+        throw new DataDirUnusableError(dataDir, 'cannot be reached by this user (permission denied on a directory above it)')
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new DataDirUnusableError(dataDir, `cannot be read (${code ?? String(error)})`)
+      missing.unshift(existing)
+      existing = dirname(existing)
+      continue
+    }
+    if (!isDirectory)
+      throw new DataDirUnusableError(
+        dataDir,
+        existing === dataDir ? 'is a file, not a directory' : `is inside ${existing}, which is a file`,
+      )
+    break
+  }
+  const real = realpathSync(existing)
+  for (const virtual of ['/proc', '/sys'])
+    if (real === virtual || real.startsWith(`${virtual}/`))
+      throw new DataDirUnusableError(dataDir, `is under ${virtual}, a virtual file system that cannot hold a database`)
+  for (const directory of missing) {
+    try {
+      mkdirSync(directory, directory === dataDir ? { mode: 0o700 } : {})
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === 'EEXIST') continue
+      if (code === 'EACCES' || code === 'EPERM')
+        throw new DataDirUnusableError(dataDir, `cannot be created: ${directory} is not writable by this user`)
+      if (code === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
+      throw new DataDirUnusableError(dataDir, `cannot be created (${code ?? String(error)})`)
+    }
+  }
+}
+
+/** What holds a lock, for the messages of the processes that find it: `swapeazi` and its command, never arguments. */
+function commandOfThisProcess(): string {
+  const [, script = '', ...args] = process.argv
+  const name = /swapeazi-mcp\.js$/.test(script)
+    ? 'swapeazi-mcp'
+    : /(swapeazi\.js|cli[\\/]main\.ts)$/.test(script)
+      ? 'swapeazi'
+      : basename(script) || 'a process'
+  // Only the command words: an argument can be a key, or a URL with a secret in it.
+  const words = args.slice(0, 2).filter((word) => /^[a-z]+$/.test(word))
+  return [name, ...(name === 'swapeazi' && words.length === 0 ? ['serve'] : words)].join(' ')
+}
+
+function codeOf(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined
+}

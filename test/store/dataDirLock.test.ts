@@ -1,0 +1,180 @@
+import { execFile, spawn } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
+import { acquireDataDirLock, DATA_DIR_LOCK_FILE, DataDirHeldError, findDataDirHolder } from '../../src/store/dataDirLock.ts'
+import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
+
+const run = promisify(execFile)
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const TAKE_LOCK = fileURLToPath(new URL('./fixtures/takeDataDirLock.ts', import.meta.url))
+
+const work = mkdtempSync(join(tmpdir(), 'swapeazi-lock-'))
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+let dirs = 0
+const freshDir = (): string => join(work, `dir${++dirs}`)
+
+const lockFile = (dataDir: string): string => join(dataDir, DATA_DIR_LOCK_FILE)
+const readHolder = (dataDir: string): DataDirHolder => JSON.parse(readFileSync(lockFile(dataDir), 'utf8')) as DataDirHolder
+
+/** A lock file as another process would have left it. */
+function plantLock(dataDir: string, fields: Partial<DataDirHolder>): void {
+  mkdirSync(dataDir, { recursive: true })
+  const holder: DataDirHolder = {
+    pid: 999_999,
+    startedAt: new Date().toISOString(),
+    command: 'swapeazi serve',
+    token: 'planted-token-planted-token',
+    socket: null,
+    url: null,
+    ...fields,
+  }
+  writeFileSync(lockFile(dataDir), JSON.stringify(holder))
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''])
+  await new Promise((resolve) => child.once('exit', resolve))
+  return child.pid ?? 0
+}
+
+describe('the lock on a PGlite data directory', () => {
+  it('is created with the directory (0700) and names this process; a second open in this process is refused; release frees it', async () => {
+    const dataDir = join(freshDir(), 'nested', 'data')
+    const lock = await acquireDataDirLock(dataDir, { command: 'swapeazi serve' })
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700)
+    expect(statSync(lockFile(dataDir)).mode & 0o777).toBe(0o600)
+    expect(readHolder(dataDir)).toEqual({
+      pid: process.pid,
+      startedAt: expect.any(String),
+      command: 'swapeazi serve',
+      token: expect.stringMatching(/^[0-9a-f]{32}$/),
+      socket: null,
+      url: null,
+    })
+    await expect(acquireDataDirLock(dataDir)).rejects.toThrow(
+      `SWAPEAZI_DATA_DIR ${dataDir} is already open in this process, and an embedded store has one owner: stop that process, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
+    )
+    expect((await findDataDirHolder(dataDir))?.pid).toBe(process.pid)
+    lock.publish({ socket: '/run/op.sock', url: 'http://127.0.0.1:8402' })
+    expect(readHolder(dataDir)).toMatchObject({ pid: process.pid, socket: '/run/op.sock', url: 'http://127.0.0.1:8402' })
+    lock.release()
+    lock.release()
+    expect(() => statSync(lockFile(dataDir))).toThrow(/ENOENT/)
+    expect(await findDataDirHolder(dataDir)).toBeUndefined()
+    ;(await acquireDataDirLock(dataDir)).release()
+  })
+
+  it('refuses at once while a live process holds it, naming its pid and what to do', async () => {
+    const dataDir = freshDir()
+    // The parent of this worker is alive and started before this lock was taken.
+    plantLock(dataDir, { pid: process.ppid, startedAt: new Date().toISOString() })
+    const started = Date.now()
+    const refusal = await acquireDataDirLock(dataDir).catch((error: unknown) => error)
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(refusal).toBeInstanceOf(DataDirHeldError)
+    expect((refusal as Error).message).toBe(
+      `SWAPEAZI_DATA_DIR ${dataDir} is in use by swapeazi serve (pid ${process.ppid}, since ${readHolder(dataDir).startedAt}), and an embedded store has one owner: stop that process, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
+    )
+    expect(readHolder(dataDir).pid).toBe(process.ppid)
+  })
+
+  it('takes over a lock whose process is gone, one this pid left in an earlier life, and one never written', async () => {
+    const dead = freshDir()
+    plantLock(dead, { pid: await deadPid() })
+    expect(await findDataDirHolder(dead)).toBeUndefined()
+    const fromDead = await acquireDataDirLock(dead)
+    expect(readHolder(dead).pid).toBe(process.pid)
+    fromDead.release()
+
+    // A container restarted with the same pids: the lock names this process, which does not hold it.
+    const samePid = freshDir()
+    plantLock(samePid, { pid: process.pid })
+    ;(await acquireDataDirLock(samePid)).release()
+
+    // Created, never written (killed between open and write), two minutes ago.
+    const unwritten = freshDir()
+    mkdirSync(unwritten)
+    writeFileSync(lockFile(unwritten), '')
+    const twoMinutesAgo = new Date(Date.now() - 120_000)
+    utimesSync(lockFile(unwritten), twoMinutesAgo, twoMinutesAgo)
+    ;(await acquireDataDirLock(unwritten)).release()
+  })
+
+  it.skipIf(process.platform !== 'linux')(
+    'takes over a lock whose pid now belongs to a process started after it (a reused pid)',
+    async () => {
+      const dataDir = freshDir()
+      plantLock(dataDir, { pid: process.ppid, startedAt: '2001-01-01T00:00:00.000Z', socket: join(work, 'nothing-listens.sock') })
+      const lock = await acquireDataDirLock(dataDir)
+      expect(readHolder(dataDir).pid).toBe(process.pid)
+      lock.release()
+    },
+  )
+
+  it('says which of SWAPEAZI_DATA_DIR is wrong: a file, inside a file, under /proc', async () => {
+    const file = join(work, 'a-file')
+    writeFileSync(file, 'not a directory')
+    await expect(acquireDataDirLock(file)).rejects.toThrow(
+      `SWAPEAZI_DATA_DIR ${file} is a file, not a directory; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
+    )
+    await expect(acquireDataDirLock(join(file, 'data'))).rejects.toThrow(
+      `SWAPEAZI_DATA_DIR ${join(file, 'data')} is inside ${file}, which is a file;`,
+    )
+    // Node's recursive mkdir loops forever here; this answers at once.
+    await expect(openPgliteSql('/proc/swapeazi-data')).rejects.toThrow(
+      'SWAPEAZI_DATA_DIR /proc/swapeazi-data is under /proc, a virtual file system that cannot hold a database;',
+    )
+  })
+
+  it.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)(
+    'says so when the directory is not writable by the user the process runs as',
+    async () => {
+      // Root writes anywhere, so the check runs as nobody (65534) on a directory root owns, which nobody can enter.
+      const dataDir = freshDir()
+      mkdirSync(dataDir, { mode: 0o755 })
+      chmodSync(work, 0o755)
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', TAKE_LOCK, dataDir, '0'], {
+        cwd: REPO_ROOT,
+        uid: 65534,
+        gid: 65534,
+        env: { PATH: process.env['PATH'] ?? '', TSX_DISABLE_CACHE: '1' },
+      })
+      expect(JSON.parse(stdout)).toMatchObject({
+        taken: false,
+        message: `SWAPEAZI_DATA_DIR ${dataDir} is not writable by this user; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
+      })
+    },
+    30_000,
+  )
+
+  it('lets exactly one of several processes racing for a stale lock take it; the others name the winner', async () => {
+    const dataDir = freshDir()
+    plantLock(dataDir, { pid: await deadPid() })
+    // Each waits for the same instant, so that they really race; the winner holds the lock until all have tried.
+    const startAt = Date.now() + 2_000
+    const racers = Array.from({ length: 4 }, () =>
+      spawn(process.execPath, ['--import', 'tsx', TAKE_LOCK, dataDir, String(startAt)], { cwd: REPO_ROOT }),
+    )
+    const outcomes = await Promise.all(
+      racers.map(async (racer) => {
+        const [line] = (await once(createInterface({ input: racer.stdout }), 'line')) as [string]
+        return JSON.parse(line) as { taken: boolean; pid: number; message?: string }
+      }),
+    )
+    for (const racer of racers) racer.stdin.end()
+    await Promise.all(racers.map((racer) => (racer.exitCode === null ? once(racer, 'exit') : undefined)))
+    const winners = outcomes.filter((outcome) => outcome.taken)
+    expect(winners).toHaveLength(1)
+    for (const loser of outcomes.filter((outcome) => !outcome.taken))
+      expect(loser.message).toContain(`is in use by takeDataDirLock (pid ${winners[0]?.pid},`)
+    expect(await findDataDirHolder(dataDir)).toBeUndefined()
+  }, 30_000)
+})
