@@ -23,6 +23,9 @@ const PrivateKey = fixedHexSchema(32, 'must be 0x followed by 64 hex characters'
 const Env = z.object({
   SWAPEAZI_HOST: z.string().min(1).default('127.0.0.1'),
   SWAPEAZI_PORT: z.coerce.number().int().min(0).max(65_535).default(8402),
+  SWAPEAZI_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  SWAPEAZI_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SWAPEAZI_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   SWAPEAZI_PUBLIC_URL: z.url().optional(),
   SWAPEAZI_APP_URL: z.url().default('https://app.swapeazi.com'),
   SWAPEAZI_MANIFEST_DIR: z.string().min(1).default(`${PACKAGE_ROOT}manifest`),
@@ -66,9 +69,17 @@ const Env = z.object({
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
+/** The names of every variable the service reads. */
+export const VARIABLES: readonly string[] = Object.keys(Env.shape)
+
 export type Config = {
   host: string
   port: number
+  /**
+   * How long a request's headers, and the whole request with its body, may take to arrive (a slow client is cut with
+   * 408), and how long in-flight requests get to finish on SIGTERM before their connections are closed.
+   */
+  server: { headersTimeoutMs: number; requestTimeoutMs: number; shutdownGraceMs: number }
   publicUrl: string
   appUrl: string
   manifestDir: string
@@ -184,17 +195,36 @@ function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCod
   return parsed.data
 }
 
+/**
+ * The variables that are set: an empty or blank value counts as unset, as `.env` files and host configurations write
+ * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation.
+ */
+export function setVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const set: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[name] = value
+  return set
+}
+
 /** Reads and validates the environment: the only place that touches process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = Env.safeParse(env)
+  const parsed = Env.safeParse(setVariables(env))
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
     throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
   }
   const e = parsed.data
+  if (e.SWAPEAZI_HEADERS_TIMEOUT_MS > e.SWAPEAZI_REQUEST_TIMEOUT_MS)
+    throw new Error(
+      'invalid configuration:\n  SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
+    )
   return {
     host: e.SWAPEAZI_HOST,
     port: e.SWAPEAZI_PORT,
+    server: {
+      headersTimeoutMs: e.SWAPEAZI_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.SWAPEAZI_REQUEST_TIMEOUT_MS,
+      shutdownGraceMs: e.SWAPEAZI_SHUTDOWN_GRACE_MS,
+    },
     publicUrl: (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, ''),
     appUrl: e.SWAPEAZI_APP_URL,
     manifestDir: e.SWAPEAZI_MANIFEST_DIR,

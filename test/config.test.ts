@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadConfig } from '../src/config.ts'
+import { loadConfig, VARIABLES } from '../src/config.ts'
 
 describe('loadConfig', () => {
   it('runs on defaults with an empty environment', () => {
@@ -175,5 +175,27 @@ describe('loadConfig', () => {
     for (const budget of ['1e3', '0.1234567', '-1', '1,00'])
       expect(() => loadConfig({ SWAPEAZI_DAILY_BUDGET_USDC: budget })).toThrow(/SWAPEAZI_DAILY_BUDGET_USDC/)
     expect(() => loadConfig({ SWAPEAZI_WALLET_PRIVATE_KEY: '${SWAPEAZI_WALLET_PRIVATE_KEY}' })).toThrow(/SWAPEAZI_WALLET_PRIVATE_KEY/)
+  })
+
+  it('takes an empty or blank variable as unset, for every variable, as .env files write an unset one', () => {
+    expect(VARIABLES).toContain('SWAPEAZI_BASE_URL')
+    expect(VARIABLES.length).toBeGreaterThan(30)
+    const defaults = loadConfig({})
+    expect(loadConfig(Object.fromEntries(VARIABLES.map((name) => [name, ''])))).toEqual(defaults)
+    expect(loadConfig(Object.fromEntries(VARIABLES.map((name) => [name, '  '])))).toEqual(defaults)
+    expect(loadConfig({ SWAPEAZI_BASE_URL: '' }).mcp.baseUrl).toBeUndefined()
+    expect(loadConfig({ SWAPEAZI_PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 8402, store: { driver: 'pglite' } })
+  })
+
+  it('reads the slow-client timeouts and the shutdown grace, and refuses a header timeout longer than the request one', () => {
+    expect(loadConfig({}).server).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, shutdownGraceMs: 10_000 })
+    expect(
+      loadConfig({ SWAPEAZI_HEADERS_TIMEOUT_MS: '500', SWAPEAZI_REQUEST_TIMEOUT_MS: '800', SWAPEAZI_SHUTDOWN_GRACE_MS: '0' }).server,
+    ).toEqual({ headersTimeoutMs: 500, requestTimeoutMs: 800, shutdownGraceMs: 0 })
+    expect(() => loadConfig({ SWAPEAZI_HEADERS_TIMEOUT_MS: '40000' })).toThrowErrorMatchingInlineSnapshot(`
+      [Error: invalid configuration:
+        SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)]
+    `)
+    expect(() => loadConfig({ SWAPEAZI_REQUEST_TIMEOUT_MS: '50' })).toThrow(/SWAPEAZI_REQUEST_TIMEOUT_MS/)
   })
 })

@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Logger } from 'pino'
-import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
-import { loadSanctionsList } from '../compliance/loadSanctionsList.ts'
+import { type LoadedCatalogue, loadCatalogue } from '../catalogue/loadCatalogue.ts'
+import { loadSanctionsList, SanctionsListError } from '../compliance/loadSanctionsList.ts'
+import type { SanctionsList } from '../schemas/sanctions.ts'
 import { sanctionsListScreener } from '../compliance/sanctionsListScreener.ts'
 import type { Config } from '../config.ts'
+import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
 import { settlerFromConfig } from './settlerFromConfig.ts'
 import { openStore } from '../store/openStore.ts'
+import type { Store } from '../store/createStore.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
 
 const PACKAGE_JSON = new URL('../../package.json', import.meta.url)
@@ -21,16 +25,31 @@ export function packageVersion(): string {
 /**
  * Wires the real dependencies from configuration: catalogue and sanctions list from disk, the store (PGlite or
  * PostgreSQL, migrated), the settler, pino logger (on stderr unless `log` is given), wall clock. The caller closes
- * `store.sql` on shutdown.
+ * `store.sql` on shutdown. A catalogue or sanctions list that cannot be used rejects with one line naming the file
+ * and the variable to change, after closing the store.
  */
 export async function buildAppDeps(config: Config, log: Logger = createLogger(config.logLevel)): Promise<ServerDeps> {
-  const { catalogue, files } = loadCatalogue(config.manifestDir)
-  const sanctions = loadSanctionsList(config.sanctionsFile)
-  const store = await openStore(config.store)
+  // The store opens (its files read, PGlite's WebAssembly compiled off the main thread) while the catalogue compiles.
+  const opening = openStore(config.store)
+  let loaded: { catalogue: LoadedCatalogue; sanctions: SanctionsList }
+  try {
+    loaded = loadFiles(config)
+  } catch (error) {
+    await opening.then(
+      (store) => store.sql.close(),
+      () => {},
+    )
+    throw error
+  }
+  const { catalogue, files } = loaded.catalogue
+  const { sanctions } = loaded
+  const store: Store = await opening
   const generated = (name: string): Promise<Uint8Array> =>
     store.keys.sharedSecret(name, () => randomBytes(32).toString('base64url')).then((secret) => new TextEncoder().encode(secret))
-  const keySecret = config.keySecret ?? (await generated('api_key_secret'))
-  const quoteSecret = config.quoteSecret ?? (await generated('quote_secret'))
+  const [keySecret, quoteSecret] = await Promise.all([
+    config.keySecret ?? generated('api_key_secret'),
+    config.quoteSecret ?? generated('quote_secret'),
+  ])
   return {
     catalogue,
     files,
@@ -49,5 +68,28 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     trustProxy: config.trustProxy,
     rateLimits: config.rateLimits,
     mcp: config.mcp,
+  }
+}
+
+/** The catalogue and the sanctions list, or one line naming the file at fault and the variable that chose it. */
+function loadFiles(config: Config): { catalogue: LoadedCatalogue; sanctions: SanctionsList } {
+  let catalogue: LoadedCatalogue
+  try {
+    catalogue = loadCatalogue(config.manifestDir)
+  } catch (error) {
+    if (!(error instanceof CatalogueError)) throw error
+    throw new Error(
+      `catalogue error: ${join(config.manifestDir, `${error.file}.json`)}: ${error.field}: ${error.detail}; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
+      { cause: error },
+    )
+  }
+  try {
+    return { catalogue, sanctions: loadSanctionsList(config.sanctionsFile) }
+  } catch (error) {
+    if (!(error instanceof SanctionsListError)) throw error
+    throw new Error(
+      `sanctions list error: ${error.message}; correct the file, or set SWAPEAZI_SANCTIONS_FILE to a readable OFAC list (default: sanctioned-addresses.json in SWAPEAZI_MANIFEST_DIR)`,
+      { cause: error },
+    )
   }
 }

@@ -34,6 +34,8 @@ export type CliIo = {
   stderr: Writable
   /** Tests: an embedded store that does not exist yet starts as a copy of this migrated one (openPgliteSql). */
   pgliteTemplate?: Blob
+  /** Tests: ends `serve` as SIGTERM does, without signalling the test's own process. */
+  stop?: AbortSignal
 }
 
 /** The configuration from `io.env`, with the embedded store's template when `io` has one. */

@@ -1,12 +1,28 @@
+import { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
-import { serve } from '@hono/node-server'
+import { createAdaptorServer } from '@hono/node-server'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
 import type { Config } from '../config.ts'
 
-/** Starts the HTTP API; resolves once it has stopped on SIGINT or SIGTERM and closed its store. */
-export async function runServe(config: Config, io: { stderr: Writable }): Promise<void> {
+/** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
+const IDLE_SWEEP_MS = 100
+
+export type ServeIo = {
+  /** The service's pino logs. */
+  stderr: Writable
+  /** Tests: stops the service as SIGTERM does, without signalling the test's own process. */
+  stop?: AbortSignal
+}
+
+/**
+ * Starts the HTTP API; resolves once it has stopped on SIGINT or SIGTERM: it stops accepting connections, lets the
+ * requests in flight finish (within SWAPEAZI_SHUTDOWN_GRACE_MS), and only then closes its store, so a paid request
+ * that was answered is also recorded. A port that cannot be had rejects with one line naming the variable to change.
+ */
+export async function runServe(config: Config, io: ServeIo): Promise<void> {
   const deps = await buildAppDeps(config, createLogger(config.logLevel, io.stderr))
   deps.log.info(
     { event: 'payments', settlement: deps.settler.mode, pay_to: deps.payTo, store: deps.store.sql.describe },
@@ -23,20 +39,147 @@ export async function runServe(config: Config, io: { stderr: Writable }): Promis
       'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it',
     )
   const app = createServer(deps)
-  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
-    deps.log.info(
-      { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: config.publicUrl, snapshot_as_of: deps.catalogue.asOf },
-      'listening',
+  let server: Server
+  try {
+    server = await listen(app.fetch, config)
+  } catch (error) {
+    await deps.store.sql.close()
+    throw error
+  }
+  const inFlight = countRequestsInFlight(server)
+  const info = server.address() as AddressInfo
+  deps.log.info(
+    { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: config.publicUrl, snapshot_as_of: deps.catalogue.asOf },
+    'listening',
+  )
+
+  const stopping = stopRequests(io.stop)
+  const signal = await stopping.first
+  deps.log.info({ event: 'shutdown', signal, in_flight: inFlight() }, 'shutdown: no new connections; finishing the requests in flight')
+  const cut = await drain(server, config.server.shutdownGraceMs, stopping.again, inFlight)
+  stopping.dispose()
+  if (cut > 0)
+    deps.log.warn(
+      { event: 'shutdown_cut', in_flight: cut, grace_ms: config.server.shutdownGraceMs },
+      'shutdown: requests still in flight were cut; raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
     )
+  await deps.store.sql.close()
+  deps.log.info({ event: 'stopped', signal }, 'stopped: store closed')
+}
+
+/**
+ * Binds the configured host and port with the slow-client timeouts. Node checks those timeouts on an interval
+ * (30 s by default, so a 10 s header timeout could take 40 s to fire): the interval here is at most a second.
+ */
+function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], config: Config): Promise<Server> {
+  const { headersTimeoutMs, requestTimeoutMs } = config.server
+  const server = createAdaptorServer({
+    fetch,
+    hostname: config.host,
+    serverOptions: {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeoutMs / 4)),
+    },
   })
-  await new Promise<void>((resolve, reject) => {
-    const stop = (signal: string): void => {
-      deps.log.info({ event: 'shutdown', signal }, 'shutdown')
-      server.close(() => {
-        deps.store.sql.close().then(resolve, reject)
-      })
-    }
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
+  if (!(server instanceof Server)) throw new TypeError('expected a node:http server')
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, config), { cause: error })))
+    server.listen(config.port, config.host, () => resolve(server))
   })
+}
+
+/** What went wrong binding SWAPEAZI_HOST:SWAPEAZI_PORT, and which variable to change: one line. */
+function listenFailure(error: NodeJS.ErrnoException, config: Config): string {
+  const { host, port } = config
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use (EADDRINUSE): stop the process that holds it, or set SWAPEAZI_PORT to a free port`
+    case 'EACCES':
+      return port < 1024
+        ? `not permitted to listen on port ${port} (EACCES): ports below 1024 need privileges; set SWAPEAZI_PORT to 1024 or above`
+        : `not permitted to listen on ${host}:${port} (EACCES): set SWAPEAZI_PORT to another port`
+    case 'EADDRNOTAVAIL':
+      return `SWAPEAZI_HOST ${host} is not an address of this machine (EADDRNOTAVAIL): set SWAPEAZI_HOST to 127.0.0.1, 0.0.0.0 or one of this machine's addresses`
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `SWAPEAZI_HOST ${host} does not resolve to an address (${error.code}): set SWAPEAZI_HOST to an IP address of this machine`
+    default:
+      return `cannot listen on ${host}:${port} (${error.code ?? error.message}): check SWAPEAZI_HOST and SWAPEAZI_PORT`
+  }
+}
+
+/** Counts requests from arrival until their response is sent or their connection closes. */
+function countRequestsInFlight(server: Server): () => number {
+  let count = 0
+  server.on('request', (_request, response) => {
+    count += 1
+    response.once('close', () => {
+      count -= 1
+    })
+  })
+  return () => count
+}
+
+type StopRequests = {
+  /** The first SIGTERM or SIGINT (or the test's stop). */
+  first: Promise<string>
+  /** A second one: stop waiting for requests in flight. */
+  again: Promise<void>
+  dispose(): void
+}
+
+/** SIGTERM and SIGINT, listened for only while `serve` runs, so an in-process test's worker keeps its own. */
+function stopRequests(stop: AbortSignal | undefined): StopRequests {
+  let signals = 0
+  let resolveFirst: (signal: string) => void = () => {}
+  let resolveAgain: () => void = () => {}
+  const first = new Promise<string>((resolve) => {
+    resolveFirst = resolve
+  })
+  const again = new Promise<void>((resolve) => {
+    resolveAgain = resolve
+  })
+  const on = (signal: string) => (): void => {
+    signals += 1
+    if (signals === 1) resolveFirst(signal)
+    else resolveAgain()
+  }
+  const onTerm = on('SIGTERM')
+  const onInt = on('SIGINT')
+  const onStop = on('stop')
+  process.on('SIGTERM', onTerm)
+  process.on('SIGINT', onInt)
+  stop?.addEventListener('abort', onStop, { once: true })
+  if (stop?.aborted) onStop()
+  return {
+    first,
+    again,
+    dispose: () => {
+      process.off('SIGTERM', onTerm)
+      process.off('SIGINT', onInt)
+      stop?.removeEventListener('abort', onStop)
+    },
+  }
+}
+
+/**
+ * Stops accepting connections and waits for the requests in flight, closing keep-alive connections as they go idle;
+ * after `graceMs`, or at a second signal, closes the rest. Returns how many requests were cut.
+ */
+async function drain(server: Server, graceMs: number, again: Promise<void>, inFlight: () => number): Promise<number> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, graceMs)
+  })
+  await Promise.race([closed, expired, again])
+  clearInterval(sweep)
+  clearTimeout(timer)
+  const cut = inFlight()
+  server.closeAllConnections()
+  await closed
+  return cut
 }

@@ -45,7 +45,7 @@ export class CatalogueError extends Error {
   constructor(
     readonly file: string,
     readonly field: string,
-    detail: string,
+    readonly detail: string,
   ) {
     super(`manifest/${file}.json: ${field}: ${detail}`)
   }

@@ -1,16 +1,25 @@
 import pg from 'pg'
 import type { Sql } from './sql.ts'
 
+/** How long the first connection may take before start-up gives up: never a hang on an address that drops packets. */
+export const CONNECT_TIMEOUT_MS = 5_000
+
 export type OpenPostgresSqlOptions = {
   maxConnections?: number
+  /** Default CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number
   /** A schema to work in (created if missing), so test suites can share one database without meeting. */
   schema?: string
 }
 
-/** PostgreSQL for replicas (DESIGN 9): a pool over `DATABASE_URL`. */
+/**
+ * PostgreSQL for replicas (DESIGN 9): a pool over `DATABASE_URL`. A database that cannot be reached, refuses the
+ * credentials or does not exist rejects within the connect timeout with one line that says so and names DATABASE_URL.
+ */
 export async function openPostgresSql(url: string, options: OpenPostgresSqlOptions = {}): Promise<Sql> {
   const { schema } = options
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`not a plain schema name: ${schema}`)
+  await probe(url, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
@@ -65,6 +74,55 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
     throw error
   } finally {
     client.release()
+  }
+}
+
+/**
+ * One bounded connection before the pool is made. The pool's own connections wait without a limit (requests queue
+ * for a free one under load), so the first check cannot rely on them to give up.
+ */
+async function probe(url: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    await client.query('select 1')
+  } catch (error) {
+    throw new Error(unavailable(url, error, timeoutMs), { cause: error })
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/** Why the database at `url` cannot be used, and what to change: one line. */
+function unavailable(url: string, error: unknown, timeoutMs: number): string {
+  const where = `PostgreSQL at ${endpoint(url)}`
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined
+  const message = error instanceof Error ? error.message : String(error)
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `${where} refused the connection (ECONNREFUSED): start PostgreSQL there, or correct the host and port in DATABASE_URL`
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${where} cannot be reached: the host does not resolve (${code}): correct the host in DATABASE_URL`
+    case '28P01':
+    case '28000':
+      return `${where} refused the credentials (${code}: ${message}): correct the user and password in DATABASE_URL`
+    case '3D000':
+      return `${where} has no such database (${code}: ${message}): create it, or correct the database name in DATABASE_URL`
+  }
+  if (/timeout/i.test(message))
+    return `${where} did not answer within ${timeoutMs / 1000} s: check that it runs and is reachable from here, or correct DATABASE_URL`
+  return `${where} cannot be used (${code === undefined ? message : `${code}: ${message}`}): check DATABASE_URL`
+}
+
+/** `host:port/database` of a PostgreSQL URL, never its credentials. */
+function endpoint(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`
+  } catch {
+    return '(unparseable DATABASE_URL)'
   }
 }
 
