@@ -1,0 +1,110 @@
+import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../../src/cli/runCli.ts'
+import { quoteBody } from '../http/testApp.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
+import { TextSink } from '../support/runCliInProcess.ts'
+
+const HEADERS_TIMEOUT_MS = 400
+const REQUEST_TIMEOUT_MS = 800
+/** Node checks the timeouts on an interval (serve sets it to at most a quarter of the header timeout) and the machine is shared. */
+const SLACK_MS = 1_500
+
+type Served = { port: number; stderr: TextSink; stop(): Promise<number> }
+
+/** `swapeazi serve` in this process, on an ephemeral port, until `stop` ends it as SIGTERM would. */
+async function serveInProcess(env: Record<string, string>): Promise<Served> {
+  const stdin = new PassThrough()
+  stdin.end()
+  const stderr = new TextSink()
+  const stop = new AbortController()
+  const exited = runCli(['serve'], {
+    env,
+    stdin,
+    stdout: new TextSink(),
+    stderr,
+    stop: stop.signal,
+    pgliteTemplate: await migratedPgliteTemplate(),
+  })
+  for (let waited = 0; waited < 60_000; waited += 20) {
+    const listening = /"event":"listening","url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(stderr.text)
+    if (listening?.[1] !== undefined) {
+      const port = Number(listening[1])
+      return {
+        port,
+        stderr,
+        stop: () => {
+          stop.abort()
+          return exited
+        },
+      }
+    }
+    const code = await Promise.race([exited, sleep(20, undefined)])
+    if (code !== undefined) throw new Error(`serve exited with ${code} before listening:\n${stderr.text}`)
+  }
+  throw new Error(`serve did not listen within 60 s:\n${stderr.text}`)
+}
+
+/** Writes `text` on a raw connection and never more; resolves with what came back and when the server closed it. */
+function sendAndWait(port: number, text: string): Promise<{ answer: string; closedAfterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    let answer = ''
+    const socket = connect(port, '127.0.0.1', () => socket.write(text))
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    socket.on('error', reject)
+    socket.on('close', () => resolve({ answer, closedAfterMs: Date.now() - started }))
+  })
+}
+
+describe('swapeazi serve bounds a slow client (SWAPEAZI_HEADERS_TIMEOUT_MS, SWAPEAZI_REQUEST_TIMEOUT_MS)', () => {
+  let served: Served
+
+  beforeAll(async () => {
+    served = await serveInProcess({
+      SWAPEAZI_HOST: '127.0.0.1',
+      SWAPEAZI_PORT: '0',
+      SWAPEAZI_DATA_DIR: 'memory://',
+      SWAPEAZI_LOG_LEVEL: 'info',
+      SWAPEAZI_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      SWAPEAZI_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    })
+  }, 90_000)
+
+  afterAll(async () => {
+    expect(await served.stop()).toBe(0)
+    expect(served.stderr.text).toContain('"event":"stopped"')
+  }, 30_000)
+
+  it('cuts a half-sent body with 408 once the request timeout has passed', async () => {
+    const body = JSON.stringify(quoteBody())
+    const { answer, closedAfterMs } = await sendAndWait(
+      served.port,
+      `POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(closedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50)
+    expect(closedAfterMs).toBeLessThan(REQUEST_TIMEOUT_MS + SLACK_MS)
+  }, 30_000)
+
+  it('cuts headers that never end with 408 once the header timeout has passed', async () => {
+    const { answer, closedAfterMs } = await sendAndWait(served.port, 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(closedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50)
+    expect(closedAfterMs).toBeLessThan(HEADERS_TIMEOUT_MS + SLACK_MS)
+  }, 30_000)
+
+  it('still answers a whole request sent in time', async () => {
+    const response = await fetch(`http://127.0.0.1:${served.port}/api/x402/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(quoteBody()),
+    })
+    expect(response.status).toBe(200)
+  }, 30_000)
+})
