@@ -1,7 +1,10 @@
-// Keyed business routes under load with rate limiting on (every request's key verified and counted in the store),
+// Keyed business routes under load with rate limiting on (every request's key verified and counted: in the owning
+// process on the embedded store, in the store on PostgreSQL),
 // against the bare node:http JSON handler in the same run: POST /api/v1/quote (three ranked quotes) and
 // POST /api/v1/swap (a signed quote built into a transaction and recorded), both with a pro key.
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import pg from 'pg'
 import { signApiKey } from '../src/auth/apiKey.ts'
 import {
   APP_SERVER,
@@ -34,8 +37,46 @@ export type KeyedThroughputResult = Required<ThroughputOptions> & {
   rateLimitHeader: string
 }
 
-export async function runKeyedThroughput(options: ThroughputOptions = {}): Promise<KeyedThroughputResult> {
+/** The PostgreSQL the bench's second run uses (BENCH_DATABASE_URL, else the local one every machine here has). */
+export const BENCH_DATABASE_URL = process.env['BENCH_DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test'
+
+/** Runs one statement on its own connection. */
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * A fresh schema on the bench's PostgreSQL for one run, and the DATABASE_URL that works in it; `drop` removes it.
+ * Undefined when PostgreSQL cannot be reached (the run is then reported as skipped).
+ */
+export async function benchSchema(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`
+  try {
+    await adminQuery(BENCH_DATABASE_URL, `create schema ${schema}`)
+  } catch {
+    return undefined
+  }
+  const url = new URL(BENCH_DATABASE_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: url.toString(), drop: () => adminQuery(BENCH_DATABASE_URL, `drop schema if exists ${schema} cascade`) }
+}
+
+/**
+ * The keyed routes on the embedded store (`pglite`, in memory) or on PostgreSQL (`postgres`: a schema of its own on
+ * BENCH_DATABASE_URL, dropped afterwards).
+ */
+export async function runKeyedThroughput(
+  options: ThroughputOptions & { store?: 'pglite' | 'postgres' } = {},
+): Promise<KeyedThroughputResult> {
   const settings = withDefaults(options)
+  const database = options.store === 'postgres' ? await benchSchema() : undefined
+  if (options.store === 'postgres' && database === undefined) throw new Error(`PostgreSQL at ${BENCH_DATABASE_URL} cannot be reached`)
   const key = signApiKey(new TextEncoder().encode(KEY_SECRET), {
     v: 1,
     id: 'key_000000000000000000bec4ed',
@@ -46,7 +87,11 @@ export async function runKeyedThroughput(options: ThroughputOptions = {}): Promi
   try {
     const baselineServer = await startServer('baseline', BASELINE_SERVER)
     servers.push(baselineServer)
-    const appServer = await startServer('app', APP_SERVER, { SWAPEAZI_KEY_SECRET: KEY_SECRET, SWAPEAZI_RATE_LIMIT_PRO: BENCH_LIMIT })
+    const appServer = await startServer('app', APP_SERVER, {
+      SWAPEAZI_KEY_SECRET: KEY_SECRET,
+      SWAPEAZI_RATE_LIMIT_PRO: BENCH_LIMIT,
+      ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+    })
     servers.push(appServer)
     const headers = { 'x-swapeazi-key': key }
     const probe = await fetch(`${appServer.origin}/api/v1/quote`, {
@@ -88,9 +133,10 @@ export async function runKeyedThroughput(options: ThroughputOptions = {}): Promi
     }
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
+    await database?.drop()
   }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  console.log(JSON.stringify(await runKeyedThroughput(), null, 2))
+  console.log(JSON.stringify(await runKeyedThroughput({ store: process.argv.includes('--postgres') ? 'postgres' : 'pglite' }), null, 2))
 }

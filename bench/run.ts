@@ -1,20 +1,24 @@
 // `npm run bench`: engine quote latency, quote endpoint throughput and paid swap throughput, the last two against a
 // same-run baseline (DESIGN 10), corridor-intelligence latency over 100,000 observations and keyed business routes
-// with rate limiting on, against the same baseline, and MCP get_quote over stdio against a direct HTTP quote with
-// build_swap end to end. `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, mcp; comma-separated) runs
-// a subset.
+// with rate limiting on, against the same baseline (on the embedded store and on PostgreSQL), a victim's latency under
+// refusal floods, and MCP get_quote over stdio against a direct HTTP quote with build_swap end to end.
+// `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp; comma-separated) runs a subset.
 import { cpus } from 'node:os'
 import { type Comparison, runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
 import { runIntelLatency } from './intelLatency.ts'
-import { runKeyedThroughput } from './keyedThroughput.ts'
+import { BENCH_DATABASE_URL, runKeyedThroughput } from './keyedThroughput.ts'
 import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
+import { runRefusalFlood } from './refusalFlood.ts'
 
 const ENGINE_P99_TARGET_US = 250
 const ENDPOINT_RATIO_TARGET = 0.5
 const PAID_RATIO_TARGET = 0.6
-const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'mcp'] as const
+const KEYED_QUOTE_RATIO_TARGET = 0.3
+const KEYED_SWAP_RATIO_TARGET = 0.15
+const FLOOD_P50_TARGET = 3
+const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp'] as const
 type Section = (typeof SECTIONS)[number]
 
 const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS  <<<<<<')
@@ -173,16 +177,79 @@ async function main(): Promise<void> {
     console.log(
       '\n== Keyed business routes, rate limiting on: POST /api/v1/quote and /api/v1/swap with a pro key vs bare node:http JSON handler ==',
     )
-    const keyed = await runKeyedThroughput()
+    for (const store of ['pglite', 'postgres'] as const) {
+      const keyed = await runKeyedThroughput({ store }).catch((error: unknown) => error as Error)
+      if (keyed instanceof Error) {
+        console.log(`  ${store}: not run (${keyed.message})`)
+        targets.push(`  ${`keyed on ${store}`.padEnd(44)} ${'-'.padStart(10)}   (not run: ${keyed.message})`)
+        continue
+      }
+      console.log(
+        store === 'pglite'
+          ? `  embedded store (in-memory PGlite, one owning process): every request's key verified and counted in the process's memory; `
+          : `  PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')}): every request counted by one store statement that also reads the denylist; `,
+      )
+      console.log(
+        `    limit raised so none is refused (the app answered RateLimit ${keyed.rateLimitHeader}); ${keyed.connections} connections, ` +
+          `${keyed.warmupSec} s warm-up + ${keyed.durationSec} s per run, ${keyed.rounds} rounds; the quote repeats one body (answered from the per-second memo after ` +
+          `the first), the swap reuses one quoteId and routes, builds and records a swap per request`,
+      )
+      for (const [name, runs] of Object.entries(keyed.runs))
+        console.log(`    ${name.padEnd(14)} ${runs.map((run) => `${rps(run.requestsPerSec)} (p99 ${run.latencyP99Ms} ms)`).join('   ')}`)
+      if (store === 'pglite') {
+        targets.push(
+          target(
+            `keyed quote / baseline >= ${KEYED_QUOTE_RATIO_TARGET}`,
+            keyed.quoteRatio.toFixed(3),
+            keyed.quoteRatio >= KEYED_QUOTE_RATIO_TARGET,
+          ),
+        )
+        targets.push(
+          target(
+            `keyed swap / baseline >= ${KEYED_SWAP_RATIO_TARGET}`,
+            keyed.swapRatio.toFixed(3),
+            keyed.swapRatio >= KEYED_SWAP_RATIO_TARGET,
+          ),
+        )
+      } else {
+        targets.push(
+          `  ${'keyed quote / baseline on PostgreSQL'.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported beside)`,
+        )
+        targets.push(`  ${'keyed swap / baseline on PostgreSQL'.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported beside)`)
+      }
+    }
+  }
+
+  if (sections.has('refusals')) {
     console.log(
-      `  each server in its own child process (the app on in-memory PGlite); every request's key verified and counted in the store ` +
-        `(limit raised so none is refused; the app answered RateLimit ${keyed.rateLimitHeader}); ${keyed.connections} connections, ` +
-        `${keyed.warmupSec} s warm-up + ${keyed.durationSec} s per run, ${keyed.rounds} rounds; the swap reuses one quoteId and records a swap per request`,
+      '\n== Refusal floods: one source floods refusals with 50 connections while another client sends keyed quotes one at a time ==',
     )
-    for (const [name, runs] of Object.entries(keyed.runs))
-      console.log(`    ${name.padEnd(14)} ${runs.map((run) => `${rps(run.requestsPerSec)} (p99 ${run.latencyP99Ms} ms)`).join('   ')}`)
-    targets.push(`  ${'keyed quote / baseline'.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
-    targets.push(`  ${'keyed swap / baseline'.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported; no target set)`)
+    for (const holdRefusalsMs of [undefined, 0]) {
+      const flood = await runRefusalFlood(holdRefusalsMs === undefined ? {} : { holdRefusalsMs })
+      console.log(
+        holdRefusalsMs === undefined
+          ? `  as configured by default (refusals past twice the limit held SWAPEAZI_REFUSAL_HOLD_MS, 1 s); flood ${flood.floodSec} s from autocannon in its own process:`
+          : '  with SWAPEAZI_REFUSAL_HOLD_MS=0 (every refusal answered at once, from memory): what a flood at full speed costs the shared event loop:',
+      )
+      for (const c of flood.cases) {
+        const statuses = Object.entries(c.flood.statuses)
+          .map(([code, count]) => `${count.toLocaleString('en-US')}×${code}`)
+          .join(' ')
+        console.log(
+          `    ${c.name.padEnd(24)} flood ${rps(c.flood.requestsPerSec).padStart(12)} (${statuses});  victim p50 ${usInt(c.quiet.p50Us)} quiet, ` +
+            `${usInt(c.flooded.p50Us)} flooded (×${c.p50Ratio.toFixed(2)}), p99 ${usInt(c.flooded.p99Us)}`,
+        )
+        if (holdRefusalsMs === undefined)
+          targets.push(
+            target(
+              `flood of ${c.name}: victim p50 <= ${FLOOD_P50_TARGET}× quiet`,
+              `×${c.p50Ratio.toFixed(2)}`,
+              c.p50Ratio <= FLOOD_P50_TARGET,
+            ),
+          )
+        else targets.push(`  ${`flood of ${c.name}, no hold`.padEnd(44)} ${`×${c.p50Ratio.toFixed(2)}`.padStart(10)}   (reported)`)
+      }
+    }
   }
 
   if (sections.has('mcp')) {

@@ -1,6 +1,6 @@
 // The real SwapEazi app, wired as `swapeazi serve` wires it, on 127.0.0.1 and an ephemeral port, logging silenced.
-// Run as its own process; reports its port to the parent over IPC. SWAPEAZI_KEY_SECRET and SWAPEAZI_RATE_LIMIT_*
-// pass through from the parent's environment.
+// Run as its own process; reports its port to the parent over IPC. SWAPEAZI_KEY_SECRET, SWAPEAZI_RATE_LIMIT_*,
+// SWAPEAZI_TRUST_PROXY, SWAPEAZI_REFUSAL_HOLD_MS and DATABASE_URL (the PostgreSQL runs) pass through from the parent.
 import { serve } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { buildAppDeps } from '../../src/app/buildAppDeps.ts'
@@ -11,7 +11,9 @@ import { benchConfig } from '../benchConfig.ts'
 const config = benchConfig(
   Object.fromEntries(
     Object.entries(process.env).filter(
-      (entry): entry is [string, string] => entry[0] === 'SWAPEAZI_KEY_SECRET' || entry[0].startsWith('SWAPEAZI_RATE_LIMIT_'),
+      (entry): entry is [string, string] =>
+        ['SWAPEAZI_KEY_SECRET', 'SWAPEAZI_TRUST_PROXY', 'SWAPEAZI_REFUSAL_HOLD_MS', 'DATABASE_URL'].includes(entry[0]) ||
+        entry[0].startsWith('SWAPEAZI_RATE_LIMIT_'),
     ),
   ),
 )
