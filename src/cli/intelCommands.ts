@@ -1,8 +1,7 @@
 import { type FileHandle, open } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
-import { buildAppDeps } from '../app/buildAppDeps.ts'
 import type { Config } from '../config.ts'
-import { importObservations } from '../intel/importObservations.ts'
+import { withOperatorOperations } from './withOperatorOperations.ts'
 
 export const INTEL_USAGE = `Usage:
   swapeazi intel import FILE.jsonl
@@ -11,7 +10,7 @@ export const INTEL_USAGE = `Usage:
       the import with its line number and field, and nothing is written. A line whose id is already stored is
       skipped, so re-running an import is harmless. Prints {file, lines, imported, skipped}.`
 
-/** `swapeazi intel import`: operator commands for corridor intelligence over the configured store. */
+/** `swapeazi intel import`: operator commands for corridor intelligence over the configured store (through its owner, see withOperatorOperations). */
 export async function runIntelCommand(config: Config, argv: readonly string[], out: Writable): Promise<void> {
   const [command, ...rest] = argv
   if (command !== 'import') throw new Error(`unknown intel command "${command ?? ''}"\n\n${INTEL_USAGE}`)
@@ -24,13 +23,10 @@ export async function runIntelCommand(config: Config, argv: readonly string[], o
     throw new Error(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
   }
   try {
-    const deps = await buildAppDeps({ ...config, logLevel: 'silent' })
-    try {
-      const result = await importObservations(deps, handle.readLines({ encoding: 'utf8' }))
-      out.write(`${JSON.stringify({ file, lines: result.lines, imported: result.inserted, skipped: result.skipped })}\n`)
-    } finally {
-      await deps.store.sql.close()
-    }
+    const result = await withOperatorOperations(config, (operations) =>
+      operations.importObservations(handle.createReadStream({ autoClose: false })),
+    )
+    out.write(`${JSON.stringify({ file, ...result })}\n`)
   } finally {
     await handle.close().catch(() => {})
   }

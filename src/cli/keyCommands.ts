@@ -1,11 +1,8 @@
 import { parseArgs } from 'node:util'
 import type { Writable } from 'node:stream'
-import { buildAppDeps } from '../app/buildAppDeps.ts'
-import { KEY_TIERS, type KeyTier, verifyApiKey } from '../auth/apiKey.ts'
+import { KEY_TIERS, type KeyTier } from '../auth/apiKey.ts'
 import type { Config } from '../config.ts'
-import { issueOperatorKey } from '../service/issueApiKey.ts'
-import { parseUsagePeriod, usagePeriod } from '../intel/usagePeriod.ts'
-import { INTEL_KEY_SUBJECT_PREFIX, intelKeySubject } from '../intel/usageSubjects.ts'
+import { withOperatorOperations } from './withOperatorOperations.ts'
 
 export const KEYS_USAGE = `Usage:
   swapeazi keys issue [--tier free|pro]
@@ -17,60 +14,37 @@ export const KEYS_USAGE = `Usage:
       Prints the metered pro corridor-intelligence calls of a calendar month (UTC; default this month): every key
       with calls, or the one key named, as {month, keys: [{id, intelligenceCalls}]}.`
 
-/** A key id from a full se_ key (verified under this service's secret) or a key_ id; `verb` words the error. */
-function keyIdOf(secret: Uint8Array, target: string, verb: string): string {
-  let id = target
-  if (target.startsWith('se_')) {
-    const verified = verifyApiKey(secret, target)
-    if (!verified.ok) throw new Error(`that key was not issued under this service's key secret; ${verb} it by its key_ id`)
-    id = verified.claims.id
-  }
-  if (!/^key_[0-9a-f]{24}$/.test(id)) throw new Error('a key id looks like key_ followed by 24 hex characters')
-  return id
-}
-
-/** `swapeazi keys issue|revoke|usage`: operator commands over the configured store and key secret. */
+/** `swapeazi keys issue|revoke|usage`: operator commands over the configured store (through its owner, see withOperatorOperations). */
 export async function runKeyCommand(config: Config, argv: readonly string[], out: Writable): Promise<void> {
   const [command, ...rest] = argv
-  const deps = await buildAppDeps({ ...config, logLevel: 'silent' })
-  try {
-    if (command === 'issue') {
-      const { values } = parseArgs({ args: [...rest], options: { tier: { type: 'string', default: 'pro' } }, strict: true })
-      const tier = values.tier as KeyTier
-      if (!KEY_TIERS.includes(tier)) throw new Error(`--tier must be one of ${KEY_TIERS.join(', ')}`)
-      out.write(`${JSON.stringify(await issueOperatorKey(deps, tier))}\n`)
-      return
-    }
-    if (command === 'revoke') {
-      const [target] = rest
-      if (target === undefined || rest.length !== 1) throw new Error(`name one key or key id to revoke\n\n${KEYS_USAGE}`)
-      const id = keyIdOf(deps.keySecret, target, 'revoke')
-      const isNew = await deps.store.keys.revoke(id, new Date(deps.clock()))
-      out.write(`${JSON.stringify({ id, revoked: true, alreadyRevoked: !isNew })}\n`)
-      return
-    }
-    if (command === 'usage') {
-      const { values, positionals } = parseArgs({
-        args: [...rest],
-        options: { month: { type: 'string' } },
-        allowPositionals: true,
-        strict: true,
-      })
-      const month = values.month === undefined ? usagePeriod(deps.clock()).period : parseUsagePeriod(values.month)
-      if (month === undefined) throw new Error(`--month takes a calendar month as YYYY-MM, such as 2026-11; got "${values.month}"`)
-      if (positionals.length > 1) throw new Error(`name at most one key or key id\n\n${KEYS_USAGE}`)
-      const [target] = positionals
-      const id = target === undefined ? undefined : keyIdOf(deps.keySecret, target, 'name')
-      const rows = await deps.store.intel.usage(month, id === undefined ? INTEL_KEY_SUBJECT_PREFIX : intelKeySubject(id))
-      const keys = rows
-        .filter((row) => id === undefined || row.subject === intelKeySubject(id))
-        .map((row) => ({ id: row.subject.slice(INTEL_KEY_SUBJECT_PREFIX.length), intelligenceCalls: row.calls }))
-      if (id !== undefined && keys.length === 0) keys.push({ id, intelligenceCalls: 0 })
-      out.write(`${JSON.stringify({ month, keys })}\n`)
-      return
-    }
-    throw new Error(`unknown keys command "${command ?? ''}"\n\n${KEYS_USAGE}`)
-  } finally {
-    await deps.store.sql.close()
+  const print = (result: unknown): void => {
+    out.write(`${JSON.stringify(result)}\n`)
   }
+  if (command === 'issue') {
+    const { values } = parseArgs({ args: [...rest], options: { tier: { type: 'string', default: 'pro' } }, strict: true })
+    const tier = values.tier as KeyTier
+    if (!KEY_TIERS.includes(tier)) throw new Error(`--tier must be one of ${KEY_TIERS.join(', ')}`)
+    print(await withOperatorOperations(config, (operations) => operations.issueKey(tier)))
+    return
+  }
+  if (command === 'revoke') {
+    const [target] = rest
+    if (target === undefined || rest.length !== 1) throw new Error(`name one key or key id to revoke\n\n${KEYS_USAGE}`)
+    print(await withOperatorOperations(config, (operations) => operations.revokeKey(target)))
+    return
+  }
+  if (command === 'usage') {
+    const { values, positionals } = parseArgs({
+      args: [...rest],
+      options: { month: { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    })
+    if (positionals.length > 1) throw new Error(`name at most one key or key id\n\n${KEYS_USAGE}`)
+    const [key] = positionals
+    const request = { ...(values.month === undefined ? {} : { month: values.month }), ...(key === undefined ? {} : { key }) }
+    print(await withOperatorOperations(config, (operations) => operations.keyUsage(request)))
+    return
+  }
+  throw new Error(`unknown keys command "${command ?? ''}"\n\n${KEYS_USAGE}`)
 }

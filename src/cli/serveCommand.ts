@@ -5,6 +5,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
+import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperatorEndpoint.ts'
 import type { Config } from '../config.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
@@ -40,14 +41,19 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     )
   const app = createServer(deps)
   let server: Server
+  // The embedded store's owner runs operator commands on its live store (issue 15 item 1).
+  let operator: OperatorEndpoint | undefined
   try {
+    operator = await startOperatorEndpoint(deps)
     server = await listen(app.fetch, config)
   } catch (error) {
+    await operator?.close()
     await deps.store.sql.close()
     throw error
   }
   const inFlight = countRequestsInFlight(server)
   const info = server.address() as AddressInfo
+  deps.store.sql.dataDirLock?.publish({ url: reachableUrl(info) })
   deps.log.info(
     { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: config.publicUrl, snapshot_as_of: deps.catalogue.asOf },
     'listening',
@@ -63,8 +69,15 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
       { event: 'shutdown_cut', in_flight: cut, grace_ms: config.server.shutdownGraceMs },
       'shutdown: requests still in flight were cut; raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
     )
+  await operator?.close()
   await deps.store.sql.close()
   deps.log.info({ event: 'stopped', signal }, 'stopped: store closed')
+}
+
+/** Where a process on this machine reaches the listening server (for the lock file: `swapeazi mcp`'s advice). */
+function reachableUrl(info: AddressInfo): string {
+  const host = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address
+  return `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
 }
 
 /**

@@ -63,17 +63,23 @@ export type DataDirLock = {
 /** A second process on a data directory another live process holds (or a second open in this process). */
 export class DataDirHeldError extends Error {
   override name = 'DataDirHeldError'
+  /** `alternative`: one more way out, last in the list (`swapeazi mcp`: call the holder over SWAPEAZI_BASE_URL). */
   constructor(
     readonly dataDir: string,
     readonly holder: DataDirHolder,
+    alternative?: string,
   ) {
     const who =
       holder.pid === process.pid
         ? 'is already open in this process'
         : `is in use by ${holder.command} (pid ${holder.pid}, since ${holder.startedAt})`
-    super(
-      `SWAPEAZI_DATA_DIR ${dataDir} ${who}, and an embedded store has one owner: stop that process, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
-    )
+    const ways = [
+      'stop that process',
+      'set SWAPEAZI_DATA_DIR to another directory',
+      'use PostgreSQL (DATABASE_URL) to run several processes on one store',
+    ]
+    if (alternative !== undefined) ways.push(alternative)
+    super(`SWAPEAZI_DATA_DIR ${dataDir} ${who}, and an embedded store has one owner: ${ways.slice(0, -1).join(', ')}, or ${ways.at(-1)}`)
   }
 }
 
@@ -344,7 +350,7 @@ function commandOfThisProcess(): string {
   const [, script = '', ...args] = process.argv
   const name = /swapeazi-mcp\.js$/.test(script)
     ? 'swapeazi-mcp'
-    : /(swapeazi\.js|cli[\\/]main\.ts)$/.test(script)
+    : /(swapeazi\.js|cli[\\/]main\.[cm]?[jt]s)$/.test(script)
       ? 'swapeazi'
       : basename(script) || 'a process'
   // Only the command words: an argument can be a key, or a URL with a secret in it.

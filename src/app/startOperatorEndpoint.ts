@@ -1,0 +1,173 @@
+import { timingSafeEqual } from 'node:crypto'
+import { chmodSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { finished } from 'node:stream/promises'
+import type { Logger } from 'pino'
+import type * as z from 'zod'
+import { ObservationImportError } from '../intel/importObservations.ts'
+import { IssueKeyRequest, KeyUsageRequest, RevokeKeyRequest } from '../schemas/operator.ts'
+import type { DataDirLock } from '../store/dataDirLock.ts'
+import { OperatorCommandError, type OperatorOperations, type OperatorOperationsDeps, operatorOperations } from './operatorOperations.ts'
+
+/** The socket's name in the data directory. */
+export const OPERATOR_SOCKET_FILE = 'operator.sock'
+/** The longest Unix socket path every platform binds (sun_path: 108 bytes on Linux, 104 on macOS, with the NUL). */
+const MAX_SOCKET_PATH_BYTES = 103
+const MAX_JSON_BODY_BYTES = 64 * 1024
+
+export type OperatorEndpoint = {
+  /** Where it listens (also in the lock file). */
+  socket: string
+  /** Stops listening, lets the commands in flight finish, removes the socket and its mention in the lock file. */
+  close(): Promise<void>
+}
+
+/**
+ * The operator endpoint of the process that holds `deps.store`'s data directory (issue 15 item 1); undefined for a
+ * store in memory or on PostgreSQL, which every process opens itself. HTTP over a Unix socket, mode 0600, in the data directory (or, when
+ * that path is too long for a socket, in a private directory under the OS temp dir), recorded in the lock file.
+ * `swapeazi keys` and `swapeazi intel` find it there and have this process run them on its own live store, so a
+ * revoked key is refused by this process before the command reports success. Each request carries the lock's token,
+ * which only the lock file's readers (its owner) know.
+ */
+export async function startOperatorEndpoint(deps: OperatorOperationsDeps): Promise<OperatorEndpoint | undefined> {
+  const lock = deps.store.sql.dataDirLock
+  if (lock === undefined) return undefined
+  try {
+    return await listenOnSocket(operatorOperations(deps), lock, deps.log)
+  } catch (error) {
+    throw new Error(
+      `the operator endpoint for SWAPEAZI_DATA_DIR ${lock.dataDir} could not be started (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
+    )
+  }
+}
+
+async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock, log: Logger): Promise<OperatorEndpoint> {
+  const token = Buffer.from(lock.holder().token)
+  const server = createServer((request, response) => {
+    handle(operations, token, request, response).catch(async (error: unknown) => {
+      log.error({ event: 'operator_command_failed', err: error }, 'operator_command_failed')
+      await answer(request, response, 500, {
+        detail: `the service failed to run the command: ${error instanceof Error ? error.message : String(error)}`,
+      })
+    })
+  })
+  const place = socketPlace(lock.dataDir)
+  // Bound in a private (0700) directory and made 0600 before it is moved into place, so no other user can connect
+  // while it is still open to them.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(place.bindPath, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  chmodSync(place.bindPath, 0o600)
+  if (place.bindPath !== place.socket) {
+    renameSync(place.bindPath, place.socket)
+    rmSync(place.privateDir, { recursive: true, force: true })
+  }
+  lock.publish({ socket: place.socket })
+  log.info({ event: 'operator_endpoint', socket: place.socket }, 'operator endpoint listening')
+  let closing: Promise<void> | undefined
+  return {
+    socket: place.socket,
+    close() {
+      closing ??= (async () => {
+        lock.publish({ socket: null })
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeIdleConnections()
+        })
+        rmSync(place.socket, { force: true })
+        if (place.bindPath === place.socket) rmSync(place.privateDir, { recursive: true, force: true })
+      })()
+      return closing
+    },
+  }
+}
+
+type SocketPlace = { socket: string; bindPath: string; privateDir: string }
+
+function socketPlace(dataDir: string): SocketPlace {
+  const inDataDir = join(dataDir, OPERATOR_SOCKET_FILE)
+  // mkdtemp's six random characters and `/s`: the longest path bound.
+  if (Buffer.byteLength(join(dataDir, '.operator-XXXXXX', 's')) <= MAX_SOCKET_PATH_BYTES) {
+    // What a holder that was killed left (this process holds the lock now, so it is no one's).
+    for (const name of readdirSync(dataDir))
+      if (name === OPERATOR_SOCKET_FILE || name.startsWith('.operator-')) rmSync(join(dataDir, name), { recursive: true, force: true })
+    const privateDir = mkdtempSync(join(dataDir, '.operator-'))
+    return { socket: inDataDir, bindPath: join(privateDir, 's'), privateDir }
+  }
+  const privateDir = mkdtempSync(join(Buffer.byteLength(tmpdir()) < 60 ? tmpdir() : '/tmp', 'swapeazi-'))
+  const socket = join(privateDir, OPERATOR_SOCKET_FILE)
+  return { socket, bindPath: socket, privateDir }
+}
+
+async function handle(operations: OperatorOperations, token: Buffer, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const presented = Buffer.from((request.headers.authorization ?? '').replace(/^Bearer /, ''))
+  if (presented.length !== token.length || !timingSafeEqual(presented, token)) {
+    await answer(request, response, 403, { detail: "the operator endpoint needs the token in the data directory's lock file" })
+    return
+  }
+  const route = `${request.method} ${request.url}`
+  try {
+    switch (route) {
+      case 'POST /keys/issue':
+        await answer(request, response, 200, await operations.issueKey((await jsonBody(request, IssueKeyRequest)).tier))
+        return
+      case 'POST /keys/revoke':
+        await answer(request, response, 200, await operations.revokeKey((await jsonBody(request, RevokeKeyRequest)).key))
+        return
+      case 'POST /keys/usage':
+        await answer(request, response, 200, await operations.keyUsage(await jsonBody(request, KeyUsageRequest)))
+        return
+      case 'POST /intel/import':
+        await answer(request, response, 200, await operations.importObservations(request))
+        return
+      default:
+        await answer(request, response, 404, {
+          detail: `the operator endpoint has no ${route}: is this swapeazi the same version as the service?`,
+        })
+    }
+  } catch (error) {
+    if (!(error instanceof OperatorCommandError || error instanceof ObservationImportError)) throw error
+    await answer(request, response, 422, { detail: error.message })
+  }
+}
+
+async function jsonBody<T>(request: IncomingMessage, schema: z.ZodType<T>): Promise<T> {
+  let text = ''
+  for await (const chunk of request) {
+    text += String(chunk)
+    if (text.length > MAX_JSON_BODY_BYTES) throw new OperatorCommandError('the operator request is too large')
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new OperatorCommandError('the operator request is not JSON')
+  }
+  const parsed = schema.safeParse(json)
+  if (!parsed.success) throw new OperatorCommandError(`the operator request is not valid: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
+  return parsed.data
+}
+
+/**
+ * Answers once the request's body has been read to its end (a refused import's rest is discarded): a client still
+ * sending when the server closes would see EPIPE instead of the answer.
+ */
+async function answer(request: IncomingMessage, response: ServerResponse, status: number, body: unknown): Promise<void> {
+  if (!request.readableEnded) {
+    request.resume()
+    await finished(request).catch(() => {})
+  }
+  if (response.headersSent) {
+    response.destroy()
+    return
+  }
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+}
