@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -83,4 +83,18 @@ describe('swapeazi keys', () => {
       stderr: expect.stringContaining('a key id looks like key_'),
     })
   }, 180_000)
+
+  it('names SWAPEAZI_DATA_DIR and the problem when the data directory is a file or under /proc, at once', async () => {
+    const file = join(dataDir, 'not-a-directory')
+    writeFileSync(file, '')
+    for (const [path, problem] of [
+      [file, 'is a file, not a directory'],
+      ['/proc/swapeazi-data', 'is under /proc, a virtual file system that cannot hold a database'],
+    ] as const)
+      expect(await runCliInProcess(['keys', 'usage'], { SWAPEAZI_DATA_DIR: path, SWAPEAZI_LOG_LEVEL: 'silent' })).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `swapeazi: SWAPEAZI_DATA_DIR ${path} ${problem}; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)\n`,
+      })
+  })
 })

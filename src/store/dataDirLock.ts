@@ -167,7 +167,8 @@ async function inspectLock(path: string): Promise<Inspection> {
     raw = readFileSync(path, 'utf8')
     modifiedMs = statSync(path).mtimeMs
   } catch (error) {
-    if (codeOf(error) === 'ENOENT') return { state: 'gone' }
+    // ENOTDIR: the data directory is a file, which opening it reports.
+    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return { state: 'gone' }
     throw new DataDirUnusableError(dirname(path), `has a lock file (${path}) this user cannot read (${codeOf(error)})`)
   }
   const holder = parseHolder(raw)

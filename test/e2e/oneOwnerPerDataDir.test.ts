@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
 import { DATA_DIR_LOCK_FILE } from '../../src/store/dataDirLock.ts'
@@ -99,6 +100,14 @@ describe('one owner per PGlite data directory', () => {
         stdout: '',
         stderr: `${refusal.replace(', or use PostgreSQL', ', use PostgreSQL')}, or set SWAPEAZI_BASE_URL to the running service's URL (${service().url}) so the MCP server calls it\n`,
       })
+      // With SWAPEAZI_BASE_URL and a wallet it would keep its daily budget here: refused too.
+      const budgeted = await runCliInProcess(['mcp'], {
+        ...env,
+        SWAPEAZI_LOG_LEVEL: 'silent',
+        SWAPEAZI_BASE_URL: service().url,
+        SWAPEAZI_WALLET_PRIVATE_KEY: generatePrivateKey(),
+      })
+      expect(budgeted).toEqual({ code: 1, stdout: '', stderr: `${refusal}\n` })
       // Still the first's, and it still answers.
       expect(holder().pid).toBe(service().pid)
       expect((await fetch(`${service().url}/api/v1/health`)).status).toBe(200)

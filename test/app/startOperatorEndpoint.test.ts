@@ -1,0 +1,93 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type OperatorEndpoint, startOperatorEndpoint } from '../../src/app/startOperatorEndpoint.ts'
+import { operatorClient } from '../../src/cli/operatorClient.ts'
+import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
+import type { Store } from '../../src/store/createStore.ts'
+import { DATA_DIR_LOCK_FILE, DataDirHeldError } from '../../src/store/dataDirLock.ts'
+import { openStore } from '../../src/store/openStore.ts'
+import { testDeps } from '../http/testApp.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
+
+const work = mkdtempSync(join(tmpdir(), 'swapeazi-operator-'))
+// Longer than a Unix socket path can be (about 107 bytes): the socket goes under the OS temp dir instead.
+const dataDir = join(work, 'a-data-directory-whose-path-is-too-long-for-a-unix-socket', 'so-the-socket-goes-elsewhere', 'data')
+let store: Store
+let endpoint: OperatorEndpoint | undefined
+
+const holder = (): DataDirHolder => JSON.parse(readFileSync(join(dataDir, DATA_DIR_LOCK_FILE), 'utf8')) as DataDirHolder
+
+/** A raw request to the socket: status and body. */
+function raw(socketPath: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const sent = request({ socketPath, path, method: 'POST', headers, agent: false }, (response) => {
+      let text = ''
+      response.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8')
+      })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }))
+    })
+    sent.on('error', reject)
+    sent.end(body)
+  })
+}
+
+beforeAll(async () => {
+  store = await openStore({ driver: 'pglite', dataDir, template: await migratedPgliteTemplate() })
+  endpoint = await startOperatorEndpoint(testDeps({ store }))
+}, 60_000)
+
+afterAll(async () => {
+  await endpoint?.close()
+  await store.sql.close()
+  rmSync(work, { recursive: true, force: true })
+})
+
+describe('the operator endpoint of a data directory holder', () => {
+  it('listens on a 0600 socket under the OS temp dir when the data directory path is too long, and says so in the lock', () => {
+    expect(Buffer.byteLength(join(dataDir, 'operator.sock'))).toBeGreaterThan(107)
+    const socket = endpoint?.socket ?? ''
+    expect(socket.startsWith(join(tmpdir(), 'swapeazi-'))).toBe(true)
+    expect(statSync(socket).mode & 0o777).toBe(0o600)
+    expect(statSync(join(socket, '..')).mode & 0o777).toBe(0o700)
+    expect(holder()).toMatchObject({ pid: process.pid, socket })
+  })
+
+  it("runs the commands on the holder's own store: a key it revokes is on the live denylist at once", async () => {
+    const operations = operatorClient(dataDir, holder())
+    const issued = await operations.issueKey('pro')
+    expect(issued).toMatchObject({ id: expect.stringMatching(/^key_[0-9a-f]{24}$/), tier: 'pro' })
+    expect(await store.keys.isRevoked(issued.id)).toBe(false)
+    expect(await operations.revokeKey(issued.key)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: false })
+    expect(await store.keys.isRevoked(issued.id)).toBe(true)
+    await expect(operations.revokeKey('key_nothex')).rejects.toThrow('a key id looks like key_ followed by 24 hex characters')
+  })
+
+  it("refuses a request without the lock's token", async () => {
+    const socket = endpoint?.socket ?? ''
+    const body = JSON.stringify({ key: 'key_0123456789abcdef01234567' })
+    for (const authorization of [undefined, 'Bearer not-the-token', `Bearer ${holder().token}x`])
+      expect(await raw(socket, '/keys/revoke', authorization === undefined ? {} : { authorization }, body)).toEqual({
+        status: 403,
+        body: { detail: "the operator endpoint needs the token in the data directory's lock file" },
+      })
+    expect(await store.keys.isRevoked('key_0123456789abcdef01234567')).toBe(false)
+    expect(await raw(socket, '/keys/remove', { authorization: `Bearer ${holder().token}` }, '{}')).toMatchObject({ status: 404 })
+  })
+
+  it('refuses a holder without a socket as any second process is refused', async () => {
+    await expect(operatorClient(dataDir, { ...holder(), pid: 4242, socket: null }).issueKey('free')).rejects.toThrow(DataDirHeldError)
+  })
+
+  it('removes its socket and its mention in the lock file when it closes', async () => {
+    const socket = endpoint?.socket ?? ''
+    await endpoint?.close()
+    endpoint = undefined
+    expect(existsSync(socket)).toBe(false)
+    expect(existsSync(join(socket, '..'))).toBe(false)
+    expect(holder()).toMatchObject({ pid: process.pid, socket: null })
+  })
+})
