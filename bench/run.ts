@@ -1,8 +1,9 @@
 // `npm run bench`: engine quote latency, quote endpoint throughput and paid swap throughput, the last two against a
 // same-run baseline (DESIGN 10), corridor-intelligence latency over 100,000 observations and keyed business routes
 // with rate limiting on, against the same baseline (on the embedded store and on PostgreSQL), a victim's latency under
-// refusal floods, and MCP get_quote over stdio against a direct HTTP quote with build_swap end to end.
-// `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp; comma-separated) runs a subset.
+// refusal floods, MCP get_quote over stdio against a direct HTTP quote with build_swap end to end, and `npm start`
+// to the first 200 beside a bare node:http server's start.
+// `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp, start; comma-separated) runs a subset.
 import { cpus } from 'node:os'
 import { type Comparison, runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
@@ -11,6 +12,7 @@ import { BENCH_DATABASE_URL, runKeyedThroughput } from './keyedThroughput.ts'
 import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
 import { runRefusalFlood } from './refusalFlood.ts'
+import { runStartup } from './startup.ts'
 
 const ENGINE_P99_TARGET_US = 250
 const ENDPOINT_RATIO_TARGET = 0.5
@@ -18,7 +20,8 @@ const PAID_RATIO_TARGET = 0.6
 const KEYED_QUOTE_RATIO_TARGET = 0.3
 const KEYED_SWAP_RATIO_TARGET = 0.15
 const FLOOD_P50_TARGET = 3
-const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp'] as const
+const START_MEDIAN_TARGET_MS = 1_500
+const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp', 'start'] as const
 type Section = (typeof SECTIONS)[number]
 
 const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS  <<<<<<')
@@ -286,6 +289,30 @@ async function main(): Promise<void> {
     )
     targets.push(
       `  ${'mcp build_swap end to end: median, p90'.padEnd(44)} ${`${b.p50Ms.toFixed(1)} ms, ${b.p90Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`,
+    )
+  }
+
+  if (sections.has('start')) {
+    console.log(
+      '\n== Start-up: npm start to the first 200 of GET /api/v1/health on a warm data directory, beside a bare node:http server ==',
+    )
+    const start = await runStartup()
+    console.log(
+      `  each start a process of its own, ${start.rounds} rounds alternating the ways; median (and the CPU the process had used by then), then every start in ms`,
+    )
+    for (const [name, starts] of Object.entries(start.startsMs)) {
+      const cpu = start.cpuMedianMs[name]
+      const cpuText = cpu === undefined ? ''.padEnd(16) : `  (CPU ${`${Math.round(cpu)} ms`.padStart(7)})`
+      console.log(
+        `    ${name.padEnd(28)} median ${`${Math.round(start.medianMs[name] ?? 0)} ms`.padStart(8)}${cpuText}   ${starts.map((ms) => Math.round(ms)).join(', ')}`,
+      )
+    }
+    console.log(
+      `  building the compiled CLI (esbuild; the first start after a source change pays it once): ${Math.round(start.buildMs)} ms`,
+    )
+    const npmStart = start.medianMs['npm start'] ?? Number.POSITIVE_INFINITY
+    targets.push(
+      target(`npm start to first 200 < ${START_MEDIAN_TARGET_MS} ms`, `${Math.round(npmStart)} ms`, npmStart < START_MEDIAN_TARGET_MS),
     )
   }
 

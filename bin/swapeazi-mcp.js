@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// `swapeazi mcp`: the MCP server over stdio. Runs the TypeScript CLI through tsx, so the package needs no build step.
-import { register } from 'tsx/esm/api'
+// `swapeazi mcp`: the MCP server over stdio, from the CLI compiled ahead of time (see bin/swapeazi.js).
+import { runCompiledCli } from '../scripts/runCompiledCli.js'
 
-register()
 process.argv.splice(2, 0, 'mcp')
-await import('../src/cli/main.ts')
+await runCompiledCli()

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so the package needs no build step.
-import { register } from 'tsx/esm/api'
+// Runs the CLI compiled ahead of time (scripts/compiledCli.js: built first whenever a source changed, so never stale).
+// When the build cannot be written (a read-only install), runs the TypeScript sources through tsx instead.
+import { runCompiledCli } from '../scripts/runCompiledCli.js'
 
-register()
-await import('../src/cli/main.ts')
+await runCompiledCli()

@@ -1,6 +1,5 @@
 import type { Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { decodeXPaymentResponse, wrapFetchWithPayment } from 'x402-fetch'
 import type { Logger } from 'pino'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import { PaymentReceipt } from '../schemas/x402.ts'
@@ -35,11 +34,22 @@ export type CreatePayerParameters = {
   log: Logger
 }
 
+type X402Fetch = typeof import('x402-fetch')
+let x402Fetch: Promise<X402Fetch> | undefined
+
+/**
+ * x402-fetch, imported at the first payment: it brings x402's Solana support with it, about half a second of loading
+ * that a service whose tools never pay (and every `swapeazi serve` start) would otherwise pay up front.
+ */
+function loadX402Fetch(): Promise<X402Fetch> {
+  return (x402Fetch ??= import('x402-fetch'))
+}
+
 /**
  * The decoded X-PAYMENT-RESPONSE, or undefined when it is not our receipt: after a paid 200 that is an unknown
  * outcome, never a thrown error (which would read as "not paid" and invite a second payment).
  */
-function readReceipt(header: string): PaymentReceipt | undefined {
+function readReceipt(header: string, decodeXPaymentResponse: X402Fetch['decodeXPaymentResponse']): PaymentReceipt | undefined {
   try {
     const parsed = PaymentReceipt.safeParse(decodeXPaymentResponse(header))
     return parsed.success ? parsed.data : undefined
@@ -67,6 +77,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
     address: account.address,
     dailyBudget: dailyBudgetAtomic,
     async post(path, body) {
+      const { decodeXPaymentResponse, wrapFetchWithPayment } = await loadX402Fetch()
       const day = utcDay(clock())
       const spentToday = await budget.reserve(account.address, day, fee, dailyBudgetAtomic)
       if (spentToday === undefined)
@@ -101,7 +112,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
 
       if (response.status === 200) {
         const header = response.headers.get('x-payment-response')
-        const receipt = header === null ? undefined : readReceipt(header)
+        const receipt = header === null ? undefined : readReceipt(header, decodeXPaymentResponse)
         if (receipt === undefined)
           return { kind: 'unknown', reason: 'the service answered 200 without a readable X-PAYMENT-RESPONSE receipt' }
         log.info({ event: 'swap_paid_by_mcp', path, payer: account.address, transaction: receipt.transaction }, 'swap_paid_by_mcp')

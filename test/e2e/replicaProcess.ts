@@ -26,8 +26,8 @@ export type StartReplicaOptions = {
 }
 
 /**
- * Starts `swapeazi serve` as its own process (`node --import tsx src/cli/main.ts serve`, no npx in between, so the pid is
- * the server's) and resolves with its URL once it logs `event: 'listening'`. Pass SWAPEAZI_PORT=0 for an OS-chosen
+ * Starts `swapeazi serve` as its own process (`node bin/swapeazi.js serve`, the compiled CLI `npm start` runs, with no npm
+ * in between, so the pid is the server's) and resolves with its URL once it logs `event: 'listening'`. Pass SWAPEAZI_PORT=0 for an OS-chosen
  * port. Rejects, after killing it, if it exits or stays silent past the timeout.
  */
 export async function startReplica(options: StartReplicaOptions): Promise<Replica> {
@@ -37,7 +37,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     const value = process.env[name]
     if (value !== undefined && env[name] === undefined) env[name] = value
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, ['bin/swapeazi.js', 'serve'], {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

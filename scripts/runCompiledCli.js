@@ -1,0 +1,21 @@
+// What bin/swapeazi.js and bin/swapeazi-mcp.js run: the compiled CLI (scripts/compiledCli.js), or, when it cannot be
+// built, src/cli/main.ts through tsx, with one line on stderr saying so (stdout may carry MCP's JSON-RPC).
+import { compiledCli } from './compiledCli.js'
+
+/** Imports the CLI for the sources as they are now; it reads process.argv and exits when its command is done. */
+export async function runCompiledCli() {
+  let entry
+  try {
+    entry = await compiledCli()
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    process.stderr.write(
+      `swapeazi: running the TypeScript sources through tsx (slower start): the compiled CLI could not be built: ${reason}\n`,
+    )
+    const { register } = await import('tsx/esm/api')
+    register()
+    await import('../src/cli/main.ts')
+    return
+  }
+  await import(entry)
+}

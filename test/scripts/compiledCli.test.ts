@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { compiledCli, inputsHash } from '../../scripts/compiledCli.js'
+
+const run = promisify(execFile)
+
+/** Runs a compiled CLI and returns what it printed. */
+async function output(entry: string): Promise<string> {
+  const { stdout } = await run(process.execPath, [entry])
+  return stdout.trim()
+}
+
+// The real CLI is compiled and run by every spawn of bin/swapeazi.js (test/cli/bin.test.ts, test/e2e/); this builds
+// a package of three files, to see that a changed source is never run stale.
+describe('scripts/compiledCli.js', () => {
+  let root = ''
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'swapeazi-compiled-'))
+    await mkdir(join(root, 'src', 'cli'), { recursive: true })
+    await mkdir(join(root, 'src', 'lib'), { recursive: true })
+    await writeFile(join(root, 'package.json'), '{"type":"module"}')
+    await writeFile(join(root, 'src', 'lib', 'word.ts'), "export const word: string = 'one'\n")
+    await writeFile(
+      join(root, 'src', 'cli', 'main.ts'),
+      "import { word } from '../lib/word.ts'\nconsole.log(word, new URL('./beside.txt', import.meta.url).pathname)\n",
+    )
+  })
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true })
+  })
+
+  it('builds once for the sources as they are, and a changed or added source names a new build that runs the new code', async () => {
+    const first = await compiledCli({ root })
+    expect(first).toBe(join(root, 'dist', `swapeazi-${inputsHash(root)}.mjs`))
+    // import.meta.url is still the source file's own, so files beside a source are found from the bundle.
+    expect(await output(first)).toBe(`one ${join(root, 'src', 'cli', 'beside.txt')}`)
+    const builtAt = (await stat(first)).mtimeMs
+    expect(await compiledCli({ root })).toBe(first)
+    expect((await stat(first)).mtimeMs).toBe(builtAt)
+
+    await writeFile(join(root, 'src', 'lib', 'word.ts'), "export const word: string = 'two'\n")
+    const second = await compiledCli({ root })
+    expect(second).not.toBe(first)
+    expect(await output(second)).toMatch(/^two /)
+
+    const beforeNewFile = inputsHash(root)
+    await writeFile(join(root, 'src', 'lib', 'unused.ts'), 'export {}\n')
+    expect(inputsHash(root)).not.toBe(beforeNewFile)
+    await writeFile(join(root, 'package.json'), '{"type":"module","version":"2"}')
+    const third = await compiledCli({ root })
+    expect(third).not.toBe(second)
+    expect(await output(third)).toMatch(/^two /)
+  }, 60_000)
+
+  it('a source that does not compile rejects, naming the file, and leaves no build behind', async () => {
+    const broken = await mkdtemp(join(tmpdir(), 'swapeazi-compiled-broken-'))
+    try {
+      await mkdir(join(broken, 'src', 'cli'), { recursive: true })
+      await writeFile(join(broken, 'package.json'), '{"type":"module"}')
+      await writeFile(join(broken, 'src', 'cli', 'main.ts'), 'const = 1\n')
+      await expect(compiledCli({ root: broken })).rejects.toThrow(/main\.ts/)
+      await expect(stat(join(broken, 'dist', `swapeazi-${inputsHash(broken)}.mjs`))).rejects.toThrow(/ENOENT/)
+    } finally {
+      await rm(broken, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
