@@ -139,15 +139,22 @@ describe('loadConfig', () => {
   })
 
   it('reads the rate limits, with the DESIGN 7.16 defaults', () => {
-    expect(loadConfig({}).rateLimits).toEqual({ anonymous: 30, free: 60, pro: 600 })
+    expect(loadConfig({}).rateLimits).toEqual({ anonymous: 30, free: 60, pro: 600, holdRefusalsMs: 1000 })
     expect(
-      loadConfig({ SWAPEAZI_RATE_LIMIT_ANONYMOUS: '5', SWAPEAZI_RATE_LIMIT_FREE: '50', SWAPEAZI_RATE_LIMIT_PRO: '500' }).rateLimits,
+      loadConfig({
+        SWAPEAZI_RATE_LIMIT_ANONYMOUS: '5',
+        SWAPEAZI_RATE_LIMIT_FREE: '50',
+        SWAPEAZI_RATE_LIMIT_PRO: '500',
+        SWAPEAZI_REFUSAL_HOLD_MS: '0',
+      }).rateLimits,
     ).toEqual({
       anonymous: 5,
       free: 50,
       pro: 500,
+      holdRefusalsMs: 0,
     })
     expect(() => loadConfig({ SWAPEAZI_RATE_LIMIT_FREE: '0' })).toThrow(/SWAPEAZI_RATE_LIMIT_FREE/)
+    expect(() => loadConfig({ SWAPEAZI_REFUSAL_HOLD_MS: '60000' })).toThrow(/SWAPEAZI_REFUSAL_HOLD_MS/)
   })
 
   it('reads the MCP settings: the budget in atomic USDC, exactly, and the /mcp host allow-list', () => {
