@@ -72,7 +72,7 @@ export function inputsHash(root) {
  * @param {string} target
  */
 async function build(root, target) {
-  const { build: esbuild } = await import('esbuild')
+  const { build: esbuild, stop } = await import('esbuild')
   mkdirSync(dirname(target), { recursive: true })
   const partial = `${target}.${process.pid}.${Date.now()}.tmp`
   try {
@@ -94,6 +94,8 @@ async function build(root, target) {
     renameSync(partial, target)
   } finally {
     rmSync(partial, { force: true })
+    // esbuild's service process would otherwise live as long as the service it built.
+    await stop()
   }
 }
 
