@@ -30,7 +30,7 @@ const QUOTE_PATH = '/api/x402/quote'
 const TICK_US = 10_000 // USER_HZ = 100 on Linux
 
 /** User and system CPU time of a process (all its threads), µs. */
-function processCpuUs(pid: number): { user: number; system: number } {
+export function processCpuUs(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return { user: Number(fields[11]) * TICK_US, system: Number(fields[12]) * TICK_US }
@@ -123,7 +123,7 @@ type ProfileNode = {
   hitCount?: number
   children?: number[]
 }
-type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+export type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
 function area(url: string, fn: string): string {
   if (fn === '(garbage collector)') return 'gc'
@@ -144,7 +144,7 @@ function area(url: string, fn: string): string {
 }
 
 /** Self time per profile node over samples taken in [fromUs, toUs] (monotonic clock, as the profile's timestamps). */
-function summarise(profile: Profile, requests: number, fromUs: number, toUs: number): void {
+export function summarise(profile: Profile, requests: number, fromUs: number, toUs: number): void {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfUs = new Map<number, number>()
   let at = profile.startTime

@@ -17,7 +17,11 @@ const config = benchConfig(
     ),
   ),
 )
-const app = createServer(await buildAppDeps(config))
+const deps = await buildAppDeps(config)
+// Profiling only (bench/profileKeyedSwap.ts): BENCH_SWAP_RECORD=skip answers keyed swaps without recording them, to
+// see what the insert costs. Never set by `npm run bench`.
+if (process.env['BENCH_SWAP_RECORD'] === 'skip') deps.store.recordKeyedSwap = async () => {}
+const app = createServer(deps)
 const server = serve({ fetch: app.fetch, hostname: config.host, port: 0 }, (info: AddressInfo) => {
   process.send?.({ port: info.port })
 })
