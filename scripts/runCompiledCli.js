@@ -8,7 +8,9 @@ export async function runCompiledCli() {
   try {
     entry = await compiledCli()
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    // esbuild's own errors carry the first problem's text (a source that does not compile, a dist/ that is read-only).
+    const first = error?.errors?.[0]
+    const reason = first?.text ?? (error instanceof Error ? error.message.split('\n')[0] : String(error))
     process.stderr.write(
       `swapeazi: running the TypeScript sources through tsx (slower start): the compiled CLI could not be built: ${reason}\n`,
     )

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { inputsHash } from '../../scripts/compiledCli.js'
+import { compiledCli, inputsHash } from '../../scripts/compiledCli.js'
 import { verifyApiKey } from '../../src/auth/apiKey.ts'
 
 const run = promisify(execFile)
@@ -83,4 +83,42 @@ describe('bin/swapeazi.js', () => {
       await new Promise<void>((resolve) => holder.close(() => resolve()))
     }
   }, 90_000)
+
+  // Root may bind any port, so this runs the binary as `nobody` (uid 65534); skipped where that user cannot, or may
+  // bind low ports anyway, or cannot read the checkout.
+  const NOBODY = 65_534
+  const lowPortsNeedPrivilege = (): boolean => {
+    try {
+      return Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8')) > 80
+    } catch {
+      return false
+    }
+  }
+  it.skipIf(process.getuid?.() !== 0 || !lowPortsNeedPrivilege())(
+    'ends `serve` on a port below 1024 without privileges (EACCES) with exit code 1 and one line naming SWAPEAZI_PORT',
+    async (context) => {
+      await compiledCli()
+      const env = { PATH: process.env['PATH'] ?? '', HOME: tmpdir(), SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'silent' }
+      const asNobody = { cwd: tmpdir(), uid: NOBODY, gid: NOBODY, timeout: 60_000 }
+      const canRead = await run(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(BIN)})`], { ...asNobody, env }).then(
+        () => true,
+        () => false,
+      )
+      if (!canRead) context.skip()
+      const failure = await run(process.execPath, [BIN, 'serve'], {
+        ...asNobody,
+        env: { ...env, SWAPEAZI_HOST: '127.0.0.1', SWAPEAZI_PORT: '80' },
+      }).then(
+        () => undefined,
+        (error: { code?: number; stderr?: string }) => error,
+      )
+      expect(failure?.code).toBe(1)
+      // The last line: had another session edited src/ since the build above, a line saying tsx runs would precede it.
+      expect(failure?.stderr?.trimEnd().split('\n').at(-1)).toBe(
+        'swapeazi: not permitted to listen on port 80 (EACCES): ports below 1024 need privileges; set SWAPEAZI_PORT to 1024 or above',
+      )
+      expect(failure?.stderr).not.toMatch(/\n\s+at /)
+    },
+    90_000,
+  )
 })
