@@ -42,7 +42,7 @@ server_log_tail() {
   tail -n 40 "$SERVER_LOG" >&2 || true
 }
 
-# bin/swapeazi.js runs the CLI through tsx in the same process, so $! is the server itself.
+# bin/swapeazi.js runs the compiled CLI in the same process, so $! is the server itself.
 env -i PATH="$PATH" HOME="${HOME:-/tmp}" TMPDIR="${TMPDIR:-/tmp}" \
   SWAPEAZI_HOST=127.0.0.1 SWAPEAZI_PORT="${MCP_CONFORMANCE_PORT:-0}" SWAPEAZI_DATA_DIR=memory:// SWAPEAZI_LOG_LEVEL=info \
   node bin/swapeazi.js serve >/dev/null 2>"$SERVER_LOG" &
