@@ -51,6 +51,8 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     await deps.store.sql.close()
     throw error
   }
+  // Once listening, a server error (too many open files to accept, say) is logged; it does not end the process.
+  server.on('error', (error) => deps.log.error({ event: 'server_error', err: error }, 'server_error'))
   const inFlight = countRequestsInFlight(server)
   const info = server.address() as AddressInfo
   deps.store.sql.dataDirLock?.publish({ url: reachableUrl(info) })
@@ -97,8 +99,12 @@ function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], confi
   })
   if (!(server instanceof Server)) throw new TypeError('expected a node:http server')
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, config), { cause: error })))
-    server.listen(config.port, config.host, () => resolve(server))
+    const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, config), { cause: error }))
+    server.once('error', failed)
+    server.listen(config.port, config.host, () => {
+      server.off('error', failed)
+      resolve(server)
+    })
   })
 }
 
