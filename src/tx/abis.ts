@@ -1,4 +1,5 @@
-import { parseAbi } from 'viem'
+import { erc20Abi, parseAbi, prepareEncodeFunctionData } from 'viem'
+import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 
 /**
  * The public ABIs our routes call, as each protocol publishes them. viem encodes every call against these; nothing
@@ -57,3 +58,28 @@ export const oftAbi = parseAbi([
   'struct OFTReceipt { uint256 amountSentLD; uint256 amountReceivedLD; }',
   'function send(SendParam _sendParam, MessagingFee _fee, address _refundAddress) payable returns (MessagingReceipt msgReceipt, OFTReceipt oftReceipt)',
 ])
+
+/**
+ * Every function a built transaction calls, prepared once with viem's `prepareEncodeFunctionData`: its ABI item found
+ * and its selector hashed (keccak256 of the signature) when this module loads, instead of on every call.
+ * `encodeFunctionData({ ...prepared, args })` encodes exactly what `encodeFunctionData({ abi, functionName, args })`
+ * does; a swap encodes a dozen calls, and these lookups were a tenth of its encoding time.
+ */
+export const exactInputSingleCall = prepareEncodeFunctionData({ abi: v3SwapRouterAbi, functionName: 'exactInputSingle' })
+export const curveExchangeCall = prepareEncodeFunctionData({ abi: curvePoolAbi, functionName: 'exchange' })
+export const pancakeStableExchangeCall = prepareEncodeFunctionData({ abi: pancakeStableSwapAbi, functionName: 'exchange' })
+export const swapExactTokensForTokensCall = prepareEncodeFunctionData({ abi: solidlyRouterAbi, functionName: 'swapExactTokensForTokens' })
+export const batchSwapCall = prepareEncodeFunctionData({ abi: balancerVaultAbi, functionName: 'batchSwap' })
+export const mentoSwapInCall = prepareEncodeFunctionData({ abi: mentoBrokerAbi, functionName: 'swapIn' })
+export const depositForBurnCall = prepareEncodeFunctionData({ abi: cctpTokenMessengerV2Abi, functionName: 'depositForBurn' })
+export const depositForBurnWithHookCall = prepareEncodeFunctionData({
+  abi: cctpTokenMessengerV2Abi,
+  functionName: 'depositForBurnWithHook',
+})
+export const acrossDepositCall = prepareEncodeFunctionData({ abi: acrossSpokePoolAbi, functionName: 'deposit' })
+export const oftSendCall = prepareEncodeFunctionData({ abi: oftAbi, functionName: 'send' })
+export const approveCall = prepareEncodeFunctionData({ abi: erc20Abi, functionName: 'approve' })
+export const routerExecuteCall = prepareEncodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'execute' })
+export const routerExecuteBatchCall = prepareEncodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'executeBatch' })
+/** The executor's `runDestination` parameters: a destination order is carried as their encoding, without a selector. */
+export const runDestinationInputs = prepareEncodeFunctionData({ abi: swapEaziExecutorAbi, functionName: 'runDestination' }).abi[0].inputs

@@ -1,6 +1,7 @@
-import { type Address, encodeFunctionData, erc20Abi, toHex } from 'viem'
+import { type Address, encodeFunctionData, toHex } from 'viem'
 import type { Token } from '../engine/index.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
+import { approveCall } from './abis.ts'
 
 /** Gas limit of an ERC-20 approve with margin: ~46k from zero (routing.md 5.1), USDC's proxy a little more. */
 const APPROVE_GAS = 80_000n
@@ -27,7 +28,7 @@ function approveRequest(parameters: BuildApprovalParameters, amount: bigint): Tr
     chainId: parameters.chainId,
     from: parameters.owner,
     to: parameters.token.address,
-    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [parameters.spender, amount] }),
+    data: encodeFunctionData({ ...approveCall, args: [parameters.spender, amount] }),
     value: '0x0',
     gas: toHex(APPROVE_GAS),
   }

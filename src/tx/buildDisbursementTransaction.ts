@@ -1,7 +1,7 @@
 import { type Address, encodeFunctionData, type Hex, toHex } from 'viem'
 import { BASE_TX_GAS, type Catalogue, type Token, withGasMargin } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
+import { routerExecuteBatchCall } from './abis.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
 import { type BuildRouteTransactionReturnType, chainIdOf, orderDeadline, type RouterOrder } from './buildRouteTransaction.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
@@ -106,7 +106,7 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
       chainId,
       from: sender,
       to: router,
-      data: encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'executeBatch', args: [orders.map(({ order }) => order)] }),
+      data: encodeFunctionData({ ...routerExecuteBatchCall, args: [orders.map(({ order }) => order)] }),
       value: toHex(value),
       gas: toHex(gas),
     },

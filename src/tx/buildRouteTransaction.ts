@@ -1,4 +1,4 @@
-import { type Address, encodeAbiParameters, encodeFunctionData, getAbiItem, type Hex, toHex, zeroAddress } from 'viem'
+import { type Address, encodeAbiParameters, encodeFunctionData, type Hex, toHex, zeroAddress } from 'viem'
 import {
   type Catalogue,
   type CandidateRoute,
@@ -15,7 +15,7 @@ import {
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { EncodingGap } from '../schemas/encodings.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
-import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
+import { routerExecuteCall, runDestinationInputs } from './abis.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
 import type { RouterCall } from './call.ts'
 import { encodeBridgeCall } from './encodeBridgeCall.ts'
@@ -155,8 +155,7 @@ function swapCalls(
   })
 }
 
-const encodeDestinationOrder = (order: DestinationOrder): Hex =>
-  encodeAbiParameters(getAbiItem({ abi: swapEaziExecutorAbi, name: 'runDestination' }).inputs, [order])
+const encodeDestinationOrder = (order: DestinationOrder): Hex => encodeAbiParameters(runDestinationInputs, [order])
 
 /**
  * Encodes a sized route as the one transaction the user signs: a call to our router's `execute` whose inner calls
@@ -248,7 +247,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
       chainId,
       from: sender,
       to: source.router,
-      data: encodeFunctionData({ abi: swapEaziRouterAbi, functionName: 'execute', args: [order] }),
+      data: encodeFunctionData({ ...routerExecuteCall, args: [order] }),
       value: toHex(value),
       gas: toHex(sized.gasLimit),
     },

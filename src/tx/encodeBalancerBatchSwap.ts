@@ -1,6 +1,6 @@
 import { type Address, encodeFunctionData, type Hex, isAddress, isHex, maxInt256 } from 'viem'
 import type { SwapEdge, Token, Venue } from '../engine/index.ts'
-import { balancerVaultAbi } from './abis.ts'
+import { batchSwapCall } from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
 import type { RouterCall } from './call.ts'
 
@@ -81,8 +81,7 @@ export function encodeBalancerBatchSwap(parameters: EncodeBalancerBatchSwapParam
   const funds = { sender: recipient, fromInternalBalance: false, recipient, toInternalBalance: false }
   const encode = (amount: bigint): Hex =>
     encodeFunctionData({
-      abi: balancerVaultAbi,
-      functionName: 'batchSwap',
+      ...batchSwapCall,
       args: [
         GIVEN_IN,
         [

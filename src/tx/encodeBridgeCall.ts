@@ -1,6 +1,6 @@
 import { type Address, encodeFunctionData, encodePacked, type Hex, pad, zeroHash } from 'viem'
 import { type BridgeLane, ceilDiv, pow10 } from '../engine/index.ts'
-import { acrossSpokePoolAbi, cctpTokenMessengerV2Abi, oftAbi } from './abis.ts'
+import { acrossDepositCall, depositForBurnCall, depositForBurnWithHookCall, oftSendCall } from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
 import type { RouterCall } from './call.ts'
 
@@ -68,15 +68,13 @@ export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): Router
         // destinationCaller = our executor: only it may receive the message, so the mint and the order run together.
         encode = (amount) =>
           encodeFunctionData({
-            abi: cctpTokenMessengerV2Abi,
-            functionName: 'depositForBurnWithHook',
+            ...depositForBurnWithHookCall,
             args: [amount, domain, mintRecipient, burnToken, mintRecipient, parameters.maxFee, threshold, message],
           })
       } else {
         encode = (amount) =>
           encodeFunctionData({
-            abi: cctpTokenMessengerV2Abi,
-            functionName: 'depositForBurn',
+            ...depositForBurnCall,
             args: [amount, domain, mintRecipient, burnToken, zeroHash, parameters.maxFee, threshold],
           })
       }
@@ -85,8 +83,7 @@ export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): Router
     case 'across':
       encode = (amount) =>
         encodeFunctionData({
-          abi: acrossSpokePoolAbi,
-          functionName: 'deposit',
+          ...acrossDepositCall,
           args: [
             toBytes32(parameters.refundTo),
             toBytes32(recipient),
@@ -118,8 +115,7 @@ export function encodeBridgeCall(parameters: EncodeBridgeCallParameters): Router
       value = parameters.nativeFeeWei
       encode = (amount) =>
         encodeFunctionData({
-          abi: oftAbi,
-          functionName: 'send',
+          ...oftSendCall,
           args: [
             {
               dstEid,

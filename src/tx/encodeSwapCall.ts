@@ -1,6 +1,12 @@
 import { type Address, encodeFunctionData, type Hex, isAddress, isHex } from 'viem'
 import type { SwapEdge, Venue } from '../engine/index.ts'
-import { curvePoolAbi, mentoBrokerAbi, pancakeStableSwapAbi, solidlyRouterAbi, v3SwapRouterAbi } from './abis.ts'
+import {
+  curveExchangeCall,
+  exactInputSingleCall,
+  mentoSwapInCall,
+  pancakeStableExchangeCall,
+  swapExactTokensForTokensCall,
+} from './abis.ts'
 import { encodeWithAmountSlot } from './amountSlot.ts'
 import { encodeBalancerBatchSwap } from './encodeBalancerBatchSwap.ts'
 import type { RouterCall } from './call.ts'
@@ -50,8 +56,7 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
       const fee = param(venue, 'feeTier', 'number') as number
       encode = (amount) =>
         encodeFunctionData({
-          abi: v3SwapRouterAbi,
-          functionName: 'exactInputSingle',
+          ...exactInputSingleCall,
           args: [{ tokenIn, tokenOut, fee, recipient, amountIn: amount, amountOutMinimum: minOut, sqrtPriceLimitX96: 0n }],
         })
       break
@@ -59,12 +64,10 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
     case 'curve':
     case 'curve-ng':
       // Curve pools send the output to msg.sender: the executor.
-      encode = (amount) =>
-        encodeFunctionData({ abi: curvePoolAbi, functionName: 'exchange', args: [BigInt(edge.i), BigInt(edge.j), amount, minOut] })
+      encode = (amount) => encodeFunctionData({ ...curveExchangeCall, args: [BigInt(edge.i), BigInt(edge.j), amount, minOut] })
       break
     case 'pancakeswap-stable':
-      encode = (amount) =>
-        encodeFunctionData({ abi: pancakeStableSwapAbi, functionName: 'exchange', args: [BigInt(edge.i), BigInt(edge.j), amount, minOut] })
+      encode = (amount) => encodeFunctionData({ ...pancakeStableExchangeCall, args: [BigInt(edge.i), BigInt(edge.j), amount, minOut] })
       break
     case 'aerodrome':
     case 'velodrome': {
@@ -76,8 +79,7 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
       }
       encode = (amount) =>
         encodeFunctionData({
-          abi: solidlyRouterAbi,
-          functionName: 'swapExactTokensForTokens',
+          ...swapExactTokensForTokensCall,
           args: [amount, minOut, [route], recipient, deadlineSec],
         })
       break
@@ -88,8 +90,7 @@ export function encodeSwapCall(parameters: EncodeSwapCallParameters): RouterCall
       const provider = addressParam(venue, 'exchangeProvider')
       const exchangeId = hexParam(venue, 'exchangeId')
       // The Broker sends the output to msg.sender: the executor.
-      encode = (amount) =>
-        encodeFunctionData({ abi: mentoBrokerAbi, functionName: 'swapIn', args: [provider, exchangeId, tokenIn, tokenOut, amount, minOut] })
+      encode = (amount) => encodeFunctionData({ ...mentoSwapInCall, args: [provider, exchangeId, tokenIn, tokenOut, amount, minOut] })
       break
     }
     default:
