@@ -5,6 +5,8 @@ import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { SwapRecordWire, SwapResult } from '../../src/schemas/swap.ts'
 import { type QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
+import { createStore } from '../../src/store/createStore.ts'
+import type { Sql } from '../../src/store/sql.ts'
 import {
   FROM_ADDRESS,
   get,
@@ -261,6 +263,41 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     const response = await swap(body)
     expect(response.status).toBe(400)
     expect(await readJson(response)).toMatchObject({ code: 'invalid_request' })
+  })
+})
+
+describe('POST /api/v1/swap: concurrent swaps', () => {
+  it('answers each of concurrent swaps only after the statement holding its record has committed, rows sharing statements', async () => {
+    // The store's own connection, with every finished insert into swaps noted: which refs it carried.
+    const committed = new Set<string>()
+    let inserts = 0
+    const noting: Sql = {
+      ...store.sql,
+      async query<Row>(text: string, params: readonly unknown[] = []) {
+        const rows = await store.sql.query<Row>(text, params)
+        if (text.startsWith('insert into swaps')) {
+          inserts += 1
+          for (const value of params) if (typeof value === 'string' && value.startsWith('swp_')) committed.add(value)
+        }
+        return rows
+      },
+    }
+    const grouped = testApp({ store: createStore(noting), clock: () => nowMs })
+    const id = await quoteId()
+    const answeredBeforeCommit: string[] = []
+    const refs = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const response = await postJson(grouped, '/api/v1/swap', { quoteId: id }, { 'x-swapeazi-key': KEY })
+        expect(response.status).toBe(200)
+        const { swapEaziRef } = await readJson<{ swapEaziRef: string }>(response)
+        if (!committed.has(swapEaziRef)) answeredBeforeCommit.push(swapEaziRef)
+        return swapEaziRef
+      }),
+    )
+    expect(answeredBeforeCommit).toEqual([])
+    expect(new Set(refs).size).toBe(12)
+    expect(inserts).toBeLessThan(12)
+    for (const ref of refs) expect(await store.getSwap(ref)).toMatchObject({ channel: 'api_key', keyId: 'key_0123456789abcdef01234567' })
   })
 })
 
