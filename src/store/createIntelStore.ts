@@ -1,9 +1,17 @@
-import type { SwapStatus } from '../schemas/swap.ts'
-import type { PairSide } from '../schemas/intelligence.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ObservationStatus } from '../schemas/intelligence.ts'
+import type { SwapStatus } from '../schemas/swap.ts'
+import {
+  type BridgeFigures,
+  type CorridorQuery,
+  corridorBridgeFigures,
+  corridorFailureFigures,
+  type FailureFigures,
+} from './corridorFigures.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
 import { type SwapCorridor, swapCorridorOfRow } from './swapRows.ts'
+
+export type { BridgeFigures, CorridorQuery, FailureFigures, Percentiles } from './corridorFigures.ts'
 
 /** One transfer someone observed (an import) or a tracker completed (one of our swaps), and how it ended. */
 export type Observation = {
@@ -31,43 +39,6 @@ export type Observation = {
   substatus: string | null
   failureReason: string | null
   source: 'import' | 'tracker'
-}
-
-/** The observations one answer aggregates: a corridor, a time window and, for the amount, a USD size band. */
-export type CorridorQuery = {
-  from: PairSide
-  to: PairSide
-  since: Date
-  until: Date
-  band: { minUsd: string; maxUsd: string | null } | null
-}
-
-export type Percentiles = { p50: number; p95: number }
-
-/** One bridge's figures in a corridor. "Settled" is DONE or FAILED; "delivered" is DONE other than REFUNDED. */
-export type BridgeFigures = {
-  bridge: string
-  settled: number
-  delivered: number
-  refunded: number
-  failed: number
-  pending: number
-  notFound: number
-  settledSec: Percentiles | null
-  quotedSecP50: number | null
-  slippageBps: Percentiles | null
-  /** The same over the size band of CorridorQuery.band; null when no band was asked. */
-  band: { settled: number; delivered: number; settledSecP50: number | null; slippageBpsP50: number | null } | null
-}
-
-/** Undelivered observations of one (status, substatus) over one bridge. */
-export type FailureFigures = {
-  status: ObservationStatus
-  substatus: string | null
-  bridge: string
-  count: number
-  lastSeenAt: string
-  exampleReason: string | null
 }
 
 /** The columns of a built swap an observation is derived from. */
@@ -101,7 +72,10 @@ export type IntelStore = {
   importObservations(
     batches: Iterable<readonly Observation[]> | AsyncIterable<readonly Observation[]>,
   ): Promise<{ inserted: number; skipped: number }>
-  /** Per-bridge counts and percentiles over a corridor, computed in the database. */
+  /**
+   * Per-bridge counts and percentiles over a corridor, computed in the database: from the window aggregate (migration
+   * 8), moved to the query's window first when its hour has passed, and the raw rows at the window's edges.
+   */
   corridorBridges(query: CorridorQuery): Promise<BridgeFigures[]>
   /** Undelivered observations over a corridor by (status, substatus, bridge). */
   corridorFailures(query: CorridorQuery): Promise<FailureFigures[]>
@@ -172,27 +146,45 @@ function swapStatusFor(observation: Pick<Observation, 'status' | 'substatus'>): 
   throw new RangeError('a PENDING transfer has not completed; record it once it has')
 }
 
+const HOUR_MS = 60 * 60 * 1000
+
 /**
- * The corridor's rows. Column names come from the side's kind (a fixed pair of names), never from the request;
- * the codes are parameters. Each kind of source side has an index leading with it that covers every column the
- * aggregates read (migration 4), so a vacuumed table answers from the index alone.
+ * Moves the window aggregate to the hour the query's window ends in (its start as far before as the query's), once
+ * per hour: intel_window_move adds the rows that enter and subtracts those that leave, or does nothing when the
+ * aggregate is already there or later, or when another transaction holds it (an import; another replica moving it).
+ * Answers are right either way: the aggregate only decides how many raw rows an answer reads. `behind` forgets the
+ * hour it was last seen at when an answer found it behind a query that hour (an operator reset it), so the next
+ * answer moves it again.
  */
-function corridorWhere(query: CorridorQuery): { text: string; params: unknown[] } {
-  const column = (end: 'from' | 'to', side: PairSide): string => `${end}_${side.kind === 'chain' ? 'chain' : 'currency'}`
+function windowMover(sql: Sql): { move(query: CorridorQuery): Promise<void>; behind(query: CorridorQuery): void } {
+  let knownUntilMs = Number.NEGATIVE_INFINITY
+  let moving: Promise<void> | undefined
+  const hourOf = (query: CorridorQuery): number => Math.floor(query.until.getTime() / HOUR_MS) * HOUR_MS
   return {
-    text: `${column('from', query.from)} = $1 and ${column('to', query.to)} = $2 and observed_at >= $3 and observed_at <= $4`,
-    params: [query.from.code, query.to.code, query.since.toISOString(), query.until.toISOString()],
+    async move(query) {
+      const untilMs = hourOf(query)
+      const lengthMs = query.until.getTime() - query.since.getTime()
+      if (untilMs <= knownUntilMs || lengthMs <= 0) return
+      moving ??= (async () => {
+        const [row] = await sql.query<{ until: unknown }>('select intel_window_move($1, $2) as until', [
+          new Date(untilMs - lengthMs).toISOString(),
+          new Date(untilMs).toISOString(),
+        ])
+        if (row?.until !== null && row?.until !== undefined) knownUntilMs = Date.parse(isoTimestamp(row.until))
+      })().finally(() => {
+        moving = undefined
+      })
+      await moving
+    },
+    behind(query) {
+      if (hourOf(query) >= knownUntilMs) knownUntilMs = Number.NEGATIVE_INFINITY
+    },
   }
 }
 
-const DELIVERED = `(status = 'DONE' and substatus <> 'REFUNDED')`
-
-const intOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
-const percentiles = (p50: unknown, p95: unknown): Percentiles | null =>
-  p50 === null || p50 === undefined || p95 === null || p95 === undefined ? null : { p50: Number(p50), p95: Number(p95) }
-
 /** The intelligence store over a migrated connection. */
 export function createIntelStore(sql: Sql): IntelStore {
+  const aggregate = windowMover(sql)
   return {
     async importObservations(batches) {
       const counts = await sql.transaction(async (tx) => {
@@ -204,85 +196,23 @@ export function createIntelStore(sql: Sql): IntelStore {
         }
         return { inserted, skipped: total - inserted }
       })
-      // Marks the new pages all-visible, so aggregation reads the covering indexes alone (PGlite runs no autovacuum).
-      if (counts.inserted > 0) await sql.query('vacuum (analyze) observations')
+      // Marks the new pages all-visible, so answers read the covering indexes alone (PGlite runs no autovacuum).
+      if (counts.inserted > 0) await sql.query('vacuum (analyze) observations, intel_outcomes, intel_values')
       return counts
     },
 
     async corridorBridges(query) {
-      const where = corridorWhere(query)
-      const hasBand = query.band !== null
-      // percentile_disc returns an observed value, so seconds and bps stay integers. The array form sorts once for
-      // both fractions; identical aggregate expressions are computed once however often they are referenced.
-      const settledSec = `(percentile_disc(array[0.5, 0.95]) within group (order by settled_duration_sec) filter (where delivered))`
-      const slippage = `(percentile_disc(array[0.5, 0.95]) within group (order by realised_slippage_bps) filter (where delivered))`
-      const bandColumns = hasBand
-        ? `count(*) filter (where in_band and status in ('DONE', 'FAILED'))::int as band_settled,
-           count(*) filter (where in_band and delivered)::int as band_delivered,
-           percentile_disc(0.5) within group (order by settled_duration_sec) filter (where in_band and delivered) as band_settled_p50,
-           percentile_disc(0.5) within group (order by realised_slippage_bps) filter (where in_band and delivered) as band_slippage_p50`
-        : `null::int as band_settled`
-      const inBand = hasBand ? `, (amount_usd >= $5::numeric and ($6::numeric is null or amount_usd < $6::numeric)) as in_band` : ''
-      const rows = await sql.query<Record<string, unknown>>(
-        `select bridge,
-                count(*) filter (where status in ('DONE', 'FAILED'))::int as settled,
-                count(*) filter (where delivered)::int as delivered,
-                count(*) filter (where status = 'DONE' and substatus = 'REFUNDED')::int as refunded,
-                count(*) filter (where status = 'FAILED')::int as failed,
-                count(*) filter (where status = 'PENDING')::int as pending,
-                count(*) filter (where status = 'NOT_FOUND')::int as not_found,
-                ${settledSec}[1] as settled_p50, ${settledSec}[2] as settled_p95,
-                percentile_disc(0.5) within group (order by quoted_duration_sec) filter (where delivered) as quoted_p50,
-                ${slippage}[1] as slippage_p50, ${slippage}[2] as slippage_p95,
-                ${bandColumns}
-         from (select bridge, status, substatus, settled_duration_sec, quoted_duration_sec, realised_slippage_bps,
-                      ${DELIVERED} as delivered${inBand}
-               from observations where ${where.text}) corridor
-         group by bridge
-         order by bridge`,
-        hasBand ? [...where.params, query.band?.minUsd, query.band?.maxUsd] : where.params,
-      )
-      return rows.map((row) => ({
-        bridge: String(row['bridge']),
-        settled: Number(row['settled']),
-        delivered: Number(row['delivered']),
-        refunded: Number(row['refunded']),
-        failed: Number(row['failed']),
-        pending: Number(row['pending']),
-        notFound: Number(row['not_found']),
-        settledSec: percentiles(row['settled_p50'], row['settled_p95']),
-        quotedSecP50: intOrNull(row['quoted_p50']),
-        slippageBps: percentiles(row['slippage_p50'], row['slippage_p95']),
-        band: hasBand
-          ? {
-              settled: Number(row['band_settled']),
-              delivered: Number(row['band_delivered']),
-              settledSecP50: intOrNull(row['band_settled_p50']),
-              slippageBpsP50: intOrNull(row['band_slippage_p50']),
-            }
-          : null,
-      }))
+      await aggregate.move(query)
+      const { figures, isWindowBehind } = await corridorBridgeFigures(sql, query)
+      if (isWindowBehind) aggregate.behind(query)
+      return figures
     },
 
     async corridorFailures(query) {
-      const where = corridorWhere(query)
-      const rows = await sql.query<Record<string, unknown>>(
-        `select status, substatus, bridge, count(*)::int as count, max(observed_at) as last_seen_at,
-                (array_agg(failure_reason order by observed_at desc) filter (where failure_reason is not null))[1] as example_reason
-         from observations
-         where ${where.text} and not ${DELIVERED}
-         group by status, substatus, bridge
-         order by count desc, status, substatus, bridge`,
-        where.params,
-      )
-      return rows.map((row) => ({
-        status: row['status'] as ObservationStatus,
-        substatus: row['substatus'] === null ? null : String(row['substatus']),
-        bridge: String(row['bridge']),
-        count: Number(row['count']),
-        lastSeenAt: isoTimestamp(row['last_seen_at']),
-        exampleReason: row['example_reason'] === null || row['example_reason'] === undefined ? null : String(row['example_reason']),
-      }))
+      await aggregate.move(query)
+      const { figures, isWindowBehind } = await corridorFailureFigures(sql, query)
+      if (isWindowBehind) aggregate.behind(query)
+      return figures
     },
 
     async countCall(subject, period, limit) {

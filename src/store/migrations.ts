@@ -161,7 +161,187 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       drop index if exists swaps_from_address_created;
     `,
   },
+  {
+    id: 8,
+    name: 'corridor intelligence: the window aggregate, kept in step with observations by a trigger',
+    // An intelligence answer aggregated every observation of its corridor over 90 days, so a pair spanning the table
+    // sorted the whole table. The window aggregate holds, for one hour-aligned window (intel_window), the counts by
+    // outcome and the counts by value of each measure, per pair key (from side, to side: chain or currency codes,
+    // which are disjoint), bridge and USD size band; an answer reads it and the raw rows of the window's edges (under
+    // an hour at each end) through the indexes (docs/performance.md). Values are counted exactly (1 s, 1 bp), and
+    // also in blocks of 16 (level 1), so a percentile reads the blocks and then one block's values.
+    // The trigger adds each inserted observation inside the window in the inserting statement; intel_window_move
+    // moves the window forward (the rows that enter are added, the rows that leave subtracted, or it is rebuilt
+    // when that is less work). Counts that fall to 0 stay, as do their last_seen_at and reason: both are then older
+    // than the window's start, and readers ignore such values (src/store/corridorFigures.ts).
+    sql: `
+      create index observations_observed_at on observations (observed_at)
+        include (from_chain, to_chain, from_currency, to_currency, bridge, status, substatus, amount_usd, quoted_duration_sec,
+                 settled_duration_sec, realised_slippage_bps, failure_reason);
+      create function intel_band(amount_usd numeric) returns smallint language sql immutable parallel safe
+        return (case when amount_usd < 100 then 0 when amount_usd < 1000 then 1 when amount_usd < 10000 then 2
+                     when amount_usd < 100000 then 3 else 4 end)::smallint;
+      create table intel_window (
+        id boolean primary key default true check (id),
+        since timestamptz,
+        until timestamptz
+      );
+      insert into intel_window default values;
+      create table intel_outcomes (
+        from_code text not null,
+        to_code text not null,
+        bridge text not null,
+        band smallint not null,
+        status text not null,
+        substatus text,
+        n integer not null,
+        last_seen_at timestamptz not null,
+        reason_at timestamptz,
+        reason text,
+        unique nulls not distinct (from_code, to_code, bridge, band, status, substatus)
+      );
+      create table intel_values (
+        from_code text not null,
+        to_code text not null,
+        level smallint not null,
+        bridge text not null,
+        measure smallint not null,
+        band smallint not null,
+        value integer not null,
+        n integer not null,
+        primary key (from_code, to_code, level, bridge, measure, band, value) include (n)
+      );
+      create function intel_window_statement(source text, sign integer) returns text language sql immutable
+        return format($statement$
+          with observed as (
+            select from_chain, to_chain, from_currency, to_currency, bridge, intel_band(amount_usd) as band, status, substatus,
+                   settled_duration_sec, quoted_duration_sec, realised_slippage_bps, observed_at, failure_reason
+            from %1$s
+          ),
+          outcomes as (
+            select from_chain, to_chain, from_currency, to_currency, bridge, band, status, substatus, count(*) as n,
+                   max(observed_at) as last_seen_at, max(observed_at) filter (where failure_reason is not null) as reason_at,
+                   (array_agg(failure_reason order by observed_at desc, failure_reason desc) filter (where failure_reason is not null))[1] as reason
+            from observed
+            group by from_chain, to_chain, from_currency, to_currency, bridge, band, status, substatus
+          ),
+          outcomes_added as (
+            insert into intel_outcomes as t (from_code, to_code, bridge, band, status, substatus, n, last_seen_at, reason_at, reason)
+            select k.from_code, k.to_code, o.bridge, o.band, o.status, o.substatus, %2$s * sum(o.n), max(o.last_seen_at), max(o.reason_at),
+                   (array_agg(o.reason order by o.reason_at desc, o.reason desc) filter (where o.reason is not null))[1]
+            from outcomes o
+            cross join lateral (values (o.from_chain, o.to_chain), (o.from_chain, o.to_currency), (o.from_currency, o.to_chain),
+                                       (o.from_currency, o.to_currency)) k(from_code, to_code)
+            group by k.from_code, k.to_code, o.bridge, o.band, o.status, o.substatus
+            order by k.from_code, k.to_code, o.bridge, o.band, o.status, o.substatus
+            on conflict (from_code, to_code, bridge, band, status, substatus) do update set
+              n = t.n + excluded.n,
+              last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at),
+              reason_at = greatest(t.reason_at, excluded.reason_at),
+              reason = case when excluded.reason_at is not null
+                             and (t.reason_at is null or (excluded.reason_at, excluded.reason) > (t.reason_at, t.reason))
+                            then excluded.reason else t.reason end
+          ),
+          measured as (
+            select from_chain, to_chain, from_currency, to_currency, bridge, m.measure, b.band, m.value, count(*) as n
+            from observed
+            cross join lateral (values (1, settled_duration_sec, true), (2, quoted_duration_sec, false),
+                                       (3, realised_slippage_bps, true)) m(measure, value, is_banded)
+            cross join lateral (values (-1), (case when m.is_banded then observed.band end)) b(band)
+            where status = 'DONE' and substatus <> 'REFUNDED' and m.value is not null and b.band is not null
+            group by from_chain, to_chain, from_currency, to_currency, bridge, m.measure, b.band, m.value
+          )
+          insert into intel_values as t (from_code, to_code, level, bridge, measure, band, value, n)
+          select k.from_code, k.to_code, l.level, v.bridge, v.measure, v.band, case when l.level = 0 then v.value else v.value >> 4 end,
+                 %2$s * sum(v.n)
+          from measured v
+          cross join lateral (values (v.from_chain, v.to_chain), (v.from_chain, v.to_currency), (v.from_currency, v.to_chain),
+                                     (v.from_currency, v.to_currency)) k(from_code, to_code)
+          cross join (values (0), (1)) l(level)
+          group by 1, 2, 3, 4, 5, 6, 7
+          order by 1, 2, 3, 4, 5, 6, 7
+          on conflict (from_code, to_code, level, bridge, measure, band, value) do update set n = t.n + excluded.n
+        $statement$, source, sign);
+      create function intel_window_on_insert() returns trigger language plpgsql as $body$
+      declare
+        window_since timestamptz;
+        window_until timestamptz;
+      begin
+        select since, until into window_since, window_until from intel_window for share;
+        if window_since is not null then
+          execute intel_window_statement('(select * from added where observed_at >= $1 and observed_at < $2) added_rows', 1)
+            using window_since, window_until;
+        end if;
+        return null;
+      end
+      $body$;
+      create trigger observations_into_window after insert on observations referencing new table as added
+        for each statement execute function intel_window_on_insert();
+      create function intel_window_move(new_since timestamptz, new_until timestamptz) returns timestamptz language plpgsql as $body$
+      declare
+        old_since timestamptz;
+        old_until timestamptz;
+        observed_range constant text := '(select * from observations where observed_at >= $1 and observed_at < $2) observed_rows';
+      begin
+        -- Most calls find it there already: a plain read, no lock.
+        select since, until into old_since, old_until from intel_window;
+        if old_until >= new_until then
+          return old_until;
+        end if;
+        select since, until into old_since, old_until from intel_window for update skip locked;
+        if not found then
+          return null;
+        end if;
+        if old_until >= new_until then
+          return old_until;
+        end if;
+        if old_since is null or new_since >= old_until
+           or (new_until - old_until) + greatest(new_since - old_since, old_since - new_since) >= new_until - new_since then
+          delete from intel_outcomes;
+          delete from intel_values;
+          execute intel_window_statement(observed_range, 1) using new_since, new_until;
+        else
+          execute intel_window_statement(observed_range, 1) using old_until, new_until;
+          if new_since > old_since then
+            execute intel_window_statement(observed_range, -1) using old_since, new_since;
+          elsif new_since < old_since then
+            execute intel_window_statement(observed_range, 1) using new_since, old_since;
+          end if;
+        end if;
+        update intel_window set since = new_since, until = new_until;
+        return new_until;
+      end
+      $body$;
+      select intel_window_move(date_trunc('hour', now(), 'UTC') - interval '2160 hours', date_trunc('hour', now(), 'UTC'));
+    `,
+  },
 ]
+
+/**
+ * A migration's statements: split at each semicolon outside a dollar-quoted body ($tag$ … $tag$), so a function's
+ * body stays whole.
+ */
+export function migrationStatements(sql: string): string[] {
+  const dollarTag = /\$[A-Za-z_]*\$/y
+  const statements: string[] = []
+  let start = 0
+  let openTag: string | undefined
+  for (let i = 0; i < sql.length; i++) {
+    if (sql[i] === '$') {
+      dollarTag.lastIndex = i
+      const tag = dollarTag.exec(sql)?.[0]
+      if (tag !== undefined && (openTag === undefined || tag === openTag)) {
+        openTag = openTag === undefined ? tag : undefined
+        i += tag.length - 1
+      }
+    } else if (sql[i] === ';' && openTag === undefined) {
+      statements.push(sql.slice(start, i))
+      start = i + 1
+    }
+  }
+  statements.push(sql.slice(start))
+  return statements.map((s) => s.trim()).filter((s) => s.length > 0)
+}
 
 /** Brings the schema up to date; replicas starting together take turns on an advisory lock. */
 export async function migrate(sql: Sql): Promise<number[]> {
@@ -174,11 +354,7 @@ export async function migrate(sql: Sql): Promise<number[]> {
     const applied: number[] = []
     for (const migration of MIGRATIONS) {
       if (done.has(migration.id)) continue
-      for (const statement of migration.sql
-        .split(';')
-        .map((s) => s.trim())
-        .filter((s) => s.length > 0))
-        await tx.query(statement)
+      for (const statement of migrationStatements(migration.sql)) await tx.query(statement)
       await tx.query('insert into schema_migrations (id, name) values ($1, $2)', [migration.id, migration.name])
       applied.push(migration.id)
     }

@@ -46,6 +46,9 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
       expect(tables.map((row) => row.table_name)).toEqual([
         'api_keys',
         'disbursements',
+        'intel_outcomes',
+        'intel_values',
+        'intel_window',
         'observations',
         'payer_spend',
         'rate_counters',
