@@ -1,13 +1,13 @@
 // `npm run bench`: engine quote latency, quote endpoint throughput and paid swap throughput, the last two against a
-// same-run baseline (DESIGN 10), corridor-intelligence latency over 100,000 observations and keyed business routes
-// with rate limiting on, against the same baseline (on the embedded store and on PostgreSQL), a victim's latency under
+// same-run baseline (DESIGN 10), corridor-intelligence latency over 1,000,000 observations and keyed business routes
+// with rate limiting on, against the same baseline (both on the embedded store and on PostgreSQL), a victim's latency under
 // refusal floods, MCP get_quote over stdio against a direct HTTP quote with build_swap end to end, and `npm start`
 // to the first 200 beside a bare node:http server's start.
 // `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp, start; comma-separated) runs a subset.
 import { cpus } from 'node:os'
 import { type Comparison, runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
-import { runIntelLatency } from './intelLatency.ts'
+import { BENCH_OBSERVATIONS, runIntelLatency } from './intelLatency.ts'
 import { BENCH_DATABASE_URL, runKeyedThroughput } from './keyedThroughput.ts'
 import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
@@ -21,6 +21,7 @@ const KEYED_QUOTE_RATIO_TARGET = 0.3
 const KEYED_SWAP_RATIO_TARGET = 0.15
 const FLOOD_P50_TARGET = 3
 const START_MEDIAN_TARGET_MS = 1_500
+const INTEL_P99_TARGET_MS = 20
 const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp', 'start'] as const
 type Section = (typeof SECTIONS)[number]
 
@@ -152,28 +153,45 @@ async function main(): Promise<void> {
 
   if (sections.has('intel')) {
     console.log(
-      '\n== Corridor intelligence latency: GET /api/v1/intelligence/corridor/{pair} over 100,000 observations vs bare node:http JSON handler ==',
+      `\n== Corridor intelligence latency: GET /api/v1/intelligence/corridor/{pair} over ${BENCH_OBSERVATIONS.toLocaleString('en-US')} observations vs bare node:http JSON handler ==`,
     )
-    const intel = await runIntelLatency()
-    console.log(
-      `  ${intel.observations.toLocaleString('en-US')} observations seeded by one generate_series insert (app process up in ${(intel.startMs / 1000).toFixed(1)} s, in-memory PGlite); ` +
-        `one request at a time over keep-alive, ${intel.warmupRequests} warm-up each, then ${intel.rounds} rounds of ${intel.roundSec} s per target, alternating; best round (least p50) counts`,
-    )
-    const row = (name: string, f: { requests: number; p50Us: number; p99Us: number }, extra = ''): void =>
+    for (const store of ['pglite', 'postgres'] as const) {
+      const intel = await runIntelLatency({ store }).catch((error: unknown) => error as Error)
+      if (intel instanceof Error) {
+        console.log(`  ${store}: not run (${intel.message})`)
+        targets.push(
+          `  ${`intel p99 < ${INTEL_P99_TARGET_MS} ms on ${store}`.padEnd(44)} ${'-'.padStart(10)}   (not run: ${intel.message})`,
+        )
+        continue
+      }
       console.log(
-        `    ${name.padEnd(30)} p50 ${usInt(f.p50Us).padStart(10)}  p99 ${usInt(f.p99Us).padStart(10)}  (${f.requests} requests)${extra}`,
+        `  ${store === 'pglite' ? 'in-memory PGlite' : `PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')})`}: ` +
+          `${intel.observations.toLocaleString('en-US')} observations over 90 days seeded by one generate_series insert, the window aggregate kept by its trigger ` +
+          `(seeded in ${(intel.startMs / 1000).toFixed(1)} s); the clock 59 min 59 s into the hour, so each answer also reads almost an hour of raw rows at each end; ` +
+          `one request at a time over keep-alive, ${intel.warmupRequests} warm-up each, then ${intel.rounds} rounds of ${intel.roundSec} s per target, alternating`,
       )
-    row('baseline', intel.baseline.best)
-    for (const c of intel.cases)
-      row(
-        c.name,
-        c.best,
-        `  ${c.basis} over ${c.sampleSize.toLocaleString('en-US')} settled;  p50 ×${c.p50Ratio.toFixed(1)}, p99 ×${c.p99Ratio.toFixed(1)} baseline`,
-      )
-    for (const c of intel.cases)
+      const row = (name: string, f: { requests: number; p50Us: number; p99Us: number }, extra = ''): void =>
+        console.log(
+          `    ${name.padEnd(30)} p50 ${usInt(f.p50Us).padStart(10)}  p99 ${usInt(f.p99Us).padStart(10)}  (${f.requests} requests)${extra}`,
+        )
+      row('baseline', intel.baseline.best)
+      for (const c of intel.cases)
+        row(
+          c.name,
+          c.best,
+          `  ${c.basis} over ${c.sampleSize.toLocaleString('en-US')} settled;  p99 per round ${c.rounds.map((r) => (r.p99Us / 1000).toFixed(1)).join(', ')} ms`,
+        )
+      // The least p99 over the rounds of each case, the worst case counting: the slowest pair must meet it.
+      const worst = [...intel.cases].sort((a, b) => b.p99BestUs - a.p99BestUs)[0]
+      const worstMs = (worst?.p99BestUs ?? Number.POSITIVE_INFINITY) / 1000
       targets.push(
-        `  ${`intel ${c.name}: p50, p99 / baseline`.padEnd(44)} ${`×${c.p50Ratio.toFixed(1)}, ×${c.p99Ratio.toFixed(1)}`.padStart(10)}   (reported; no target set)`,
+        target(
+          `intel p99 < ${INTEL_P99_TARGET_MS} ms on ${store} (slowest pair)`,
+          `${worstMs.toFixed(1)} ms`,
+          worstMs < INTEL_P99_TARGET_MS,
+        ),
       )
+    }
   }
 
   if (sections.has('keyed')) {
