@@ -5,6 +5,9 @@ import type { ServiceDeps } from './deps.ts'
 import type { LocalLimits } from './localLimits.ts'
 import { ServiceError } from './serviceError.ts'
 
+/** Verified keys kept per process (a few hundred bytes each). */
+const MAX_VERIFIED_KEYS = 10_000
+
 export type AdmitApiRequestParameters = {
   ip: string
   /** The API key the request carries (x-swapeazi-key, or a Bearer token), if any. */
@@ -37,32 +40,47 @@ export function createAdmitApiRequest(
 ): AdmitApiRequest {
   let prunedWindow = 0
   const refused = (decision: RateDecision): AdmitApiRequestReturnType => ({ decision, holdMs: local.holdMs(decision) })
+  // Keys that verified, by their text: a client sends the same key on every request, and its MAC and claims cannot
+  // change (revocation is checked on every request all the same). Bounded; emptied when full.
+  const verifiedKeys = new Map<string, ApiKeyClaims>()
+  const verify = (key: string): ReturnType<typeof verifyApiKey> => {
+    const known = verifiedKeys.get(key)
+    if (known !== undefined) return { ok: true, claims: known }
+    const verified = verifyApiKey(deps.keySecret, key)
+    if (verified.ok) {
+      if (verifiedKeys.size >= MAX_VERIFIED_KEYS) verifiedKeys.clear()
+      verifiedKeys.set(key, verified.claims)
+    }
+    return verified
+  }
   return async ({ ip, key }) => {
     const nowMs = deps.clock()
-    const ipSubject = local.ipSubject(ip)
+    let ipSubjectOnce: ReturnType<LocalLimits['ipSubject']> | undefined
+    // The IP's keyed hash only when the IP is what counts: no key, or a refused one.
+    const ipSubject = (): ReturnType<LocalLimits['ipSubject']> => (ipSubjectOnce ??= local.ipSubject(ip))
     let claims: ApiKeyClaims | undefined
     if (key !== undefined) {
-      const verified = verifyApiKey(deps.keySecret, key.trim())
+      const verified = verify(key.trim())
       const error = verified.ok ? undefined : invalidKeyError(verified.reason, key)
       if (error !== undefined) {
-        const over = local.noteRefusal(ipSubject, nowMs)
+        const over = local.noteRefusal(ipSubject(), nowMs)
         if (over !== undefined) return refused(over)
         throw error
       }
       claims = verified.ok ? verified.claims : undefined
     }
-    const subject: RateSubject = claims === undefined ? ipSubject : { policy: claims.tier, keyId: claims.id }
+    const subject: RateSubject = claims === undefined ? ipSubject() : { policy: claims.tier, keyId: claims.id }
     const over = local.knownOver(subject, nowMs)
     if (over !== undefined) return refused(over)
 
     const window = windowStartSec(nowMs)
     let calls: number
-    if (claims === undefined) calls = (await deps.store.rateLimits.hit(subjectKey(subject), window)) + local.refusalsOf(ipSubject, nowMs)
+    if (claims === undefined) calls = (await deps.store.rateLimits.hit(subjectKey(subject), window)) + local.refusalsOf(ipSubject(), nowMs)
     else {
       // The denylist is read in the counter's statement: a keyed request costs one round trip (none on PGlite).
       const hit = await deps.store.rateLimits.hitKey(claims.id, subjectKey(subject), window)
       if (hit.isRevoked) {
-        const ipOver = local.noteRefusal(ipSubject, nowMs)
+        const ipOver = local.noteRefusal(ipSubject(), nowMs)
         if (ipOver !== undefined) return refused(ipOver)
         throw revokedKeyError(claims.id)
       }
