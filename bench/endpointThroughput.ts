@@ -82,7 +82,11 @@ export async function startServer(
     env: { ...process.env, SWAPEAZI_LOG_LEVEL: 'silent', ...env },
   })
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} server did not start within 20 s`)), 20_000)
+    const timer = setTimeout(() => {
+      // A server that missed its start must not outlive the bench.
+      child.kill('SIGKILL')
+      reject(new Error(`${name} server did not start within 20 s`))
+    }, 20_000)
     child.once('message', (message: unknown) => {
       clearTimeout(timer)
       const port = (message as { port?: unknown }).port
