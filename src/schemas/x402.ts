@@ -104,3 +104,67 @@ export const PaymentReceipt = z
   })
   .meta({ id: 'PaymentReceipt' })
 export type PaymentReceipt = z.infer<typeof PaymentReceipt>
+
+/** x402 v2 names Base mainnet by CAIP-2 (`base` in v1). */
+export const BASE_CAIP2 = 'eip155:8453'
+
+/** One x402 v2 payment option (`accepts` entry): v1's requirement with `amount`, CAIP-2 network, no resource fields. */
+export const PaymentRequirementsV2 = z
+  .object({
+    scheme: z.literal('exact'),
+    network: z.literal(BASE_CAIP2),
+    amount: UintString.describe('Atomic USDC units (6 decimals): "20000" is USD 0.02'),
+    asset: EvmAddress.describe('USDC on Base'),
+    payTo: EvmAddress.describe("The service's receiving wallet"),
+    maxTimeoutSeconds: z.number().int().positive(),
+    extra: z.object({ name: z.string(), version: z.string() }).describe('EIP-712 domain of the asset'),
+  })
+  .meta({ id: 'PaymentRequirementsV2' })
+export type PaymentRequirementsV2 = z.infer<typeof PaymentRequirementsV2>
+
+/** What the paid resource is, as x402 v2 puts it at the top of PaymentRequired (and a PaymentPayload may echo). */
+export const ResourceInfoV2 = z.object({
+  url: z.string(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+})
+export type ResourceInfoV2 = z.infer<typeof ResourceInfoV2>
+
+/** The JSON inside `PAYMENT-REQUIRED` (x402 v2): sent on every 402 beside the v1 body. */
+export const PaymentRequiredV2 = z
+  .object({
+    x402Version: z.literal(2),
+    error: z.string().optional(),
+    resource: ResourceInfoV2,
+    accepts: z.array(PaymentRequirementsV2),
+    extensions: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'PaymentRequiredV2' })
+export type PaymentRequiredV2 = z.infer<typeof PaymentRequiredV2>
+
+/**
+ * The JSON inside `PAYMENT-SIGNATURE` (x402 v2, scheme exact, EVM). `accepted` is kept loose here (any object) so
+ * that an entry we did not offer gets its own message when compared with what we did; the version is checked after
+ * parsing.
+ */
+export const PaymentPayloadV2 = z.object({
+  x402Version: z.number().int(),
+  resource: ResourceInfoV2.optional(),
+  accepted: z.record(z.string(), z.unknown()),
+  payload: PaymentPayload.shape.payload,
+  extensions: z.record(z.string(), z.unknown()).optional(),
+})
+export type PaymentPayloadV2 = z.infer<typeof PaymentPayloadV2>
+
+/** The JSON inside `PAYMENT-RESPONSE`: x402 v2's SettleResponse, plus how it was settled. */
+export const SettleResponseV2 = z
+  .object({
+    success: z.boolean(),
+    transaction: z.string().describe('Base transaction hash; "ledger:<swapEaziRef>" when recorded on our ledger, not broadcast'),
+    network: z.literal(BASE_CAIP2),
+    payer: EvmAddress,
+    errorReason: z.string().optional(),
+    settlement: z.enum(['ledger', 'onchain', 'facilitator']).optional(),
+  })
+  .meta({ id: 'SettleResponseV2' })
+export type SettleResponseV2 = z.infer<typeof SettleResponseV2>
