@@ -43,6 +43,8 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     corsHeaders([
       'x-request-id',
       'X-PAYMENT-RESPONSE',
+      'PAYMENT-REQUIRED',
+      'PAYMENT-RESPONSE',
       'Payment-Receipt',
       'WWW-Authenticate',
       'RateLimit',

@@ -1,5 +1,6 @@
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { encodePaymentReceipt } from '../payments/x402/paymentReceipt.ts'
+import { encodeBase64Json, settleResponseV2Of } from '../payments/x402/v2.ts'
 import { QuoteParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import { X402Challenge, X402Manifest } from '../schemas/x402.ts'
@@ -65,18 +66,32 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
         }
         const params = await input.body()
         const paymentHeader = requestHeader(c, 'x-payment')
+        const paymentSignature = requestHeader(c, 'payment-signature')
         const authorization = requestHeader(c, 'authorization')
-        if (paymentHeader !== undefined && authorization !== undefined && /^payment\s/i.test(authorization))
+        const sent = [
+          paymentHeader === undefined ? undefined : 'X-PAYMENT',
+          paymentSignature === undefined ? undefined : 'PAYMENT-SIGNATURE',
+          authorization !== undefined && /^\s*payment(\s|$)/i.test(authorization) ? 'Authorization: Payment' : undefined,
+        ].filter((name) => name !== undefined)
+        if (sent.length > 1)
           throw new ServiceError(
             'conflicting_payment',
-            'Both X-PAYMENT and Authorization: Payment were sent; pay with one rail only. Nothing was charged.',
+            `${sent.join(' and ')} were sent together; send exactly one payment: X-PAYMENT (x402 v1), PAYMENT-SIGNATURE (x402 v2) or Authorization: Payment (MPP). Nothing was charged.`,
           )
-        const outcome = await payForSwap(deps, { params, paymentHeader, resource: `${deps.publicUrl}${path}`, channel: 'x402' })
+        const outcome = await payForSwap(deps, {
+          params,
+          paymentHeader,
+          paymentSignature,
+          resource: `${deps.publicUrl}${path}`,
+          channel: 'x402',
+        })
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
-          return c.json(outcome.challenge, 402)
+          return c.json(outcome.challenge, 402, { 'PAYMENT-REQUIRED': encodeBase64Json(outcome.paymentRequired) })
         }
-        return c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })
+        return outcome.x402Version === 2
+          ? c.json(outcome.result, 200, { 'PAYMENT-RESPONSE': encodeBase64Json(settleResponseV2Of(outcome.receipt)) })
+          : c.json(outcome.result, 200, { 'X-PAYMENT-RESPONSE': encodePaymentReceipt(outcome.receipt) })
       }
     },
   })

@@ -15,6 +15,9 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   ],
 } as const
 
+/** Half the order of secp256k1: EIP-2's bound on a signature's s. */
+const SECP256K1_HALF_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n / 2n
+
 /** x402's facilitators refuse an authorization expiring within 6 s: it could not land on chain in time. */
 const MIN_VALIDITY_LEFT_SEC = 6n
 /** An authorization valid for longer than this is refused: a leaked one would stay spendable for too long. */
@@ -71,6 +74,13 @@ export async function verifyPayment(parameters: VerifyPaymentParameters): Promis
   // 65 bytes: an EOA's ECDSA signature. Smart-wallet (ERC-1271/6492) signatures need the chain to verify.
   if (signature.length !== 132)
     return reject('invalid_signature', 'The signature is not a 65-byte ECDSA signature; pay from an externally owned account.')
+  // EIP-2: USDC's ecrecover refuses s above n/2 ("FiatTokenV2: invalid signature"), so such a payment could never be
+  // collected on chain. Refused here, before anything is reserved or recorded.
+  if (BigInt(`0x${signature.slice(66, 130)}`) > SECP256K1_HALF_N)
+    return reject(
+      'invalid_signature',
+      'The signature is in its high-s form (s above n/2), which USDC refuses on chain (EIP-2); sign again with a standard signer (viem, ethers), which produces low-s signatures.',
+    )
   const payer = getAddress(auth.from)
   let signer: Address
   try {
