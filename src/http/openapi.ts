@@ -6,7 +6,7 @@ import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts
 import { DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
-import { PaymentReceipt, X402Challenge, X402Manifest } from '../schemas/x402.ts'
+import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import type { Endpoint, OperationDoc, ResponseDoc } from './endpoint.ts'
 
 type JsonObject = Record<string, unknown>
@@ -38,6 +38,8 @@ const COMPONENTS: readonly (readonly [string, z.ZodType, 'input' | 'output'])[] 
   ['IssuedApiKey', IssuedApiKey, 'output'],
   ['CorridorIntelligence', CorridorIntelligence, 'output'],
   ['PaymentReceipt', PaymentReceipt, 'output'],
+  ['PaymentRequiredV2', PaymentRequiredV2, 'output'],
+  ['SettleResponseV2', SettleResponseV2, 'output'],
   ['DisburseRequest', DisburseRequest, 'input'],
   ['DisbursementResult', DisbursementResult, 'output'],
   ['KeyedSwapRequest', KeyedSwapRequest, 'input'],

@@ -17,7 +17,8 @@ import { requestHeader } from './requestHeader.ts'
 
 /**
  * POST /api/x402/swap and /api/mpp/swap (one handler, spec rule 3): the body is validated, the swap screened and
- * built before any 402; then the X-PAYMENT is verified and settled, and the answer carries X-PAYMENT-RESPONSE.
+ * built before any 402 (v1 body, v2 PAYMENT-REQUIRED header); then the X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2) is
+ * verified and settled, and the answer carries X-PAYMENT-RESPONSE or PAYMENT-RESPONSE to match.
  */
 const paidSwap = (path: string, summary: string, operationId: string): Endpoint =>
   defineEndpoint({
@@ -28,7 +29,7 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
       summary,
       operationId,
       description:
-        'Without X-PAYMENT: 402 with the x402 v1 challenge. With it: the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction. Validation (400), screening (403) and routing (422) come before any 402.',
+        'Without a payment: 402 with the x402 v1 challenge in the body and the same offer as x402 v2 in the PAYMENT-REQUIRED header. With X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2): the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction and X-PAYMENT-RESPONSE or PAYMENT-RESPONSE respectively. One (payer, nonce) pays once whichever header carries it; only low-s (EIP-2) signatures are accepted. Validation (400), screening (403) and routing (422) come before any 402.',
       parameters: [
         {
           name: 'X-PAYMENT',
@@ -37,16 +38,35 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
           description: 'base64 (standard or url-safe) of an x402 v1 exact payment for accepts[0]',
           schema: { type: 'string' },
         },
+        {
+          name: 'PAYMENT-SIGNATURE',
+          in: 'header',
+          required: false,
+          description:
+            'base64 (standard or url-safe) of an x402 v2 exact PaymentPayload whose `accepted` is accepts[0] of PAYMENT-REQUIRED, unchanged',
+          schema: { type: 'string' },
+        },
       ],
       responses: {
         200: jsonResponse(SwapResult, 'The built swap', {
           'X-PAYMENT-RESPONSE': {
-            description: 'base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)',
+            description: 'Paid with X-PAYMENT: base64 of PaymentReceipt (x402 SettleResponse plus settlement mode)',
+            schema: { type: 'string' },
+          },
+          'PAYMENT-RESPONSE': {
+            description: 'Paid with PAYMENT-SIGNATURE: base64 of SettleResponseV2 (network "eip155:8453")',
             schema: { type: 'string' },
           },
         }),
-        402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)'),
-        400: problemResponseDoc('invalid_request, or conflicting_payment (X-PAYMENT and Authorization: Payment together)'),
+        402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)', {
+          'PAYMENT-REQUIRED': {
+            description: 'base64 of PaymentRequiredV2: the same offer and `error` in x402 v2 (CAIP-2 network "eip155:8453", `amount`)',
+            schema: { type: 'string' },
+          },
+        }),
+        400: problemResponseDoc(
+          'invalid_request, or conflicting_payment (any two of X-PAYMENT, PAYMENT-SIGNATURE and Authorization: Payment, bare or malformed included)',
+        ),
         403: ADDRESS_SCREENED,
         413: PAYLOAD_TOO_LARGE,
         415: UNSUPPORTED_MEDIA_TYPE,
