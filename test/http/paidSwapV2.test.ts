@@ -7,6 +7,7 @@ import { BASE_CHAIN_ID, USDC_BASE_EIP712 } from '../../src/payments/x402/payment
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../src/payments/x402/verifyPayment.ts'
 import { PaymentRequiredV2, SettleResponseV2, X402Challenge } from '../../src/schemas/x402.ts'
 import { encodeHeader, freshNonce, signPayment, USDC_BASE } from '../payments/signPayment.ts'
+import { listenOnLoopback } from '../support/listenOnLoopback.ts'
 import { lazyMemoryStore, PAY_TO, PUBLIC_URL, postJson, quoteBody, readJson, testApp } from './testApp.ts'
 
 const SWAP = '/api/x402/swap'
@@ -189,5 +190,43 @@ describe('payments that must be refused', () => {
     expect(await countRows('x402_payments')).toBe(before)
     // Nothing was held: the low-s original still pays.
     expect((await postJson(app, SWAP, body, { 'x-payment': encodeHeader(payload) })).status).toBe(200)
+  })
+})
+
+describe("over a socket (headers read from Node's request)", () => {
+  it('is paid in v2 by @x402/fetch, and refuses PAYMENT-SIGNATURE with a bare Authorization: Payment', async () => {
+    const server = await listenOnLoopback(app.fetch)
+    try {
+      const sent: Headers[] = []
+      const recordingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+        const request = new Request(input, init)
+        sent.push(request.headers)
+        return fetch(request)
+      }
+      const client = new x402Client().register('eip155:8453', new ExactEvmScheme(payer))
+      const response = await wrapFetchWithPaymentV2(recordingFetch as typeof fetch, client)(`${server.base}${SWAP}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      expect(response.status).toBe(200)
+      expect(sent[1]?.get('payment-signature')).toBeTruthy()
+      expect(response.headers.get('access-control-expose-headers')).toContain('PAYMENT-RESPONSE')
+      expect(decodePaymentResponseHeader(response.headers.get('payment-response') ?? '')).toMatchObject({
+        success: true,
+        payer: payer.address,
+      })
+
+      const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec(), validAfter: 0n })
+      const conflicting = await fetch(`${server.base}${SWAP}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'payment-signature': asV2(payload), authorization: 'Payment' },
+        body: JSON.stringify(body),
+      })
+      expect(conflicting.status).toBe(400)
+      expect(((await conflicting.json()) as { code: string }).code).toBe('conflicting_payment')
+    } finally {
+      await server.close()
+    }
   })
 })
