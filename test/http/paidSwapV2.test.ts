@@ -125,6 +125,15 @@ describe('x402 v2 on the paid swap', () => {
 })
 
 describe('payments that must be refused', () => {
+  it('tells a v2 payment sent in X-PAYMENT to use PAYMENT-SIGNATURE', async () => {
+    const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec(), validAfter: 0n })
+    const response = await postJson(app, SWAP, body, { 'x-payment': asV2(payload) })
+    expect(response.status).toBe(402)
+    const challenge = X402Challenge.parse(await readJson(response))
+    expect(challenge.error).toBe('invalid_payment')
+    expect(challenge.detail).toContain('PAYMENT-SIGNATURE')
+  })
+
   it.each([
     [['x-payment', 'payment-signature']],
     [['x-payment', 'authorization']],

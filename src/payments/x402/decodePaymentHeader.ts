@@ -8,7 +8,7 @@ const MAX_HEADER_CHARS = 8 * 1024
 
 /**
  * Decodes `X-PAYMENT` (DESIGN 7.7): standard base64 or base64url, padded or not, around the JSON of an x402 v1
- * payment. A v2 payload (`accepted`, CAIP-2 network) gets a message saying to pay with v1.
+ * payment. A v2 payload (`accepted`, CAIP-2 network) gets a message saying it goes in PAYMENT-SIGNATURE.
  */
 export function decodePaymentHeader(header: string): DecodePaymentHeaderReturnType {
   const text = header.trim()
@@ -22,7 +22,7 @@ export function decodePaymentHeader(header: string): DecodePaymentHeaderReturnTy
   }
   if (typeof json === 'object' && json !== null && 'x402Version' in json && json.x402Version !== 1)
     return reject(
-      `X-PAYMENT carries x402Version ${JSON.stringify(json.x402Version)}; this endpoint takes x402 v1 ("exact" on "base", X-PAYMENT). Sign the challenge's first accepts entry with a v1 client such as x402-fetch.`,
+      `X-PAYMENT carries x402Version ${JSON.stringify(json.x402Version)}; X-PAYMENT takes x402 v1 ("exact" on "base"). Send an x402 v2 payment in the PAYMENT-SIGNATURE header instead (for accepts[0] of the PAYMENT-REQUIRED header), or sign the body's accepts[0] with a v1 client such as x402-fetch.`,
     )
   const parsed = PaymentPayload.safeParse(json)
   if (!parsed.success) {
