@@ -9,7 +9,7 @@ import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts
 import { parseFixed } from './engine/index.ts'
 import { AddressSchema, fixedHexSchema } from './schemas/address.ts'
 import { ChainCode } from './schemas/catalogue.ts'
-import { LOOPBACK_HOSTS, type McpSettings } from './mcp/mcpSettings.ts'
+import { DEFAULT_SERVER_PAYS_PER_IP_HOUR, LOOPBACK_HOSTS, type McpSettings } from './mcp/mcpSettings.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -66,6 +66,9 @@ const Env = z.object({
     .regex(/^se_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a SwapEazi key (se_...)')
     .optional(),
   SWAPEAZI_MCP_ALLOWED_HOSTS: z.string().optional(),
+  SWAPEAZI_MCP_SERVER_PAYS: z.enum(['true', 'false']).default('false'),
+  SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR: z.coerce.number().int().min(1).default(DEFAULT_SERVER_PAYS_PER_IP_HOUR),
+  SWAPEAZI_MCP_SHARE_API_KEY: z.enum(['true', 'false']).default('false'),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -243,6 +246,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dailyBudgetAtomic: parseFixed(e.SWAPEAZI_DAILY_BUDGET_USDC, 6),
       ...(e.SWAPEAZI_API_KEY === undefined ? {} : { apiKey: e.SWAPEAZI_API_KEY }),
       allowedHosts: allowedHosts(e),
+      serverPaysOnHttp: e.SWAPEAZI_MCP_SERVER_PAYS === 'true',
+      serverPaysPerIpHour: e.SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR,
+      shareApiKeyOnHttp: e.SWAPEAZI_MCP_SHARE_API_KEY === 'true',
     },
     rateLimits: {
       anonymous: e.SWAPEAZI_RATE_LIMIT_ANONYMOUS,

@@ -159,7 +159,13 @@ describe('loadConfig', () => {
 
   it('reads the MCP settings: the budget in atomic USDC, exactly, and the /mcp host allow-list', () => {
     const defaults = loadConfig({}).mcp
-    expect(defaults).toEqual({ dailyBudgetAtomic: 1_000_000n, allowedHosts: ['localhost', '127.0.0.1', '[::1]'] })
+    expect(defaults).toEqual({
+      dailyBudgetAtomic: 1_000_000n,
+      allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+      serverPaysOnHttp: false,
+      serverPaysPerIpHour: 5,
+      shareApiKeyOnHttp: false,
+    })
     const key = `0x${'ab'.repeat(32)}`
     const set = loadConfig({
       SWAPEAZI_BASE_URL: 'https://api.example.test/',
@@ -167,6 +173,9 @@ describe('loadConfig', () => {
       SWAPEAZI_DAILY_BUDGET_USDC: '0.100001',
       SWAPEAZI_API_KEY: 'se_abc.def',
       SWAPEAZI_PUBLIC_URL: 'https://swap.example.test',
+      SWAPEAZI_MCP_SERVER_PAYS: 'true',
+      SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR: '12',
+      SWAPEAZI_MCP_SHARE_API_KEY: 'true',
     }).mcp
     expect(set).toEqual({
       baseUrl: 'https://api.example.test',
@@ -174,7 +183,16 @@ describe('loadConfig', () => {
       dailyBudgetAtomic: 100_001n,
       apiKey: 'se_abc.def',
       allowedHosts: ['localhost', '127.0.0.1', '[::1]', 'swap.example.test'],
+      serverPaysOnHttp: true,
+      serverPaysPerIpHour: 12,
+      shareApiKeyOnHttp: true,
     })
+    for (const [name, value] of [
+      ['SWAPEAZI_MCP_SERVER_PAYS', 'yes'],
+      ['SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR', '0'],
+      ['SWAPEAZI_MCP_SHARE_API_KEY', '1'],
+    ] as const)
+      expect(() => loadConfig({ [name]: value })).toThrow(name)
     expect(loadConfig({ SWAPEAZI_MCP_ALLOWED_HOSTS: ' Agents.Example.Test , 10.0.0.5 ' }).mcp.allowedHosts).toEqual([
       'agents.example.test',
       '10.0.0.5',

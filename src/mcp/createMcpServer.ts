@@ -11,7 +11,8 @@ const INSTRUCTIONS =
 
 /**
  * One MCP server over the tools of `tools/` (DESIGN 8). Cheap to build: the HTTP transport builds one per request.
- * A tool's failure is an `isError` result carrying text only, never a stack or a secret.
+ * A tool's failure is an `isError` result carrying text, never a stack or a secret; the one exception is build_swap's
+ * x402 PaymentRequired when the caller pays, which is structured as x402 over MCP asks.
  */
 export function createMcpServer(parameters: CreateMcpServerParameters): McpServer {
   const { version, log, ...context } = parameters
@@ -41,14 +42,21 @@ function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: 
       title: tool.title,
       description: tool.description,
       inputSchema: tool.inputSchema,
-      outputSchema: tool.outputSchema,
+      ...(tool.paid === true && context.callerPays === true ? {} : { outputSchema: tool.outputSchema }),
       annotations: tool.annotations,
     },
-    async (args: unknown): Promise<CallToolResult> => {
+    async (args: unknown, extra: { _meta?: Record<string, unknown> }): Promise<CallToolResult> => {
       try {
-        const result = await tool.run(context, args)
-        if (!result.ok) return { isError: true, content: [{ type: 'text', text: result.message }] }
-        return { content: [{ type: 'text', text: result.summary }], structuredContent: result.structured }
+        const result = await tool.run(context, args, extra._meta === undefined ? {} : { meta: extra._meta })
+        const meta = result.meta === undefined ? {} : { _meta: result.meta }
+        if (!result.ok)
+          return {
+            isError: true,
+            content: [{ type: 'text', text: result.message }],
+            ...(result.structured === undefined ? {} : { structuredContent: result.structured }),
+            ...meta,
+          }
+        return { content: [{ type: 'text', text: result.summary }], structuredContent: result.structured, ...meta }
       } catch (error) {
         log.error({ event: 'mcp_tool_failed', tool: tool.name, err: error }, 'mcp_tool_failed')
         return {

@@ -8,9 +8,18 @@ export type McpSettings = {
   dailyBudgetAtomic: bigint
   /** A SwapEazi key for the tools' keyed calls (pro corridor intelligence). */
   apiKey?: string
+  /** /mcp's build_swap is paid by the server's wallet (the operator opted in); unset, remote agents pay their own. */
+  serverPaysOnHttp?: boolean
+  /** With `serverPaysOnHttp`, the most builds the server's wallet pays per caller IP per hour. */
+  serverPaysPerIpHour?: number
+  /** /mcp's anonymous callers use `apiKey` (the operator opted in); unset, they get the free tier. */
+  shareApiKeyOnHttp?: boolean
   /** Host names /mcp accepts in Host and Origin (DNS-rebinding protection). */
   allowedHosts: string[]
 }
 
 /** The host names a local MCP server answers when none are configured. */
 export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]']
+
+/** The builds the server's wallet pays per caller IP per hour on /mcp, when the operator lets it pay there. */
+export const DEFAULT_SERVER_PAYS_PER_IP_HOUR = 5

@@ -17,6 +17,8 @@ export type PaidPostOutcome =
   | { kind: 'unknown'; reason: string }
   /** Paying would pass the daily budget; nothing was sent. */
   | { kind: 'budget_exhausted'; spentToday: bigint; dailyBudget: bigint }
+  /** This caller has had its builds for the hour paid by the server's wallet (/mcp, callerAllowance.ts); nothing was sent. */
+  | { kind: 'caller_limit'; perHour: number; resetsAt: Date }
 
 export type Payer = {
   address: Address

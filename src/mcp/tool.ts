@@ -12,10 +12,20 @@ export type ToolContext = {
   payer?: Payer
   /** A SwapEazi key (se_...) for keyed calls: pro corridor intelligence. Never echoed. */
   apiKey?: string
+  /**
+   * The caller pays paid tools itself over x402 (tool-result binding of x402 v2 over MCP): /mcp, unless the operator
+   * lets the server's wallet pay. Paid tools then carry no output schema, since their PaymentRequired is structured.
+   */
+  callerPays?: boolean
 }
 
+/** What a call carries beside its arguments: the request's `params._meta` (x402/payment). */
+export type ToolCall = { meta?: Record<string, unknown> }
+
 /** A tool's answer: the structured result and a one-line summary, or a failure an agent can act on (text only). */
-export type ToolResult<Output> = { ok: true; structured: Output; summary: string } | { ok: false; message: string }
+export type ToolResult<Output> =
+  | { ok: true; structured: Output; summary: string; meta?: Record<string, unknown> }
+  | { ok: false; message: string; structured?: Record<string, unknown>; meta?: Record<string, unknown> }
 
 /** One MCP tool as it is written (DESIGN 8): zod input and output shapes, annotations, a description written for a model, a handler. */
 export type ToolDefinition<Input extends z.ZodRawShape, Output extends z.ZodRawShape> = {
@@ -25,7 +35,9 @@ export type ToolDefinition<Input extends z.ZodRawShape, Output extends z.ZodRawS
   inputSchema: Input
   outputSchema: Output
   annotations: ToolAnnotations
-  run(context: ToolContext, args: z.output<z.ZodObject<Input>>): Promise<ToolResult<z.output<z.ZodObject<Output>>>>
+  /** A paid tool: when the caller pays (`callerPays`), it is listed without its output schema. */
+  paid?: true
+  run(context: ToolContext, args: z.output<z.ZodObject<Input>>, call: ToolCall): Promise<ToolResult<z.output<z.ZodObject<Output>>>>
 }
 
 /**
@@ -34,13 +46,13 @@ export type ToolDefinition<Input extends z.ZodRawShape, Output extends z.ZodRawS
  * recovers their type).
  */
 export type Tool = Omit<ToolDefinition<z.ZodRawShape, z.ZodRawShape>, 'run'> & {
-  run(context: ToolContext, args: unknown): Promise<ToolResult<Record<string, unknown>>>
+  run(context: ToolContext, args: unknown, call?: ToolCall): Promise<ToolResult<Record<string, unknown>>>
 }
 
 /** Keeps each tool's types exact where it is written; what it returns fits the tools array. */
 export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape>(tool: ToolDefinition<Input, Output>): Tool {
   const input = z.object(tool.inputSchema)
-  return { ...tool, run: (context, args) => tool.run(context, input.parse(args)) }
+  return { ...tool, run: (context, args, call = {}) => tool.run(context, input.parse(args), call) }
 }
 
 export const failed = (message: string): { ok: false; message: string } => ({ ok: false, message })

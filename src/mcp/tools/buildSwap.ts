@@ -2,8 +2,10 @@ import * as z from 'zod'
 import { formatAtomic } from '../../engine/index.ts'
 import { QuoteParams } from '../../schemas/quote.ts'
 import { SwapResult } from '../../schemas/swap.ts'
-import { defineTool, failed, failedCall } from '../tool.ts'
-import { PaymentReceipt } from '../../schemas/x402.ts'
+import { defineTool, failed, failedCall, type ToolContext, type ToolResult } from '../tool.ts'
+import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2 } from '../../schemas/x402.ts'
+import { encodeBase64Json } from '../../payments/x402/v2.ts'
+import type { ServiceResponse } from '../serviceClient.ts'
 
 const usdc = (atomic: bigint): string => formatAtomic(atomic, 6)
 
@@ -33,18 +35,25 @@ function pick<T extends object, K extends keyof T>(value: T, keys: Readonly<Reco
 export const NO_WALLET =
   'build_swap pays USD 0.02 in USDC on Base for each build, from a wallet this MCP server holds, and none is configured. Set SWAPEAZI_WALLET_PRIVATE_KEY to the private key of a Base wallet holding USDC (optionally SWAPEAZI_DAILY_BUDGET_USDC, default 1.00) and restart the server. get_quote is free in the meantime.'
 
+type BuildSwapOutput = ReturnType<typeof swapStructure> & { payment: PaymentReceipt | SettleResponseV2 }
+
 export const buildSwap = defineTool({
   name: 'build_swap',
   title: 'Build a swap transaction (pays USD 0.02)',
   description:
-    "Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid automatically in USDC on Base over x402 from the wallet configured for this server, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user's wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).",
+    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid in USDC on Base over x402: on a remote server you pay it yourself (an unpaid call answers isError with the x402 PaymentRequired; call again with the signed PaymentPayload in params._meta["x402/payment"]), on a local one from the wallet configured for it, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).',
   inputSchema: QuoteParams.shape,
   outputSchema: {
     ...SwapResult.pick(SWAP_FIELDS).shape,
     fee: z.object({ swapFee: z.string(), token: z.string(), agentCallFee: z.string().describe('USDC paid for this build') }),
     route: z.object({ id: z.string(), bridge: z.string(), tool: z.string() }),
-    payment: z.object(PaymentReceipt.shape).describe('The decoded X-PAYMENT-RESPONSE: how the USD 0.02 was settled'),
-    budget: z.object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') }),
+    payment: z
+      .union([z.object(PaymentReceipt.shape), z.object(SettleResponseV2.shape)])
+      .describe("How the USD 0.02 was settled: the server wallet's X-PAYMENT-RESPONSE, or your own payment's SettleResponse"),
+    budget: z
+      .object({ spentToday: z.string(), dailyBudget: z.string(), currency: z.literal('USDC') })
+      .optional()
+      .describe("The server wallet's daily budget, when it paid"),
   },
   annotations: {
     title: 'Build a swap transaction (pays USD 0.02)',
@@ -53,13 +62,20 @@ export const buildSwap = defineTool({
     idempotentHint: false,
     openWorldHint: true,
   },
-  async run({ payer }, params) {
+  paid: true,
+  async run(context, params, call) {
+    const { payer } = context
+    if (context.callerPays === true) return callerPaysBuild(context, params, call.meta?.['x402/payment'])
     if (payer === undefined) return failed(NO_WALLET)
     const outcome = await payer.post('/api/x402/swap', params)
     switch (outcome.kind) {
       case 'budget_exhausted':
         return failed(
           `Not built and not paid: today's build_swap budget of ${usdc(outcome.dailyBudget)} USDC is spent (${usdc(outcome.spentToday)} USDC so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.`,
+        )
+      case 'caller_limit':
+        return failed(
+          `Not built and not paid: this server pays for at most ${outcome.perHour} builds per caller per hour, and yours are used; more from ${outcome.resetsAt.toISOString()}. Or pay the USD 0.02 yourself over x402 at POST /api/x402/swap. get_quote stays free.`,
         )
       case 'unknown':
         return failed(
@@ -85,13 +101,7 @@ export const buildSwap = defineTool({
           )
         const swap = parsed.data
         const structured = {
-          ...pick(swap, SWAP_FIELDS),
-          fee: {
-            swapFee: swap.route.fees.swapFee.amount,
-            token: swap.route.fees.swapFee.token,
-            agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0',
-          },
-          route: { id: swap.route.id, bridge: swap.route.bridge, tool: swap.route.tool },
+          ...swapStructure(swap),
           payment: outcome.receipt,
           budget: { spentToday: usdc(outcome.spentToday), dailyBudget: usdc(payer.dailyBudget), currency: 'USDC' as const },
         }
@@ -104,3 +114,68 @@ export const buildSwap = defineTool({
     }
   },
 })
+
+/** The swap as build_swap returns it, without the payer's budget (the caller paid). */
+function swapStructure(swap: SwapResult) {
+  return {
+    ...pick(swap, SWAP_FIELDS),
+    fee: {
+      swapFee: swap.route.fees.swapFee.amount,
+      token: swap.route.fees.swapFee.token,
+      agentCallFee: swap.route.fees.agentCallFee?.amount ?? '0',
+    },
+    route: { id: swap.route.id, bridge: swap.route.bridge, tool: swap.route.tool },
+  }
+}
+
+const UNPAID =
+  'Payment required: sign accepts[0] (x402 v2, exact) and call build_swap again with the PaymentPayload in params._meta["x402/payment"]'
+
+/** A base64 JSON header as a value, or undefined when it is absent or not base64 JSON. */
+function decodedHeader(response: ServiceResponse, name: string): unknown {
+  const header = response.headers.get(name)
+  if (header === null) return undefined
+  try {
+    return JSON.parse(Buffer.from(header, 'base64').toString('utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * build_swap when the caller pays (x402 v2 over MCP, tool-result binding): the agent's payment, from
+ * `params._meta["x402/payment"]` (a PaymentPayload object or its base64), goes to our own paid route as
+ * PAYMENT-SIGNATURE, so verification, single use, settlement and the record are the HTTP rail's. Unpaid or refused,
+ * the answer is isError with the route's PaymentRequired as structured content, as JSON text and in
+ * `_meta["x402/error"]`; paid, the swap with the SettleResponse in `_meta["x402/payment-response"]`.
+ */
+async function callerPaysBuild(context: ToolContext, params: unknown, payment: unknown): Promise<ToolResult<BuildSwapOutput>> {
+  const headers = payment === undefined ? {} : { 'payment-signature': typeof payment === 'string' ? payment : encodeBase64Json(payment) }
+  const response = await context.client.post('/api/x402/swap', params, headers)
+  if (response.status === 402) {
+    const required = PaymentRequiredV2.safeParse(decodedHeader(response, 'payment-required'))
+    if (!required.success) return failedCall(response)
+    // The HTTP route's unpaid error names its header; over MCP the payment goes in _meta.
+    const paymentRequired = payment === undefined ? { ...required.data, error: UNPAID } : required.data
+    return {
+      ok: false,
+      message: JSON.stringify(paymentRequired),
+      structured: paymentRequired,
+      meta: { 'x402/error': paymentRequired },
+    }
+  }
+  if (response.status !== 200) return failedCall(response)
+  const settled = SettleResponseV2.safeParse(decodedHeader(response, 'payment-response'))
+  const swap = SwapResult.safeParse(response.body)
+  if (!settled.success || !swap.success)
+    return failed(
+      "The payment was settled but SwapEazi's answer could not be read; do not pay again for this swap, and ask the SwapEazi operator about your payment.",
+    )
+  const built = swap.data
+  return {
+    ok: true,
+    structured: { ...swapStructure(built), payment: settled.data },
+    summary: `Built ${built.swapEaziRef}: ${built.fromAmount} ${built.fromToken} on ${built.fromChain} → at least ${built.toAmountMin} ${built.toToken} on ${built.toChain}; you paid 0.02 USDC (${settled.data.transaction}). The user approves ${built.approval.amount} atomic ${built.fromToken} to ${built.approval.spender} if needed, then signs transactionRequest on chain ${built.transactionRequest.chainId}, which must be mined by ${built.deadline}: after that it reverts, nothing moves, and the swap must be built (and paid) again.`,
+    meta: { 'x402/payment-response': settled.data },
+  }
+}
