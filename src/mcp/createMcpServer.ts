@@ -52,7 +52,10 @@ function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: 
         if (!result.ok)
           return {
             isError: true,
-            content: [{ type: 'text', text: result.message }],
+            content: [
+              { type: 'text', text: result.message },
+              ...(result.detail === undefined ? [] : [{ type: 'text' as const, text: result.detail }]),
+            ],
             ...(result.structured === undefined ? {} : { structuredContent: result.structured }),
             ...meta,
           }

@@ -25,7 +25,7 @@ export type ToolCall = { meta?: Record<string, unknown> }
 /** A tool's answer: the structured result and a one-line summary, or a failure an agent can act on (text only). */
 export type ToolResult<Output> =
   | { ok: true; structured: Output; summary: string; meta?: Record<string, unknown> }
-  | { ok: false; message: string; structured?: Record<string, unknown>; meta?: Record<string, unknown> }
+  | { ok: false; message: string; structured?: Record<string, unknown>; meta?: Record<string, unknown>; detail?: string }
 
 /** One MCP tool as it is written (DESIGN 8): zod input and output shapes, annotations, a description written for a model, a handler. */
 export type ToolDefinition<Input extends z.ZodRawShape, Output extends z.ZodRawShape> = {

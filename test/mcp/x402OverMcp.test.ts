@@ -126,6 +126,9 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
       const replay = await buildSwap(client, { 'x402/payment': encode(payload) })
       expect(replay.isError).toBe(true)
       expect(PaymentRequiredV2.parse(replay.structuredContent).error).toBe('payment_already_used')
+      const [json, detail] = replay.content
+      expect(json?.type === 'text' ? JSON.parse(json.text) : undefined).toEqual(replay.structuredContent)
+      expect(detail?.type === 'text' ? detail.text : '').toMatch(/^Not built and not paid: /)
       expect(replay._meta?.['x402/error']).toEqual(replay.structuredContent)
       expect(await count('x402_payments')).toBe(payments + 1)
     }

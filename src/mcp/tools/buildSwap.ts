@@ -156,12 +156,14 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
     const required = PaymentRequiredV2.safeParse(decodedHeader(response, 'payment-required'))
     if (!required.success) return failedCall(response)
     // The HTTP route's unpaid error names its header; over MCP the payment goes in _meta.
+    const detail = (response.body as { detail?: unknown } | undefined)?.detail
     const paymentRequired = payment === undefined ? { ...required.data, error: UNPAID } : required.data
     return {
       ok: false,
       message: JSON.stringify(paymentRequired),
       structured: paymentRequired,
       meta: { 'x402/error': paymentRequired },
+      ...(typeof detail === 'string' && payment !== undefined ? { detail: `Not built and not paid: ${detail}` } : {}),
     }
   }
   if (response.status !== 200) return failedCall(response)
