@@ -9,6 +9,7 @@ import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts
 import { parseFixed } from './engine/index.ts'
 import { AddressSchema, fixedHexSchema } from './schemas/address.ts'
 import { ChainCode } from './schemas/catalogue.ts'
+import { TEMPO_MAINNET_CHAIN_ID } from './payments/mpp/tempoConstants.ts'
 import { DEFAULT_SERVER_PAYS_PER_IP_HOUR, LOOPBACK_HOSTS, type McpSettings } from './mcp/mcpSettings.ts'
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -43,6 +44,17 @@ const Env = z.object({
   SWAPEAZI_BASE_RPC_URL: z.url().optional(),
   SWAPEAZI_SETTLER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_FACILITATOR_URL: z.url().optional(),
+  SWAPEAZI_TEMPO_RPC_URL: z.url().optional(),
+  SWAPEAZI_TEMPO_CHAIN_ID: z.coerce.number().int().positive().default(TEMPO_MAINNET_CHAIN_ID),
+  SWAPEAZI_TEMPO_PAY_TO: HexAddress.optional(),
+  SWAPEAZI_MPP_REALM: z
+    .string()
+    .regex(
+      /^[\x21\x23-\x5b\x5d-\x7e]+$/,
+      'must be printable ASCII without spaces, quotes or backslashes (a host name such as api.swapeazi.com)',
+    )
+    .optional(),
+  SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_TRUST_PROXY: z
@@ -117,7 +129,22 @@ export type Config = {
       | { mode: 'ledger' }
       | { mode: 'onchain'; rpcUrl: string; settlerPrivateKey: `0x${string}` }
       | { mode: 'facilitator'; url: string }
+    /** The MPP rail on /api/mpp/swap (DESIGN 7.25); absent when SWAPEAZI_TEMPO_RPC_URL is unset, and then not offered. */
+    mpp?: MppConfig
   }
+}
+
+/** The MPP rail's settings (docs/mpp.md). */
+export type MppConfig = {
+  /** The Tempo JSON-RPC every credential is verified against. */
+  rpcUrl: string
+  chainId: number
+  /** Our Tempo address that MPP charges pay. */
+  recipient: Address
+  /** The challenges' realm, pinned: the payer's attribution memo binds to it. */
+  realm: string
+  /** HMAC key of the challenge ids; unset, one is generated at first start and kept in the store (shared by replicas). */
+  secretKey?: string
 }
 
 type Env = z.infer<typeof Env>
@@ -180,6 +207,22 @@ function settlementConfig(e: Env): Config['payments']['settlement'] {
   }
 }
 
+/** The MPP rail: on only with a Tempo RPC, and then only with our own Tempo address to be paid. */
+function mppConfig(e: Env, publicUrl: string): MppConfig | undefined {
+  if (e.SWAPEAZI_TEMPO_RPC_URL === undefined) return undefined
+  if (e.SWAPEAZI_TEMPO_PAY_TO === undefined)
+    throw new Error(
+      'invalid configuration:\n  SWAPEAZI_TEMPO_PAY_TO: is required when SWAPEAZI_TEMPO_RPC_URL is set (the Tempo address MPP charges pay; it is not taken from SWAPEAZI_PAY_TO, which may be a Base contract wallet that no one controls on Tempo)',
+    )
+  return {
+    rpcUrl: e.SWAPEAZI_TEMPO_RPC_URL,
+    chainId: e.SWAPEAZI_TEMPO_CHAIN_ID,
+    recipient: e.SWAPEAZI_TEMPO_PAY_TO,
+    realm: e.SWAPEAZI_MPP_REALM ?? new URL(publicUrl).hostname,
+    ...(e.SWAPEAZI_MPP_SECRET_KEY === undefined ? {} : { secretKey: e.SWAPEAZI_MPP_SECRET_KEY }),
+  }
+}
+
 const RouterAddresses = z.partialRecord(ChainCode, HexAddress)
 
 function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCode, Address>> {
@@ -220,6 +263,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(
       'invalid configuration:\n  SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
     )
+  const publicUrl = (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, '')
+  const mpp = mppConfig(e, publicUrl)
   return {
     host: e.SWAPEAZI_HOST,
     port: e.SWAPEAZI_PORT,
@@ -228,7 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.SWAPEAZI_REQUEST_TIMEOUT_MS,
       shutdownGraceMs: e.SWAPEAZI_SHUTDOWN_GRACE_MS,
     },
-    publicUrl: (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, ''),
+    publicUrl,
     appUrl: e.SWAPEAZI_APP_URL,
     manifestDir: e.SWAPEAZI_MANIFEST_DIR,
     ...(e.SWAPEAZI_QUOTE_SECRET === undefined ? {} : { quoteSecret: new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) }),
@@ -261,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       payTo: e.SWAPEAZI_PAY_TO ?? INERT_OWNER,
       isPayToDefault: e.SWAPEAZI_PAY_TO === undefined,
       settlement: settlementConfig(e),
+      ...(mpp === undefined ? {} : { mpp }),
     },
     router: {
       address: e.SWAPEAZI_ROUTER_ADDRESS ?? DEFAULT_ROUTER_ADDRESS,

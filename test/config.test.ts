@@ -120,6 +120,36 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'cash' })).toThrow(/SWAPEAZI_SETTLEMENT/)
   })
 
+  it('turns the MPP rail on only with a Tempo RPC, and then only with our own Tempo address (DESIGN 7.25)', () => {
+    expect(loadConfig({}).payments.mpp).toBeUndefined()
+    expect(loadConfig({ SWAPEAZI_TEMPO_PAY_TO: '0x3333333333333333333333333333333333333333' }).payments.mpp).toBeUndefined()
+    const tempoPayTo = '0x4444444444444444444444444444444444444444'
+    expect(
+      loadConfig({
+        SWAPEAZI_TEMPO_RPC_URL: 'http://127.0.0.1:9545',
+        SWAPEAZI_TEMPO_PAY_TO: tempoPayTo,
+        SWAPEAZI_PUBLIC_URL: 'https://api.swapeazi.test/',
+      }).payments.mpp,
+    ).toEqual({ rpcUrl: 'http://127.0.0.1:9545', chainId: 4217, recipient: tempoPayTo, realm: 'api.swapeazi.test' })
+    const secretKey = 'k'.repeat(32)
+    expect(
+      loadConfig({
+        SWAPEAZI_TEMPO_RPC_URL: 'http://127.0.0.1:9545',
+        SWAPEAZI_TEMPO_PAY_TO: tempoPayTo,
+        SWAPEAZI_TEMPO_CHAIN_ID: '42431',
+        SWAPEAZI_MPP_REALM: 'pay.swapeazi.test',
+        SWAPEAZI_MPP_SECRET_KEY: secretKey,
+      }).payments.mpp,
+    ).toEqual({ rpcUrl: 'http://127.0.0.1:9545', chainId: 42431, recipient: tempoPayTo, realm: 'pay.swapeazi.test', secretKey })
+    // The Base wallet is never assumed to be ours on Tempo.
+    expect(() => loadConfig({ SWAPEAZI_TEMPO_RPC_URL: 'http://127.0.0.1:9545', SWAPEAZI_PAY_TO: tempoPayTo })).toThrow(
+      /SWAPEAZI_TEMPO_PAY_TO: is required when SWAPEAZI_TEMPO_RPC_URL is set/,
+    )
+    expect(() => loadConfig({ SWAPEAZI_MPP_REALM: 'a "quoted" realm' })).toThrow(/SWAPEAZI_MPP_REALM/)
+    expect(() => loadConfig({ SWAPEAZI_MPP_SECRET_KEY: 'short' })).toThrow(/SWAPEAZI_MPP_SECRET_KEY: must be at least 32 characters/)
+    expect(() => loadConfig({ SWAPEAZI_TEMPO_RPC_URL: 'not a url' })).toThrow(/SWAPEAZI_TEMPO_RPC_URL/)
+  })
+
   it('reads the API key secret and the proxy setting', () => {
     expect(loadConfig({}).keySecret).toBeUndefined()
     expect(loadConfig({}).trustProxy).toBe(0)

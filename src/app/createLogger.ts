@@ -9,6 +9,7 @@ export function createLogger(level: string, destination: DestinationStream = pin
       redact: {
         paths: [
           '*.quoteSecret',
+          '*.secretKey',
           '*.privateKey',
           '*.apiKey',
           '*.signature',

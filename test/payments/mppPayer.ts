@@ -5,7 +5,7 @@ import type { PrivateKeyAccount } from 'viem/accounts'
 import { sendTransactionSync } from 'viem/actions'
 import { Actions } from 'viem/tempo'
 import { tempo as tempoMainnet } from 'viem/tempo/chains'
-import { PATH_USD } from '../../src/payments/mpp/tempoCharge.ts'
+import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
 
 /** A viem client on the Tempo chain `chainId` behind `rpcUrl` (the stand-in in tests). */
 export function tempoClient(rpcUrl: string, chainId: number): Client {

@@ -1,7 +1,8 @@
 import { Challenge, Credential, Receipt } from 'mppx'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTempoCharge, PATH_USD, TempoRpcUnavailableError } from '../../src/payments/mpp/tempoCharge.ts'
+import { createTempoCharge, TempoRpcUnavailableError } from '../../src/payments/mpp/tempoCharge.ts'
+import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
 import { attributionMemo, mppClient, pushCredential, sendTransfers, tempoClient } from './mppPayer.ts'
 import { startTempoRpcStandIn, type TempoRpcStandIn } from './tempoRpcStandIn.ts'
 
@@ -127,6 +128,9 @@ describe('the tempo charge (mppx 0.11, push mode)', () => {
       Credential.from({ challenge: { ...challenge, request: { ...challenge.request, amount: '1' } }, payload: { type: 'hash', hash } }),
     )
     expect(await charge.verify(cheaper)).toMatchObject({ ok: false, reason: 'invalid_challenge' })
+    // A retry is looked up by hash only for a credential whose challenge is ours as issued.
+    expect(charge.identify(cheaper)).toBeUndefined()
+    expect(charge.identify(pushCredential(response, hash, payer.address, CHAIN_ID))).toEqual({ hash, challengeId: challenge.id })
     const unknown = `0x${'ab'.repeat(32)}` as const
     expect(await charge.verify(pushCredential(response, unknown, payer.address, CHAIN_ID))).toMatchObject({
       ok: false,

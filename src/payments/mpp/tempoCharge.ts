@@ -16,16 +16,7 @@ import { getTransactionReceipt } from 'viem/actions'
 import { Abis } from 'viem/tempo'
 import { tempo as tempoMainnet } from 'viem/tempo/chains'
 import type { MppRejectReason } from '../../schemas/mpp.ts'
-
-/**
- * pathUSD, Tempo's predeployed TIP-20 dollar (6 decimals), the currency of the MPP charge (spec: 0.02 pathUSD). The
- * address is the one in shared/reference/mpp.md (mppx's defaults and Tempo's docs); it was not checked against a live
- * chain from here.
- */
-export const PATH_USD: Address = '0x20c0000000000000000000000000000000000000'
-export const PATH_USD_DECIMALS = 6
-/** Tempo mainnet (4217); Moderato, the testnet, is 42431 (mppx defaults; not checked against a live chain either). */
-export const TEMPO_MAINNET_CHAIN_ID = 4217
+import { PATH_USD, PATH_USD_DECIMALS } from './tempoConstants.ts'
 
 export type TempoChargeParameters = {
   /** The Tempo JSON-RPC endpoint every credential is verified against. */
@@ -91,6 +82,12 @@ export type TempoCharge = {
   amountAtomic: bigint
   /** A fresh challenge, as the value of one `WWW-Authenticate` header. Makes no RPC call. */
   challengeHeader(): Promise<string>
+  /**
+   * The push payment a credential names, if the credential is readable and its challenge was issued with our key (no
+   * RPC call, no expiry check): what a retry is looked up by. A hash plus a challenge id of ours is the credential that
+   * paid, since the transfer's memo binds the hash to that challenge.
+   */
+  identify(authorization: string): { hash: Hex; challengeId: string } | undefined
   /** Verifies an `Authorization: Payment` credential against the RPC; throws TempoRpcUnavailableError only. */
   verify(authorization: string): Promise<MppVerifyOutcome>
   /** The `Payment-Receipt` header of a verified payment. */
@@ -120,11 +117,16 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
     async challengeHeader() {
       return Challenge.serialize(await mppx.challenge.tempo.charge({ ...request, description }))
     },
+    identify(authorization) {
+      const credential = readCredential(authorization)
+      const payload = credential?.payload as { type?: unknown; hash?: unknown } | undefined
+      if (credential === undefined || payload?.type !== 'hash' || typeof payload.hash !== 'string') return undefined
+      if (!/^0x[0-9a-fA-F]{64}$/.test(payload.hash) || !Challenge.verify(credential.challenge, { secretKey })) return undefined
+      return { hash: payload.hash.toLowerCase() as Hex, challengeId: credential.challenge.id }
+    },
     async verify(authorization) {
-      let credential: Credential.Credential
-      try {
-        credential = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? authorization)
-      } catch {
+      const credential = readCredential(authorization)
+      if (credential === undefined) {
         return reject(
           'invalid_payment',
           'Authorization: Payment does not hold a readable MPP credential (base64url JSON of {challenge, payload, source}).',
@@ -162,6 +164,14 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
 
 const PUSH_ONLY =
   'This route takes MPP tempo charges in push mode only: send the pathUSD transfer (with the challenge-bound memo) yourself, then repeat the request with a credential whose payload is {type: "hash", hash}. A signed transaction (pull mode) is not broadcast here.'
+
+function readCredential(authorization: string): Credential.Credential | undefined {
+  try {
+    return Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? authorization)
+  } catch {
+    return undefined
+  }
+}
 
 function reject(reason: MppRejectReason, message: string): MppRejection {
   return { ok: false, reason, message }
