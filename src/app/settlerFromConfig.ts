@@ -20,7 +20,12 @@ export function settlerFromConfig(settlement: Config['payments']['settlement']):
 }
 
 /** The on-chain settler on Base through the configured RPC, with its settler key paying the gas. */
-export function baseOnchainSettler(settlement: { rpcUrl: string; settlerPrivateKey: `0x${string}` }): Settler & ExternalSettlement {
+export function baseOnchainSettler(settlement: {
+  rpcUrl: string
+  settlerPrivateKey: `0x${string}`
+  /** How long a settlement waits for its receipt before it is settlement_pending (onchainSettler's default: 60 s). */
+  receiptTimeoutMs?: number
+}): Settler & ExternalSettlement {
   // Base mainnet's id and contracts, reached through the configured RPC only (never a public default).
   const chain = defineChain({ ...base, rpcUrls: { default: { http: [settlement.rpcUrl] } } })
   const transport = http(settlement.rpcUrl)
@@ -28,5 +33,6 @@ export function baseOnchainSettler(settlement: { rpcUrl: string; settlerPrivateK
   return onchainSettler({
     publicClient: createPublicClient({ chain, transport }),
     walletClient: createWalletClient({ chain, transport, account }),
+    ...(settlement.receiptTimeoutMs === undefined ? {} : { receiptTimeoutMs: settlement.receiptTimeoutMs }),
   })
 }

@@ -107,7 +107,10 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
         })
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
-          return c.json(outcome.challenge, 402, { 'PAYMENT-REQUIRED': encodeBase64Json(outcome.paymentRequired) })
+          return c.json(outcome.challenge, 402, {
+            'PAYMENT-REQUIRED': encodeBase64Json(outcome.paymentRequired),
+            ...(outcome.retryAfterSec === undefined ? {} : { 'Retry-After': String(outcome.retryAfterSec) }),
+          })
         }
         return outcome.x402Version === 2
           ? c.json(outcome.result, 200, { 'PAYMENT-RESPONSE': encodeBase64Json(settleResponseV2Of(outcome.receipt)) })

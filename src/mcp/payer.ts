@@ -121,7 +121,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         return { kind: 'paid', response, receipt, spentToday }
       }
       const reason = (response.body as { error?: unknown } | undefined)?.error
-      if (sentPayment && (response.status !== 402 || reason === 'settlement_failed')) {
+      if (sentPayment && (response.status !== 402 || reason === 'settlement_failed' || reason === 'settlement_pending')) {
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
         return {
           kind: 'unknown',

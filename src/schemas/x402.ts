@@ -14,6 +14,7 @@ export const PAYMENT_REJECT_REASONS = [
   'payment_already_used',
   'insufficient_funds',
   'settlement_failed',
+  'settlement_pending',
 ] as const
 export const PaymentRejectReason = z.enum(PAYMENT_REJECT_REASONS)
 export type PaymentRejectReason = z.infer<typeof PaymentRejectReason>

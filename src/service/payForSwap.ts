@@ -1,16 +1,18 @@
 import { decodePaymentHeader } from '../payments/x402/decodePaymentHeader.ts'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
-import type { PaymentRejection } from '../payments/x402/settlement.ts'
+import type { PaymentRejection, SettlementMode } from '../payments/x402/settlement.ts'
 import { decodePaymentSignature, normalisePaymentV2, paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import { verifyPayment } from '../payments/x402/verifyPayment.ts'
+import { getAddress } from 'viem'
 import type { QuoteParams } from '../schemas/quote.ts'
-import type { SwapResult } from '../schemas/swap.ts'
+import { SwapResult } from '../schemas/swap.ts'
 import type { PaymentPayload, PaymentReceipt, PaymentRequiredV2, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
-import type { SwapChannel } from '../store/createStore.ts'
+import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
+import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
@@ -33,56 +35,97 @@ export type PayForSwapReturnType =
    * `challenge` is the v1 body, `paymentRequired` the same offer in v2 (the `PAYMENT-REQUIRED` header).
    * `isBadCredential`: the payment sent could not be decoded or failed verification (LocalLimits counts it).
    */
-  | { kind: 'payment_required'; challenge: X402Challenge; paymentRequired: PaymentRequiredV2; isBadCredential?: true }
+  | {
+      kind: 'payment_required'
+      challenge: X402Challenge
+      paymentRequired: PaymentRequiredV2
+      isBadCredential?: true
+      /** settlement_pending: when to repeat the request (the Retry-After header). */
+      retryAfterSec?: number
+    }
 
 type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
+type Challenge = (error: string, detail: string, retryAfterSec?: number) => PaymentRequired
+
+/** How long a payer waits before repeating a request whose payment is still settling. */
+const SETTLEMENT_RETRY_AFTER_SEC = 5
 
 /**
  * The pay-per-call swap (spec 3, DESIGN 7.9): screen, route and build first, so a request that cannot succeed is
- * refused (403, 422) before any payment is asked or taken; then verify the X-PAYMENT and hand it to the settler, which
+ * refused (403, 422) before any payment is asked or taken; then verify the payment and hand it to the settler, which
  * reserves it (single use), collects it and records the swap with it before the answer leaves; a refusal charges
  * nothing unless it says the outcome is unknown.
+ *
+ * A payment already on record is looked up first, before screening, building or settling (issue 16): the same
+ * authorization with the same request gets the same swap again (a payer whose connection dropped after paying),
+ * with a different request a 402 naming the swap it bought; one whose settlement is still unconfirmed is looked up
+ * on chain, never broadcast again (settlement_pending).
  */
 export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParameters): Promise<PayForSwapReturnType> {
   const { params, paymentHeader, paymentSignature, resource, channel } = parameters
-  await screenSwapAddresses(deps, params)
-  const swapEaziRef = newSwapRef(deps.clock())
-  const built = buildSwapTransaction(deps, { params, swapEaziRef })
   const requirements = paymentRequirementsFor(deps, resource)
-  const challenge = (error: string, detail: string): PaymentRequired => ({
+  const challenge: Challenge = (error, detail, retryAfterSec) => ({
     kind: 'payment_required',
     challenge: { x402Version: 1, error, accepts: [requirements], detail },
     paymentRequired: paymentRequiredV2Of(requirements, error),
+    ...(retryAfterSec === undefined ? {} : { retryAfterSec }),
   })
-  if (paymentHeader === undefined && paymentSignature === undefined)
+  if (paymentHeader === undefined && paymentSignature === undefined) {
+    await screenSwapAddresses(deps, params)
+    buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
     return challenge(
       'X-PAYMENT header is required',
-      `This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header. Quotes are free at POST /api/x402/quote.`,
+      `This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header (x402 v1), or sign accepts[0] of the PAYMENT-REQUIRED header and send it in PAYMENT-SIGNATURE (x402 v2). Quotes are free at POST /api/x402/quote.`,
     )
+  }
 
   const x402Version = paymentHeader === undefined ? 2 : 1
   const decoded = paymentHeader === undefined ? decodeV2(paymentSignature ?? '', requirements) : decodePaymentHeader(paymentHeader)
   if (!decoded.ok) return { ...rejected(deps, challenge, decoded), isBadCredential: true }
+  const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
+  const { authorization } = decoded.payload.payload
+  const retry: RetryContext = { requestKey, x402Version, challenge }
+
+  const recorded = await deps.store.getPayment(authorization.from, authorization.nonce)
+  if (recorded !== undefined && isSameAuthorization(recorded, decoded.payload)) {
+    const answer = await answerRetry(deps, recorded, retry)
+    if (answer !== undefined) return answer
+  }
+
+  await screenSwapAddresses(deps, params)
+  const swapEaziRef = newSwapRef(deps.clock())
+  const built = buildSwapTransaction(deps, { params, swapEaziRef })
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
   if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
   const payment = verified.payment
+  const result = formatSwapResult(built, { atomic: AGENT_CALL_FEE_ATOMIC })
 
   const collected = await deps.settler.collect({
     payment,
     swap: swapRecordOf(built, channel, new Date(deps.clock())),
+    delivery: { requestKey, result },
     store: deps.store,
     now: () => new Date(deps.clock()),
     log: deps.log,
   })
-  if (!collected.ok)
-    return rejected(
-      deps,
-      challenge,
-      collected,
-      collected.isAmbiguous === true
-        ? ` The authorization stays reserved, so it can never pay twice; if the settlement lands you were charged for ${swapEaziRef} without receiving it: quote that reference to support.`
-        : undefined,
-    )
+  if (!collected.ok) {
+    // Another request with this authorization won the reservation since the lookup: answer as its retry.
+    if (collected.reason === 'payment_already_used') {
+      const holder = await deps.store.getPayment(payment.payer, payment.nonce)
+      const answer =
+        holder !== undefined && isSameAuthorization(holder, decoded.payload) ? await answerRetry(deps, holder, retry) : undefined
+      if (answer !== undefined) return answer
+    }
+    return collected.reason === 'settlement_pending'
+      ? rejected(
+          deps,
+          challenge,
+          collected,
+          ` The payment stays reserved for ${swapEaziRef}, so it can never pay twice: repeat the same request with the same payment in a few seconds, and the swap is answered once the settlement confirms; nothing is broadcast again.`,
+          SETTLEMENT_RETRY_AFTER_SEC,
+        )
+      : rejected(deps, challenge, collected)
+  }
   const { transaction } = collected
   deps.log.info(
     {
@@ -97,10 +140,107 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   )
   return {
     kind: 'paid',
-    result: formatSwapResult(built, { atomic: AGENT_CALL_FEE_ATOMIC }),
+    result,
     receipt: { success: true, transaction, network: 'base', payer: payment.payer, settlement: deps.settler.mode },
     x402Version,
   }
+}
+
+/**
+ * The request a payment buys, as the quote token binds it (QuoteClaims): tokens by catalogue key, the amount in
+ * atomic units, lowercase addresses with the recipient defaulted to the sender, the slippage in 1e-18.
+ */
+export function paidRequestKey(request: ResolvedQuoteRequest): string {
+  const { from, to, amountIn, fromAddress, toAddress, slippageE18 } = request
+  return [from.key, to.key, amountIn, fromAddress.toLowerCase(), toAddress.toLowerCase(), slippageE18].join('|')
+}
+
+/** The payment on record is the one sent: same signature over the same authorization (so it was verified then). */
+function isSameAuthorization(recorded: PaymentRow, payload: PaymentPayload): boolean {
+  const { authorization, signature } = payload.payload
+  return (
+    recorded.signature.toLowerCase() === signature.toLowerCase() &&
+    recorded.payTo === authorization.to.toLowerCase() &&
+    recorded.value === BigInt(authorization.value) &&
+    recorded.validAfter === BigInt(authorization.validAfter) &&
+    recorded.validBefore === BigInt(authorization.validBefore)
+  )
+}
+
+type RetryContext = { requestKey: string; x402Version: 1 | 2; challenge: Challenge }
+
+/**
+ * The answer to a payment already on record, or undefined when it was released here (its settlement certainly moved
+ * no money) and the request goes on to pay afresh. Nothing here screens, builds or broadcasts.
+ */
+async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: RetryContext): Promise<PayForSwapReturnType | undefined> {
+  const { requestKey, challenge } = context
+  const ref = recorded.swapRef
+  const isSameRequest = recorded.requestKey === requestKey && recorded.result !== null
+  const boughtElsewhere = (): PaymentRequired => {
+    deps.log.info({ event: 'payment_rejected', reason: 'payment_already_used', swap_ref: ref }, 'payment_rejected')
+    return challenge(
+      'payment_already_used',
+      `This authorization (payer and nonce) already paid for swap ${ref}${describeBought(recorded.result)}. Repeat that same request with this payment to receive ${ref} again; for a different swap, sign a new payment with a fresh nonce (x402 clients do so on every call). Nothing was charged for this request.`,
+    )
+  }
+  if (recorded.status === 'reserved')
+    return isSameRequest
+      ? challenge(
+          'settlement_pending',
+          `This payment is being settled for swap ${ref} by a request still in progress. Repeat the same request with the same payment in a few seconds to receive it; it is charged once.`,
+          SETTLEMENT_RETRY_AFTER_SEC,
+        )
+      : boughtElsewhere()
+  if (recorded.status === 'unsettled') {
+    const outcome =
+      deps.settler.reconcile === undefined
+        ? { state: 'pending' as const, message: 'Its outcome is reconciled by the operator.' }
+        : await deps.settler.reconcile(recorded, BigInt(Math.floor(deps.clock() / 1000)))
+    if (outcome.state === 'unused') {
+      if (await deps.store.releaseUnsettledPayment(recorded.payer, recorded.nonce)) {
+        deps.log.info({ event: 'payment_released', swap_ref: ref, payer: recorded.payer, reason: outcome.message }, 'payment_released')
+        return undefined
+      }
+      const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
+      return now === undefined ? undefined : answerRetry(deps, now, context)
+    }
+    if (outcome.state === 'pending')
+      return challenge(
+        'settlement_pending',
+        `The settlement of this payment${recorded.transaction === null ? '' : ` (transaction ${recorded.transaction} on Base)`} for swap ${ref} is not confirmed yet: ${outcome.message} Repeat the same request with the same payment later to receive the swap; nothing is broadcast again, so it is charged at most once.`,
+        SETTLEMENT_RETRY_AFTER_SEC,
+      )
+    const settledAt = new Date(deps.clock())
+    await deps.store.settleUnsettledPayment(recorded.payer, recorded.nonce, { transaction: outcome.transaction, settledAt })
+    deps.log.info(
+      { event: 'payment_reconciled', swap_ref: ref, payer: recorded.payer, transaction: outcome.transaction },
+      'payment_reconciled',
+    )
+    return answerRetry(deps, { ...recorded, status: 'settled', transaction: outcome.transaction }, context)
+  }
+  if (!isSameRequest) return boughtElsewhere()
+  deps.log.info({ event: 'swap_redelivered', swap_ref: ref, payer: recorded.payer }, 'swap_redelivered')
+  return {
+    kind: 'paid',
+    result: recorded.result as SwapResult,
+    receipt: {
+      success: true,
+      transaction: recorded.transaction ?? `ledger:${ref}`,
+      network: 'base',
+      payer: getAddress(recorded.payer),
+      settlement: recorded.settlementMode as SettlementMode,
+    },
+    x402Version: context.x402Version,
+  }
+}
+
+/** ` (100 USDC on BAS to EURe on POL)`, from a recorded SwapResult; empty when there is none. */
+function describeBought(result: unknown): string {
+  const parsed = SwapResult.pick({ fromAmount: true, fromToken: true, fromChain: true, toToken: true, toChain: true }).safeParse(result)
+  if (!parsed.success) return ''
+  const { fromAmount, fromToken, fromChain, toToken, toChain } = parsed.data
+  return ` (${fromAmount} ${fromToken} on ${fromChain} to ${toToken} on ${toChain})`
 }
 
 /** A `PAYMENT-SIGNATURE` as the internal payment the verifier takes, if it accepted exactly what we offer. */
@@ -111,11 +251,12 @@ function decodeV2(header: string, requirements: PaymentRequirements): { ok: true
 
 function rejected(
   deps: ServiceDeps,
-  challenge: (error: string, detail: string) => PaymentRequired,
+  challenge: Challenge,
   rejection: PaymentRejection,
   /** Replaces "Nothing was charged." when that is not certain (a broadcast whose outcome is unknown). */
   outcome = ' Nothing was charged.',
+  retryAfterSec?: number,
 ): PaymentRequired {
   deps.log.info({ event: 'payment_rejected', reason: rejection.reason }, 'payment_rejected')
-  return challenge(rejection.reason, `${rejection.message}${outcome}`)
+  return challenge(rejection.reason, `${rejection.message}${outcome}`, retryAfterSec)
 }

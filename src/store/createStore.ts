@@ -24,8 +24,18 @@ export type Store = {
   reservePayment(reservation: PaymentReservation): Promise<boolean>
   /** Gives a reservation back (the swap was not delivered): the same authorization can pay again. */
   releasePayment(payer: string, nonce: string, swapRef: string): Promise<void>
-  /** Keeps a reservation whose settlement outcome is unknown, with what to reconcile. */
-  markPaymentUnsettled(payer: string, nonce: string, detail: { transaction?: string; error: string }): Promise<void>
+  /**
+   * Keeps a reservation whose settlement outcome is unknown, with what to reconcile (settlement_pending), and records
+   * the swap it pays for with it, so that a retry finds the swap once the settlement confirms.
+   */
+  markPaymentUnsettled(payer: string, nonce: string, detail: { transaction?: string; error: string }, swap?: SwapRecord): Promise<void>
+  /** An unsettled payment whose settlement was found confirmed: settled now (its swap is already recorded). */
+  settleUnsettledPayment(payer: string, nonce: string, settlement: { transaction: string; settledAt: Date }): Promise<boolean>
+  /**
+   * An unsettled payment found never to have moved money (its settlement reverted and the authorization is unused):
+   * the payment and the swap recorded with it go, so the same authorization can pay again. False if not unsettled.
+   */
+  releaseUnsettledPayment(payer: string, nonce: string): Promise<boolean>
   /**
    * Reserves, settles and records in one statement, for payments whose settlement is the record itself (the
    * ledger): false, with nothing written, when any replica already holds (payer, nonce).
@@ -70,7 +80,7 @@ export function createStore(sql: Sql): Store {
     async reservePayment(r) {
       const rows = await sql.query(
         `insert into x402_payments (${PAYMENT_COLUMNS}, status)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'reserved')
+         values (${PAYMENT_PLACEHOLDERS}, 'reserved')
          on conflict (payer, nonce) do nothing
          returning payer`,
         reservationValues(r),
@@ -82,12 +92,12 @@ export function createStore(sql: Sql): Store {
       const rows = await sql.query(
         `with payment as (
            insert into x402_payments (${PAYMENT_COLUMNS}, status, transaction, settled_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'settled', $12, $13)
+           values (${PAYMENT_PLACEHOLDERS}, 'settled', ${placeholders(PAYMENT_COLUMN_COUNT + 1, 2)})
            on conflict (payer, nonce) do nothing
            returning payer, nonce
          )
          insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce)
-         select $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, payment.payer, payment.nonce from payment
+         select ${placeholders(PAYMENT_COLUMN_COUNT + 3, SWAP_COLUMN_COUNT)}, payment.payer, payment.nonce from payment
          returning ref`,
         [...reservationValues(r), settlement.transaction, settlement.settledAt.toISOString(), ...swapValues(swap)],
       )
@@ -100,11 +110,39 @@ export function createStore(sql: Sql): Store {
         swapRef,
       ])
     },
-    async markPaymentUnsettled(payer, nonce, detail) {
-      await sql.query(
-        `update x402_payments set status = 'unsettled', transaction = $3, error = $4 where payer = $1 and nonce = $2 and status = 'reserved'`,
-        [payer.toLowerCase(), nonce.toLowerCase(), detail.transaction ?? null, detail.error],
+    async markPaymentUnsettled(payer, nonce, detail, swap) {
+      await sql.transaction(async (tx) => {
+        const marked = await tx.query(
+          `update x402_payments set status = 'unsettled', transaction = $3, error = $4
+           where payer = $1 and nonce = $2 and status = 'reserved' returning swap_ref`,
+          [payer.toLowerCase(), nonce.toLowerCase(), detail.transaction ?? null, detail.error],
+        )
+        if (marked.length === 1 && swap !== undefined) await insertSwap(tx, { ...swap, payment: { payer, nonce } })
+      })
+    },
+    async settleUnsettledPayment(payer, nonce, settlement) {
+      const rows = await sql.query(
+        `update x402_payments set status = 'settled', transaction = $3, settled_at = $4, error = null
+         where payer = $1 and nonce = $2 and status = 'unsettled' returning payer`,
+        [payer.toLowerCase(), nonce.toLowerCase(), settlement.transaction, settlement.settledAt.toISOString()],
       )
+      return rows.length === 1
+    },
+    async releaseUnsettledPayment(payer, nonce) {
+      return sql.transaction(async (tx) => {
+        const released = await tx.query<{ swap_ref: string }>(
+          `delete from x402_payments where payer = $1 and nonce = $2 and status = 'unsettled' returning swap_ref`,
+          [payer.toLowerCase(), nonce.toLowerCase()],
+        )
+        const [row] = released
+        if (row === undefined) return false
+        await tx.query(`delete from swaps where ref = $1 and payer = $2 and payment_nonce = $3`, [
+          row.swap_ref,
+          payer.toLowerCase(),
+          nonce.toLowerCase(),
+        ])
+        return true
+      })
     },
     async recordPaidSwap(settlement, swap) {
       await sql.transaction(async (tx) => {
@@ -127,7 +165,7 @@ export function createStore(sql: Sql): Store {
     async getPayment(payer, nonce) {
       const [row] = await sql.query<Record<string, unknown>>(
         `select payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after, valid_before::text as valid_before,
-                signature, settlement_mode, swap_ref, transaction, error, reserved_at, settled_at
+                signature, settlement_mode, swap_ref, transaction, error, reserved_at, settled_at, request_key, result
          from x402_payments where payer = $1 and nonce = $2`,
         [payer.toLowerCase(), nonce.toLowerCase()],
       )
@@ -148,6 +186,8 @@ export function createStore(sql: Sql): Store {
         error: row['error'] === null ? null : String(row['error']),
         reservedAt: isoTimestamp(row['reserved_at']),
         settledAt: row['settled_at'] === null ? null : isoTimestamp(row['settled_at']),
+        requestKey: row['request_key'] === null || row['request_key'] === undefined ? null : String(row['request_key']),
+        result: row['result'] ?? null,
       }
     },
     async getSwap(ref) {
@@ -170,7 +210,16 @@ export function createStore(sql: Sql): Store {
   }
 }
 
-const PAYMENT_COLUMNS = 'payer, nonce, value, asset, pay_to, valid_after, valid_before, signature, settlement_mode, swap_ref, reserved_at'
+const PAYMENT_COLUMNS =
+  'payer, nonce, value, asset, pay_to, valid_after, valid_before, signature, settlement_mode, swap_ref, reserved_at, request_key, result'
+/** How many values reservationValues gives, in PAYMENT_COLUMNS order. */
+const PAYMENT_COLUMN_COUNT = 13
+const PAYMENT_PLACEHOLDERS = placeholders(1, PAYMENT_COLUMN_COUNT)
+
+/** `$first, ..., $(first + count - 1)`. */
+function placeholders(first: number, count: number): string {
+  return Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ')
+}
 
 function reservationValues(r: PaymentReservation): unknown[] {
   return [
@@ -185,12 +234,15 @@ function reservationValues(r: PaymentReservation): unknown[] {
     r.settlementMode,
     r.swapRef,
     r.reservedAt.toISOString(),
+    r.requestKey ?? null,
+    r.result === undefined ? null : JSON.stringify(r.result),
   ]
 }
 
 /** The swap's own columns, in the order of swapValues; the payment's (payer, payment_nonce) come after them. */
 const SWAP_COLUMNS =
   'ref, channel, status, from_chain, to_chain, from_token, to_token, from_amount, to_amount, to_amount_min, from_address, to_address, quote, transaction_request, created_at'
+const SWAP_COLUMN_COUNT = 15
 
 async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
   await insertSwaps(tx, [swap])

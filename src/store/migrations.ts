@@ -315,6 +315,18 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       select intel_window_move(date_trunc('hour', now(), 'UTC') - interval '2160 hours', date_trunc('hour', now(), 'UTC'));
     `,
   },
+  {
+    id: 9,
+    name: 'a paid swap is kept with its payment, so a retry with the same payment gets the same swap',
+    // request_key: the normalised request the payment bought (chain:token pairs, atomic amount, lowercase addresses,
+    // slippage in 1e-18); result: the SwapResult as it was (or will be) answered. A retry with the same authorization
+    // finds both before any screening, building or settling (payForSwap.ts). Rows written before this migration have
+    // neither; a retry of those is told which swap the payment bought.
+    sql: `
+      alter table x402_payments add column request_key text;
+      alter table x402_payments add column result jsonb;
+    `,
+  },
 ]
 
 /**

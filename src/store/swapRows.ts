@@ -15,11 +15,19 @@ export type PaymentReservation = {
   settlementMode: string
   swapRef: string
   reservedAt: Date
+  /**
+   * What the payment buys, kept so that a retry with the same authorization gets the same swap: the normalised
+   * request (paidRequestKey) and the SwapResult answered. Absent on rows written before migration 9.
+   */
+  requestKey?: string
+  result?: unknown
 }
 
 export type PaymentStatus = 'reserved' | 'settled' | 'unsettled'
 
-export type PaymentRow = Omit<PaymentReservation, 'reservedAt'> & {
+export type PaymentRow = Omit<PaymentReservation, 'reservedAt' | 'requestKey' | 'result'> & {
+  requestKey: string | null
+  result: unknown
   status: PaymentStatus
   transaction: string | null
   error: string | null

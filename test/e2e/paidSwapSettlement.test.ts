@@ -288,6 +288,90 @@ describe('settlement mode facilitator (settlerFromConfig, x402’s own facilitat
   }, 60_000)
 })
 
+describe('settlement_pending on a real chain (issue 16 item 6)', () => {
+  const PENDING_SETTLER_INDEX = 6
+  const pendingSettlerAddress = (): Address => chain.anvil.accounts[PENDING_SETTLER_INDEX]!.address
+  const pendingNonceOf = (address: Address): Promise<number> =>
+    chain.anvil.publicClient.getTransactionCount({ address, blockTag: 'pending' })
+  /** The production settler, waiting only 500 ms for a receipt: with automine off, every settlement is pending. */
+  const impatient = (): Settler =>
+    baseOnchainSettler({ rpcUrl: chain.anvil.rpcUrl, settlerPrivateKey: devKey(PENDING_SETTLER_INDEX), receiptTimeoutMs: 500 })
+
+  it('the retry looks the broadcast up instead of sending it again, and gets the swap once it is mined', async () => {
+    const payer = await newPayer(1_000_000n)
+    const payTo = freshAddress()
+    const app = appWith(impatient(), payTo)
+    const before = await balances(payer.address, payTo)
+    const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
+    let paid: PaidRequest
+    let transaction: string
+    await chain.anvil.testClient.setAutomine(false)
+    try {
+      const client = payingClient(() => app, payer)
+      const first = await challengeOf(await client.swap())
+      expect(first.error).toBe('settlement_pending')
+      paid = onlyPayment(client)
+      const row = await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)
+      expect(row).toMatchObject({ status: 'unsettled', settledAt: null })
+      transaction = row?.transaction ?? ''
+      expect(transaction).toMatch(/^0x[0-9a-f]{64}$/)
+      expect(first.detail).toContain(transaction)
+      expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
+      const broadcasts = await pendingNonceOf(pendingSettlerAddress())
+
+      const retry = await postJson(app, SWAP, body, { 'x-payment': paid.header })
+      expect(retry.headers.get('retry-after')).toBe('5')
+      const pending = await challengeOf(retry)
+      expect(pending.error).toBe('settlement_pending')
+      expect(pending.detail).toContain(`${transaction} is not mined yet`)
+      expect(await pendingNonceOf(pendingSettlerAddress())).toBe(broadcasts)
+      await chain.anvil.testClient.mine({ blocks: 1 })
+    } finally {
+      await chain.anvil.testClient.setAutomine(true)
+    }
+
+    const delivered = await postJson(app, SWAP, body, { 'x-payment': paid.header })
+    expect(delivered.status).toBe(200)
+    const swap = SwapResult.parse(await delivered.json())
+    const row = await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)
+    expect(row).toMatchObject({ status: 'settled', transaction, swapRef: swap.swapEaziRef, error: null })
+    expect(decodeXPaymentResponse(delivered.headers.get('x-payment-response') ?? '')).toMatchObject({ success: true, transaction })
+    await expectSettledOnChain(transaction, pendingSettlerAddress(), paid)
+    expect(await balances(payer.address, payTo)).toEqual({ payer: before.payer - FEE, payTo: before.payTo + FEE })
+    expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
+  }, 60_000)
+
+  it('releases a payment whose broadcast never landed once its authorization expired: nothing charged, nothing kept', async () => {
+    const payer = await newPayer(1_000_000n)
+    const payTo = freshAddress()
+    let skewMs = 0
+    const app = testApp({ clock: () => Date.now() + skewMs, store, settler: impatient(), payTo })
+    const before = await balances(payer.address, payTo)
+    let paid: PaidRequest
+    await chain.anvil.testClient.setAutomine(false)
+    try {
+      const client = payingClient(() => app, payer)
+      expect((await challengeOf(await client.swap())).error).toBe('settlement_pending')
+      paid = onlyPayment(client)
+      const transaction = (await store.getPayment(payer.address, paid.payload.payload.authorization.nonce))?.transaction
+      // The transaction leaves the mempool unmined (a node restart, a fee spike), and the authorization runs out.
+      await chain.anvil.testClient.dropTransaction({ hash: transaction as Hash })
+    } finally {
+      await chain.anvil.testClient.setAutomine(true)
+    }
+    skewMs = (Number(paid.payload.payload.authorization.validBefore) - Math.floor(Date.now() / 1000) + 60) * 1000
+
+    const retry = await challengeOf(
+      await postJson(app, SWAP, quoteBody({ fromAddress: payer.address.toLowerCase() }), { 'x-payment': paid.header }),
+    )
+    expect(retry.error).toBe('authorization_expired')
+    expect(retry.detail).toMatch(/Nothing was charged\.$/)
+    expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toBeUndefined()
+    expect(await rowsOf(payer.address)).toEqual({ payments: 0, swaps: 0 })
+    expect(await balances(payer.address, payTo)).toEqual(before)
+  }, 60_000)
+})
+
 describe('a settlement that does not complete', () => {
   it('fails cleanly: 402 settlement_failed, no swap and no payment row; the same X-PAYMENT then pays once', async () => {
     const payer = await newPayer(1_000_000n)
@@ -342,7 +426,7 @@ describe('a settlement that does not complete', () => {
     expect(settled).toHaveLength(1)
   }, 60_000)
 
-  it('ambiguous: 402 settlement_failed keeps the reservation as unsettled, and the same X-PAYMENT is never charged twice', async () => {
+  it('ambiguous: 402 settlement_pending keeps the reservation as unsettled with its swap, and the same X-PAYMENT is never broadcast twice', async () => {
     const payer = await newPayer(1_000_000n)
     const payTo = freshAddress()
     const transaction = `0xabc${'0'.repeat(61)}`
@@ -361,10 +445,10 @@ describe('a settlement that does not complete', () => {
 
     const challenge = await challengeOf(await client.swap())
 
-    expect(challenge.error).toBe('settlement_failed')
+    expect(challenge.error).toBe('settlement_pending')
     expect(challenge.detail?.startsWith(message)).toBe(true)
     expect(challenge.detail).not.toMatch(/Nothing was charged/)
-    expect(challenge.detail).toMatch(/stays reserved, so it can never pay twice/)
+    expect(challenge.detail).toContain(`stays reserved for ${settled[0]}, so it can never pay twice`)
     const paid = onlyPayment(client)
     expect(settled).toHaveLength(1)
     expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toMatchObject({
@@ -374,19 +458,21 @@ describe('a settlement that does not complete', () => {
       swapRef: settled[0],
       settledAt: null,
     })
-    expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 0 })
+    expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
 
-    const replay = await challengeOf(
-      await postJson(app, SWAP, quoteBody({ fromAddress: payer.address.toLowerCase() }), { 'x-payment': paid.header }),
-    )
+    // The retry looks the payment up; this settler cannot reconcile, so it stays pending for the reconciler.
+    const retry = await postJson(app, SWAP, quoteBody({ fromAddress: payer.address.toLowerCase() }), { 'x-payment': paid.header })
+    expect(retry.headers.get('retry-after')).toBe('5')
+    const replay = await challengeOf(retry)
 
-    expect(replay.error).toBe('payment_already_used')
+    expect(replay.error).toBe('settlement_pending')
+    expect(replay.detail).toContain(`(transaction ${transaction} on Base) for swap ${settled[0]} is not confirmed yet`)
     expect(settled).toHaveLength(1)
     expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toMatchObject({
       status: 'unsettled',
       transaction,
     })
-    expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 0 })
+    expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
     expect(await balances(payer.address, payTo)).toEqual(before)
   }, 60_000)
 })

@@ -206,25 +206,50 @@ describe('bad payments each get their reason and a fresh challenge', () => {
   })
 })
 
-describe('single use', () => {
-  it('answers a replayed X-PAYMENT with payment_already_used', async () => {
+describe('single use, and a paid retry that never loses the swap', () => {
+  it('answers the same X-PAYMENT with the same request again with the same swap and receipt, charging once', async () => {
     const { app } = freshApp()
+    const payments = await countRows('x402_payments')
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
-    expect((await postJson(app, SWAP, body, { 'x-payment': header })).status).toBe(200)
-    const replay = await challengeOf(await postJson(app, SWAP, body, { 'x-payment': header }))
-    expect(replay.error).toBe('payment_already_used')
+    const first = await postJson(app, SWAP, body, { 'x-payment': header })
+    expect(first.status).toBe(200)
+    // The same request, spelt differently: symbols in another case and the recipient named as the sender.
+    const again = await postJson(app, SWAP, { ...body, fromToken: 'usdc', toAddress: payer.address }, { 'x-payment': header })
+    expect(again.status).toBe(200)
+    expect(await readJson(again)).toEqual(await readJson(first))
+    expect(decodeXPaymentResponse(again.headers.get('x-payment-response') ?? '')).toEqual(
+      decodeXPaymentResponse(first.headers.get('x-payment-response') ?? ''),
+    )
+    expect(await countRows('x402_payments')).toBe(payments + 1)
   })
 
-  it('gives exactly one 200 to 50 concurrent submissions of one X-PAYMENT', async () => {
+  it('refuses the same X-PAYMENT for a different request with payment_already_used, naming the swap it bought', async () => {
+    const { app } = freshApp()
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const first = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
+    const swapsBefore = await countRows('swaps')
+    const other = await postJson(app, SWAP, { ...body, fromAmount: '101' }, { 'x-payment': header })
+    expect(other.status).toBe(402)
+    const replay = await challengeOf(other)
+    expect(replay.error).toBe('payment_already_used')
+    expect(replay.detail).toContain(
+      `already paid for swap ${first.swapEaziRef} (${first.fromAmount} ${first.fromToken} on ${first.fromChain} to ${first.toToken} on ${first.toChain})`,
+    )
+    expect(replay.detail).toContain('Nothing was charged for this request')
+    expect(await countRows('swaps')).toBe(swapsBefore)
+  })
+
+  it('gives 50 concurrent submissions of one X-PAYMENT the one swap it paid for, recorded and charged once', async () => {
     const { app } = freshApp()
     const swapsBefore = await countRows('swaps')
+    const paymentsBefore = await countRows('x402_payments')
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
     const responses = await Promise.all(Array.from({ length: 50 }, () => postJson(app, SWAP, body, { 'x-payment': header })))
-    const statuses = responses.map((r) => r.status)
-    expect(statuses.filter((s) => s === 200)).toHaveLength(1)
-    expect(statuses.filter((s) => s === 402)).toHaveLength(49)
-    for (const r of responses.filter((r) => r.status === 402)) expect((await readJson(r))['error']).toBe('payment_already_used')
+    expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 50 }, () => 200))
+    const refs = new Set(await Promise.all(responses.map(async (r) => SwapResult.parse(await readJson(r)).swapEaziRef)))
+    expect(refs.size).toBe(1)
     expect(await countRows('swaps')).toBe(swapsBefore + 1)
+    expect(await countRows('x402_payments')).toBe(paymentsBefore + 1)
   })
 })
 

@@ -95,18 +95,35 @@ describe('x402 v2 on the paid swap', () => {
     expect(await countRows('x402_payments')).toBe(paymentsBefore + 1)
   })
 
-  it('takes one authorization once across both versions (v1 then v2, and v2 then v1)', async () => {
+  it('takes one authorization once across both versions (v1 then v2, and v2 then v1), the retry answered in its own version', async () => {
     for (const order of [
       ['x-payment', 'payment-signature'],
       ['payment-signature', 'x-payment'],
     ] as const) {
       const { payload, header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec(), validAfter: 0n })
       const headerFor = (name: string): Record<string, string> => ({ [name]: name === 'x-payment' ? header : asV2(payload) })
+      const payments = await countRows('x402_payments')
       const first = await postJson(app, SWAP, body, headerFor(order[0]))
       expect(first.status).toBe(200)
-      const second = await postJson(app, SWAP, body, headerFor(order[1]))
-      expect(second.status).toBe(402)
-      expect((await readJson(second))['error']).toBe('payment_already_used')
+      // The same request again in the other version: the same swap, with the receipt in the header of that version.
+      const retry = await postJson(app, SWAP, body, headerFor(order[1]))
+      expect(retry.status).toBe(200)
+      expect((await readJson(retry))['swapEaziRef']).toBe((await readJson(first))['swapEaziRef'])
+      if (order[1] === 'payment-signature') {
+        expect(retry.headers.get('x-payment-response')).toBeNull()
+        expect(SettleResponseV2.parse(decodeBase64Json(retry.headers.get('payment-response')))).toMatchObject({
+          success: true,
+          network: 'eip155:8453',
+        })
+      } else {
+        expect(retry.headers.get('payment-response')).toBeNull()
+        expect(retry.headers.get('x-payment-response')).not.toBeNull()
+      }
+      expect(await countRows('x402_payments')).toBe(payments + 1)
+      // A different request with it is refused, in either version.
+      const other = await postJson(app, SWAP, { ...body, fromAmount: '7' }, headerFor(order[1]))
+      expect(other.status).toBe(402)
+      expect((await readJson(other))['error']).toBe('payment_already_used')
     }
   })
 

@@ -45,9 +45,9 @@ async function connect(base: string): Promise<Client> {
 }
 
 /** tools/call with the request's params._meta, as an x402 MCP client sends the payment. */
-async function buildSwap(client: Client, meta?: Record<string, unknown>): Promise<CallToolResult> {
+async function buildSwap(client: Client, meta?: Record<string, unknown>, args: object = body): Promise<CallToolResult> {
   return CallToolResultSchema.parse(
-    await client.callTool({ name: 'build_swap', arguments: body, ...(meta === undefined ? {} : { _meta: meta }) }),
+    await client.callTool({ name: 'build_swap', arguments: { ...args }, ...(meta === undefined ? {} : { _meta: meta }) }),
   )
 }
 
@@ -102,7 +102,7 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
     expect(await serverSpent()).toBe(0n)
   })
 
-  it('paid (object, then base64): the swap, _meta["x402/payment-response"], recorded with the payment; a replay is refused', async () => {
+  it('paid (object, then base64): the swap, _meta["x402/payment-response"], recorded with the payment; a retry gets the same swap, another request is refused', async () => {
     for (const encode of [(payload: object) => payload, (payload: object) => encodeBase64Json(payload)]) {
       const unpaid = await buildSwap(client)
       const payload = await payWith.createPaymentPayload(PaymentRequiredV2.parse(unpaid.structuredContent) as never)
@@ -123,7 +123,13 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
       )
       expect(row).toEqual({ swap_ref: ref, status: 'settled' })
 
-      const replay = await buildSwap(client, { 'x402/payment': encode(payload) })
+      // The agent retries the same call (its answer was lost): the same swap, the receipt again, nothing charged twice.
+      const retry = await buildSwap(client, { 'x402/payment': encode(payload) })
+      expect(retry.isError, JSON.stringify(retry.content)).toBeFalsy()
+      expect(retry.structuredContent).toEqual(paid.structuredContent)
+      expect(retry._meta?.['x402/payment-response']).toEqual(paid._meta?.['x402/payment-response'])
+
+      const replay = await buildSwap(client, { 'x402/payment': encode(payload) }, { ...body, fromAmount: '999' })
       expect(replay.isError).toBe(true)
       expect(PaymentRequiredV2.parse(replay.structuredContent).error).toBe('payment_already_used')
       const [json, detail] = replay.content

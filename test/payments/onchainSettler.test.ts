@@ -122,6 +122,7 @@ describe('onchainSettler', () => {
       readContract: async () => '0x',
       simulateContract: chain.anvil.publicClient.simulateContract,
       waitForTransactionReceipt: chain.anvil.publicClient.waitForTransactionReceipt,
+      getTransactionReceipt: chain.anvil.publicClient.getTransactionReceipt,
     }
     expect(await onchainSettler({ publicClient: confused, walletClient: chain.anvil.walletClient(gasWallet()) }).check(payment)).toEqual({
       ok: false,
@@ -166,6 +167,7 @@ describe('onchainSettler', () => {
       readContract: real.readContract,
       simulateContract: real.simulateContract,
       waitForTransactionReceipt: () => Promise.reject(new Error('socket hang up')),
+      getTransactionReceipt: real.getTransactionReceipt,
     }
     const outcome = await onchainSettler({
       publicClient: blindAfterBroadcast,
@@ -205,6 +207,7 @@ describe('onchainSettler', () => {
       readContract: real.readContract,
       simulateContract: async () => ({}),
       waitForTransactionReceipt: real.waitForTransactionReceipt,
+      getTransactionReceipt: real.getTransactionReceipt,
     }
     expect(
       await onchainSettler({ publicClient: staleSimulation, walletClient: chain.anvil.walletClient(gasWallet()) }).settle(
@@ -251,6 +254,7 @@ describe('onchainSettler', () => {
       readContract: real.readContract,
       simulateContract: async () => ({}),
       waitForTransactionReceipt: real.waitForTransactionReceipt,
+      getTransactionReceipt: real.getTransactionReceipt,
     }
     const fixedGasWallet: OnchainSettlerWalletClient = {
       account: wallet.account,

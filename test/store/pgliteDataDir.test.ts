@@ -100,6 +100,8 @@ describe('PGlite on a data directory', () => {
           error: null,
           reservedAt: '2026-11-20T12:00:00.123Z',
           settledAt: '2026-11-20T12:00:02.000Z',
+          requestKey: null,
+          result: null,
         })
         expect(await reopened.getSwap('swp_restart')).toEqual({
           ...swap,

@@ -262,6 +262,55 @@ describe.each(storeDrivers())('store on $name', (driver) => {
     })
   })
 
+  describe('a payment kept with what it bought (settlement_pending, paid retries)', () => {
+    const delivered = { swapEaziRef: 'swp_x', nextSteps: ['sign ✓ "it"'], amounts: ['1', '2'] }
+
+    it('keeps the request key and the answer from the reservation on, through settlement', async () => {
+      const r = reservation({ requestKey: 'BAS:USDC|POL:USDC|1000000|0xa|0xa|5000000000000000', result: delivered })
+      expect(await store().reservePayment(r)).toBe(true)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ requestKey: r.requestKey, result: delivered })
+      await store().recordPaidSwap(settlementOf(r), swapRecord(r.swapRef))
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({ status: 'settled', requestKey: r.requestKey, result: delivered })
+    })
+
+    it('records the swap with an unsettled payment, settles it once, and never releases a settled one', async () => {
+      const r = reservation({ requestKey: 'k', result: delivered })
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().markPaymentUnsettled(r.payer, r.nonce, { transaction: '0xfeed', error: 'receipt timed out' }, swapRecord(r.swapRef))
+      expect(await store().getSwap(r.swapRef)).toMatchObject({ ref: r.swapRef, payment: { payer: r.payer.toLowerCase() } })
+
+      const settledAt = new Date('2026-11-20T12:05:00.000Z')
+      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xfeed', settledAt })).toBe(true)
+      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xother', settledAt })).toBe(false)
+      expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
+        status: 'settled',
+        transaction: '0xfeed',
+        error: null,
+        settledAt: settledAt.toISOString(),
+      })
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect(await store().getSwap(r.swapRef)).toBeDefined()
+    })
+
+    it('releases an unsettled payment together with its swap, so the authorization can pay again', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      await store().markPaymentUnsettled(r.payer, r.nonce, { transaction: '0xdead', error: 'timed out' }, swapRecord(r.swapRef))
+      expect(await store().releaseUnsettledPayment(upperHex(r.payer), upperHex(r.nonce))).toBe(true)
+      expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
+      expect(await store().getSwap(r.swapRef)).toBeUndefined()
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(true)
+    })
+
+    it('never releases a payment still reserved by a request in progress', async () => {
+      const r = reservation()
+      expect(await store().reservePayment(r)).toBe(true)
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect((await store().getPayment(r.payer, r.nonce))?.status).toBe('reserved')
+    })
+  })
+
   describe('recordPaidSwap', () => {
     it('settles the payment and inserts the swap, linked to it', async () => {
       const r = reservation()
@@ -411,6 +460,8 @@ describe.each(storeDrivers())('store on $name', (driver) => {
         error: null,
         reservedAt: '2026-11-20T12:00:00.123Z',
         settledAt: null,
+        requestKey: null,
+        result: null,
       }
       expect(await store().getPayment(r.payer, r.nonce)).toEqual(reserved)
       await store().recordPaidSwap(settlementOf(r, '0x5e771ed'), swapRecord(r.swapRef))

@@ -19,8 +19,8 @@ export async function collectExternally(
   settlement: ExternalSettlement,
   parameters: CollectParameters,
 ): Promise<CollectOutcome> {
-  const { payment, swap, store, now, log } = parameters
-  if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now())))) return ALREADY_USED
+  const { payment, swap, store, now, log, delivery } = parameters
+  if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now(), delivery)))) return ALREADY_USED
   const release = (): Promise<void> => store.releasePayment(payment.payer, payment.nonce, swap.ref)
   let transaction: string
   try {
@@ -31,13 +31,18 @@ export async function collectExternally(
     }
     const settled = await settlement.settle(payment, swap.ref)
     if (!settled.ok) {
-      if (settled.isAmbiguous === true)
-        await store.markPaymentUnsettled(payment.payer, payment.nonce, {
-          error: settled.message,
-          ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }),
-        })
-      else await release()
-      return settled
+      if (settled.isAmbiguous !== true) {
+        await release()
+        return settled
+      }
+      // settlement_pending: the swap is recorded with the held payment, so the retry that finds it settled gets it.
+      await store.markPaymentUnsettled(
+        payment.payer,
+        payment.nonce,
+        { error: settled.message, ...(settled.transaction === undefined ? {} : { transaction: settled.transaction }) },
+        swap,
+      )
+      return { ...settled, reason: 'settlement_pending' }
     }
     transaction = settled.transaction
   } catch (error) {
@@ -64,5 +69,6 @@ export function externalSettler(mode: SettlementMode, settlement: ExternalSettle
     check: settlement.check,
     settle: settlement.settle,
     collect: (parameters) => collectExternally(mode, settlement, parameters),
+    ...(settlement.reconcile === undefined ? {} : { reconcile: settlement.reconcile }),
   }
 }

@@ -8,10 +8,11 @@ import { ALREADY_USED, reservationOf, type Settler } from './settlement.ts'
 export function ledgerSettler(): Settler {
   return {
     mode: 'ledger',
-    async collect({ payment, swap, store, now }) {
+    async collect({ payment, swap, store, now, delivery }) {
       const transaction = `ledger:${swap.ref}`
       const at = now()
-      const isRecorded = await store.recordSettledSwap(reservationOf(payment, 'ledger', swap.ref, at), { transaction, settledAt: at }, swap)
+      const reservation = reservationOf(payment, 'ledger', swap.ref, at, delivery)
+      const isRecorded = await store.recordSettledSwap(reservation, { transaction, settledAt: at }, swap)
       return isRecorded ? { ok: true, transaction } : ALREADY_USED
     },
   }

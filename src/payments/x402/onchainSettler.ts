@@ -1,7 +1,17 @@
-import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, parseSignature } from 'viem'
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  type Hash,
+  type Hex,
+  isHash,
+  parseSignature,
+  TransactionReceiptNotFoundError,
+} from 'viem'
+import type { PaymentRow } from '../../store/createStore.ts'
 import { eip3009Abi } from './eip3009Abi.ts'
 import { externalSettler } from './collectExternally.ts'
-import type { ExternalSettlement, PaymentRejection, Settler, VerifiedPayment } from './settlement.ts'
+import type { ExternalSettlement, PaymentRejection, ReconcileOutcome, Settler, VerifiedPayment } from './settlement.ts'
 
 type Eip3009Abi = typeof eip3009Abi
 
@@ -42,6 +52,8 @@ export type OnchainSettlerPublicClient = {
   /** Resolves if the call would succeed from `account`; rejects with the revert otherwise. */
   simulateContract(parameters: TransferWithAuthorizationCall & { account: Address }): Promise<unknown>
   waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted' }>
+  /** Rejects with viem's TransactionReceiptNotFoundError while the transaction is not mined. */
+  getTransactionReceipt(parameters: { hash: Hash }): Promise<{ status: 'success' | 'reverted' }>
 }
 
 /** The gas-paying wallet that broadcasts the settlement; a viem wallet client with an account and a chain fits. */
@@ -161,8 +173,53 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
         }
       return { ok: true, transaction: hash }
     },
+
+    reconcile: (payment, nowSec) => reconcileOnchain(publicClient, payment, nowSec),
   }
   return externalSettler('onchain', external)
+}
+
+/**
+ * Where a payment left unsettled stands on Base, from reads only (nothing is broadcast again): its transaction's
+ * receipt, then USDC's `authorizationState`. Money moved only under a successful receipt; it can no longer move once
+ * our transaction reverted, or once the authorization expired, while the nonce is unused. Anything else is pending.
+ */
+async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, payment: PaymentRow, nowSec: bigint): Promise<ReconcileOutcome> {
+  const pending = (why: string): ReconcileOutcome => ({ state: 'pending', message: why })
+  const hash = payment.transaction !== null && isHash(payment.transaction) ? payment.transaction : undefined
+  let receipt: { status: 'success' | 'reverted' } | undefined
+  if (hash !== undefined)
+    try {
+      receipt = await publicClient.getTransactionReceipt({ hash })
+    } catch (error) {
+      if (!(error instanceof BaseError && error.walk((cause) => cause instanceof TransactionReceiptNotFoundError)))
+        return pending('Base could not be reached to look up the settlement (RPC error).')
+    }
+  if (receipt?.status === 'success' && hash !== undefined) return { state: 'settled', transaction: hash }
+  let isUsed: unknown
+  try {
+    isUsed = await publicClient.readContract({
+      address: payment.asset as Address,
+      abi: eip3009Abi,
+      functionName: 'authorizationState',
+      args: [payment.payer as Address, payment.nonce as Hex],
+    })
+  } catch {
+    return pending('Base could not be reached to look up the authorization (RPC error).')
+  }
+  if (isUsed === true)
+    // Used by a transaction other than the one we know: the money went to payTo, but from where is for an operator.
+    return pending(`The authorization was used on chain by a transaction other than ${hash ?? 'ours'}; an operator reconciles it.`)
+  if (isUsed !== false) return pending('Base gave an unexpected answer about the authorization.')
+  if (receipt?.status === 'reverted')
+    return { state: 'unused', message: `The settlement transaction ${hash} reverted; nothing was charged.` }
+  if (nowSec >= payment.validBefore)
+    return { state: 'unused', message: 'The authorization expired unused, so it can no longer move money; nothing was charged.' }
+  return pending(
+    hash === undefined
+      ? 'The settlement may have reached the network and is not mined yet.'
+      : `The settlement transaction ${hash} is not mined yet.`,
+  )
 }
 
 function transferWithAuthorizationCall(payment: VerifiedPayment): TransferWithAuthorizationCall {

@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem'
 import type { Logger } from 'pino'
 import type { PaymentPayload, PaymentRejectReason, PaymentRequirements } from '../../schemas/x402.ts'
-import type { PaymentReservation, Store, SwapRecord } from '../../store/createStore.ts'
+import type { PaymentReservation, PaymentRow, Store, SwapRecord } from '../../store/createStore.ts'
 
 /** A payment whose fields and signature passed verification: the EIP-3009 authorization, in atomic units. */
 export type VerifiedPayment = {
@@ -47,7 +47,22 @@ export type ExternalSettlement = {
   check(payment: VerifiedPayment): Promise<CheckOutcome>
   /** Moves the money. `swapEaziRef` names the swap the payment is for. */
   settle(payment: VerifiedPayment, swapEaziRef: string): Promise<SettleOutcome>
+  /**
+   * Looks up where an unsettled payment stands (settlement_pending) without broadcasting again: a retry with the same
+   * authorization calls it, and so will the lifecycle reconciler. Absent: the payment stays pending for an operator.
+   */
+  reconcile?(payment: PaymentRow, nowSec: bigint): Promise<ReconcileOutcome>
 }
+
+/**
+ * Where an unsettled payment stands. `settled`: its transaction confirmed (or the authorization was used on chain,
+ * which pays only our payTo); `unused`: money certainly did not move and cannot move under the broadcast we made (it
+ * reverted, or the authorization expired unused), so the payment can be released; `pending`: not known yet.
+ */
+export type ReconcileOutcome =
+  | { state: 'settled'; transaction: string }
+  | { state: 'unused'; message: string }
+  | { state: 'pending'; message: string }
 
 /** The store writes a settler makes: single-use reservation, release, and the swap recorded with its payment. */
 export type PaymentLedger = Pick<
@@ -55,17 +70,30 @@ export type PaymentLedger = Pick<
   'reservePayment' | 'releasePayment' | 'markPaymentUnsettled' | 'recordPaidSwap' | 'recordSettledSwap'
 >
 
+/** What a payment buys, kept with it for a retry with the same authorization (payForSwap.ts). */
+export type PaidDelivery = {
+  /** The normalised request the payment bought (paidRequestKey). */
+  requestKey: string
+  /** The answer, as it goes out (a SwapResult). */
+  result: unknown
+}
+
 export type CollectParameters = {
   payment: VerifiedPayment
   /** The built swap the payment buys, recorded with it. */
   swap: SwapRecord
+  /** Kept with the payment from its reservation on, so a retry gets this same swap. */
+  delivery?: PaidDelivery
   store: PaymentLedger
   now: () => Date
   log: Logger
 }
 
-/** Collected (the receipt's transaction), or refused; `isAmbiguous`: money may have moved, the authorization stays held. */
-export type CollectOutcome = { ok: true; transaction: string } | (PaymentRejection & { isAmbiguous?: boolean })
+/**
+ * Collected (the receipt's transaction), or refused; `isAmbiguous`: money may have moved, the authorization stays held
+ * (settlement_pending), with the broadcast `transaction` when there is one.
+ */
+export type CollectOutcome = { ok: true; transaction: string } | (PaymentRejection & { isAmbiguous?: boolean; transaction?: string })
 
 /**
  * Takes payment for a built swap (DESIGN 7.9, 7.10); each mode is one implementation (ledger, on-chain,
@@ -75,11 +103,20 @@ export type CollectOutcome = { ok: true; transaction: string } | (PaymentRejecti
 export type Settler = {
   mode: SettlementMode
   collect(parameters: CollectParameters): Promise<CollectOutcome>
+  /** As ExternalSettlement.reconcile; the ledger never leaves a payment unsettled, so it has none. */
+  reconcile?(payment: PaymentRow, nowSec: bigint): Promise<ReconcileOutcome>
 }
 
 /** The reservation row of a payment held for one swap. */
-export function reservationOf(payment: VerifiedPayment, mode: SettlementMode, swapRef: string, reservedAt: Date): PaymentReservation {
+export function reservationOf(
+  payment: VerifiedPayment,
+  mode: SettlementMode,
+  swapRef: string,
+  reservedAt: Date,
+  delivery?: PaidDelivery,
+): PaymentReservation {
   return {
+    ...(delivery === undefined ? {} : { requestKey: delivery.requestKey, result: delivery.result }),
     payer: payment.payer,
     nonce: payment.nonce,
     value: payment.value,
