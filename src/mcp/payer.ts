@@ -23,7 +23,10 @@ export type PaidPostOutcome =
 export type Payer = {
   address: Address
   dailyBudget: bigint
-  /** POSTs `body` to a paid endpoint, paying its x402 challenge once, within the daily budget. Never retries. */
+  /**
+   * POSTs `body` to a paid endpoint, paying its x402 challenge once, within the daily budget. Never signs a second
+   * payment; a lost answer is retried once with the same one.
+   */
   post(path: string, body: unknown): Promise<PaidPostOutcome>
 }
 
@@ -60,6 +63,8 @@ function readReceipt(header: string, decodeXPaymentResponse: X402Fetch['decodeXP
   }
 }
 
+const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
 /** The UTC day a budget counts in. */
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
@@ -68,8 +73,8 @@ export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0
  * Each call first reserves the fee against the wallet's daily budget in the store, in one atomic statement, so
  * concurrent calls can never together pass it. The reservation is given back only when the payment certainly did
  * not happen: nothing signed was sent, or the service refused the payment (402). When a signed payment was sent and
- * the answer is lost or ambiguous, the reservation stays and the call is not repeated: a second attempt would sign a
- * fresh authorization and could pay twice.
+ * the answer is lost, the same payment is sent once more (the service answers it with the swap it bought, never a
+ * second charge); if that too is lost or ambiguous, the reservation stays and no fresh authorization is signed.
  */
 export function createPayer(parameters: CreatePayerParameters): Payer {
   const { client, budget, dailyBudgetAtomic, clock, log } = parameters
@@ -86,30 +91,40 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         return { kind: 'budget_exhausted', spentToday: await budget.spent(account.address, day), dailyBudget: dailyBudgetAtomic }
       const release = (): Promise<void> => budget.release(account.address, day, fee)
 
-      let sentPayment = false
+      /** The X-PAYMENT sent, once x402-fetch has signed one. */
+      let sentPayment: string | undefined
       const watched = (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit): Promise<Response> => {
         const headers = (init?.headers ?? {}) as Record<string, string>
-        if (Object.keys(headers).some((name) => name.toLowerCase() === 'x-payment')) sentPayment = true
+        const payment = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-payment')
+        if (payment !== undefined) sentPayment = payment[1]
         return client.fetch(String(input), init)
       }
       const paidFetch = wrapFetchWithPayment(watched as typeof globalThis.fetch, account, fee)
+      const url = `${client.baseUrl}${path}`
+      const request = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      }
       let response: ServiceResponse
       try {
-        response = await readServiceResponse(
-          await paidFetch(`${client.baseUrl}${path}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept: 'application/json' },
-            body: JSON.stringify(body),
-          }),
-        )
+        response = await readServiceResponse(await paidFetch(url, request))
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error)
-        if (!sentPayment) {
+        if (sentPayment === undefined) {
           await release()
-          return { kind: 'not_sent', reason: message }
+          return { kind: 'not_sent', reason: errorMessage(error) }
         }
-        log.warn({ event: 'payment_outcome_unknown', path, payer: account.address }, 'payment_outcome_unknown')
-        return { kind: 'unknown', reason: message }
+        // The answer was lost after paying. The service keeps what a payment bought, so the same X-PAYMENT with the
+        // same request gets that swap again, and cannot be charged twice: repeat it once.
+        try {
+          response = await readServiceResponse(
+            await client.fetch(url, { ...request, headers: { ...request.headers, 'x-payment': sentPayment } }),
+          )
+          log.info({ event: 'payment_retried', path, payer: account.address, status: response.status }, 'payment_retried')
+        } catch (again) {
+          log.warn({ event: 'payment_outcome_unknown', path, payer: account.address }, 'payment_outcome_unknown')
+          return { kind: 'unknown', reason: `${errorMessage(error)}; the retry with the same payment: ${errorMessage(again)}` }
+        }
       }
 
       if (response.status === 200) {
@@ -121,7 +136,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         return { kind: 'paid', response, receipt, spentToday }
       }
       const reason = (response.body as { error?: unknown } | undefined)?.error
-      if (sentPayment && (response.status !== 402 || reason === 'settlement_failed' || reason === 'settlement_pending')) {
+      if (sentPayment !== undefined && (response.status !== 402 || reason === 'settlement_failed' || reason === 'settlement_pending')) {
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
         return {
           kind: 'unknown',

@@ -73,8 +73,10 @@ async function buildSwap(client: ConnectedClient, args: Record<string, unknown>)
   return result
 }
 
-async function paymentRows(on: Store, wallet: Wallet): Promise<{ status: string; value: string; pay_to: string }[]> {
-  return on.sql.query(`select status, value::text as value, pay_to from x402_payments where payer = $1`, [wallet.address.toLowerCase()])
+async function paymentRows(on: Store, wallet: Wallet): Promise<{ status: string; value: string; pay_to: string; swap_ref: string }[]> {
+  return on.sql.query(`select status, value::text as value, pay_to, swap_ref from x402_payments where payer = $1`, [
+    wallet.address.toLowerCase(),
+  ])
 }
 
 describe('build_swap end to end: pays the embedded server on the ledger', () => {
@@ -196,8 +198,32 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toBeUndefined()
     expect(textOf(result)).toBe(
-      `The USD 0.02 payment was sent but its outcome is unknown (fetch failed: socket hang up). Do not call build_swap again for this swap right away: a new call signs a new payment. The budget counts this payment. Check the wallet's USDC transfers on Base, or ask the SwapEazi operator about payer ${wallet.address}.`,
+      `The USD 0.02 payment was sent but its outcome is unknown (fetch failed: socket hang up; the retry with the same payment: fetch failed: socket hang up). Do not call build_swap again for this swap right away: a new call signs a new payment. The budget counts this payment. Check the wallet's USDC transfers on Base, or ask the SwapEazi operator about payer ${wallet.address}.`,
     )
+    expect(await store.budget.spent(wallet.address, utcDay(Date.now()))).toBe(FEE)
+  })
+
+  it('an answer lost after the swap was paid and recorded: the same payment once more gets that swap, charged once', async () => {
+    const wallet = throwawayWallet()
+    const paidRequests: string[] = []
+    const loseFirstPaidAnswer: FetchLike = async (input, init) => {
+      const headers = (init?.headers ?? {}) as Record<string, string>
+      const payment = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-payment')?.[1]
+      const response = await app.fetch(new Request(input, init))
+      if (payment === undefined) return response
+      paidRequests.push(payment)
+      // The service answered (the swap is paid and recorded), and the answer is lost on the way back.
+      if (paidRequests.length === 1) throw new TypeError('fetch failed: socket hang up')
+      return response
+    }
+    const client = await payingClient(wallet, { fetch: loseFirstPaidAnswer })
+    const result = await buildSwap(client, quoteBody())
+    expect(result.isError, textOf(result)).toBeFalsy()
+    expect(paidRequests).toHaveLength(2)
+    expect(paidRequests[1]).toBe(paidRequests[0])
+    const rows = await paymentRows(store, wallet)
+    expect(rows).toHaveLength(1)
+    expect(result.structuredContent).toMatchObject({ swapEaziRef: rows[0]?.swap_ref })
     expect(await store.budget.spent(wallet.address, utcDay(Date.now()))).toBe(FEE)
   })
 })
