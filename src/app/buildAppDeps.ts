@@ -6,7 +6,8 @@ import { type LoadedCatalogue, loadCatalogue } from '../catalogue/loadCatalogue.
 import { loadSanctionsList, SanctionsListError } from '../compliance/loadSanctionsList.ts'
 import type { SanctionsList } from '../schemas/sanctions.ts'
 import { sanctionsListScreener } from '../compliance/sanctionsListScreener.ts'
-import type { Config } from '../config.ts'
+import type { Config, MppConfig } from '../config.ts'
+import type { TempoCharge } from '../payments/mpp/tempoCharge.ts'
 import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
@@ -50,6 +51,7 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     config.keySecret ?? generated('api_key_secret'),
     config.quoteSecret ?? generated('quote_secret'),
   ])
+  const mpp = config.payments.mpp === undefined ? undefined : await mppRail(config.payments.mpp, files.pricing.mppCallFeePathUsd, generated)
   return {
     catalogue,
     files,
@@ -64,11 +66,24 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     screener: sanctionsListScreener(sanctions),
     settler: settlerFromConfig(config.payments.settlement),
     payTo: config.payments.payTo,
+    ...(mpp === undefined ? {} : { mpp }),
     keySecret,
     trustProxy: config.trustProxy,
     rateLimits: config.rateLimits,
     mcp: config.mcp,
   }
+}
+
+/**
+ * The MPP rail (DESIGN 7.25), loaded only when configured: mppx takes about 0.9 s to import. Its secret is configured,
+ * or generated once and kept in the store, so every replica issues and verifies the same challenges.
+ */
+async function mppRail(mpp: MppConfig, amount: string, generated: (name: string) => Promise<Uint8Array>): Promise<TempoCharge> {
+  const [{ createTempoCharge }, secretKey] = await Promise.all([
+    import('../payments/mpp/tempoCharge.ts'),
+    mpp.secretKey ?? generated('mpp_secret_key').then((secret) => new TextDecoder().decode(secret)),
+  ])
+  return createTempoCharge({ ...mpp, secretKey, amount, description: 'SwapEazi swap build' })
 }
 
 /** The catalogue and the sanctions list, or one line naming the file at fault and the variable that chose it. */

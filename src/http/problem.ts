@@ -20,6 +20,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   invalid_key: 401,
   invalid_quote: 400,
   quote_expired: 422,
+  payment_unavailable: 503,
   internal_error: 500,
 }
 
@@ -40,6 +41,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   invalid_key: 'Invalid API key',
   invalid_quote: 'Invalid quote',
   quote_expired: 'Quote expired',
+  payment_unavailable: 'Payment verification unavailable',
   internal_error: 'Internal error',
 }
 

@@ -6,6 +6,7 @@ import { SwapResult } from '../schemas/swap.ts'
 import { X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import { describeX402Resources } from '../service/describeX402Resources.ts'
 import { rateLimitedError } from '../service/admitApiRequest.ts'
+import { payForMppSwap } from '../service/payForMppSwap.ts'
 import { payForSwap } from '../service/payForSwap.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { PUBLISHED_CACHE } from './cacheControl.ts'
@@ -15,12 +16,42 @@ import { clientIp } from './clientIp.ts'
 import { holdRefusal, localLimitsOf } from './rateLimit.ts'
 import { requestHeader } from './requestHeader.ts'
 
+/** What an x402 402 of the MPP path adds to its detail when the rail is on. */
+const MPP_OFFER =
+  'Or pay 0.02 pathUSD on Tempo over MPP: send the transfer the WWW-Authenticate: Payment challenge asks for (tempo charge, push mode, with its memo), then repeat the request with Authorization: Payment holding its hash.'
+
+const MPP_DESCRIPTION =
+  ' MPP (where the deployment has a Tempo RPC; the capability manifest says whether): every 402 also carries WWW-Authenticate: Payment, an mppx 0.11 tempo charge of 0.02 pathUSD in push mode. Send that transfer (transferWithMemo with the challenge-bound memo), then repeat the request with Authorization: Payment (base64url JSON of {challenge, payload: {type: "hash", hash}, source}); it is verified against the Tempo RPC and answered 200 with Payment-Receipt. One transaction pays for one swap; the same credential with the same request gets the same swap again. A refused credential is 402 with a fresh challenge and `error` one of invalid_payment, invalid_challenge, challenge_expired, unsupported_mode, payment_not_found, payment_reverted, asset_mismatch, amount_mismatch, recipient_mismatch, memo_mismatch, payment_already_used. Without a Tempo RPC, Authorization: Payment is answered 402 unsupported_scheme.'
+
+const MPP_AUTHORIZATION = {
+  name: 'Authorization',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Payment <base64url JSON of an MPP credential>: a tempo charge in push mode ({type: "hash", hash}) answering the WWW-Authenticate challenge',
+  schema: { type: 'string' as const },
+}
+
+const MPP_RECEIPT = {
+  description:
+    'Paid with Authorization: Payment: base64url JSON {method: "tempo", reference: <transaction hash>, status: "success", timestamp}',
+  schema: { type: 'string' as const },
+}
+
+const MPP_CHALLENGE = {
+  description:
+    'Where the MPP rail is on: Payment id, realm, method="tempo", intent="charge", request (base64url JCS of {amount: "20000", currency: pathUSD, recipient, methodDetails: {chainId, supportedModes: ["push"]}}), description, expires',
+  schema: { type: 'string' as const },
+}
+
 /**
  * POST /api/x402/swap and /api/mpp/swap (one handler, spec rule 3): the body is validated, the swap screened and
  * built before any 402 (v1 body, v2 PAYMENT-REQUIRED header); then the X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2) is
- * verified and settled, and the answer carries X-PAYMENT-RESPONSE or PAYMENT-RESPONSE to match.
+ * verified and settled, and the answer carries X-PAYMENT-RESPONSE or PAYMENT-RESPONSE to match. On the MPP path with a
+ * Tempo RPC configured (`deps.mpp`), every 402 also carries `WWW-Authenticate: Payment` (mppx tempo charge), and an
+ * `Authorization: Payment` credential pays instead (payForMppSwap), answered with `Payment-Receipt`.
  */
-const paidSwap = (path: string, summary: string, operationId: string): Endpoint =>
+const paidSwap = (path: string, summary: string, operationId: string, isMppPath = false): Endpoint =>
   defineEndpoint({
     method: 'POST',
     path,
@@ -29,7 +60,8 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
       summary,
       operationId,
       description:
-        'Without a payment: 402 with the x402 v1 challenge in the body and the same offer as x402 v2 in the PAYMENT-REQUIRED header. With X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2): the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction and X-PAYMENT-RESPONSE or PAYMENT-RESPONSE respectively. One (payer, nonce) pays once whichever header carries it; only low-s (EIP-2) signatures are accepted. Validation (400), screening (403) and routing (422) come before any 402.',
+        'Without a payment: 402 with the x402 v1 challenge in the body and the same offer as x402 v2 in the PAYMENT-REQUIRED header. With X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2): the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction and X-PAYMENT-RESPONSE or PAYMENT-RESPONSE respectively. One (payer, nonce) pays once whichever header carries it; only low-s (EIP-2) signatures are accepted. Validation (400), screening (403) and routing (422) come before any 402.' +
+        (isMppPath ? MPP_DESCRIPTION : ''),
       parameters: [
         {
           name: 'X-PAYMENT',
@@ -46,6 +78,7 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
             'base64 (standard or url-safe) of an x402 v2 exact PaymentPayload whose `accepted` is accepts[0] of PAYMENT-REQUIRED, unchanged',
           schema: { type: 'string' },
         },
+        ...(isMppPath ? [MPP_AUTHORIZATION] : []),
       ],
       responses: {
         200: jsonResponse(SwapResult, 'The built swap', {
@@ -57,12 +90,14 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
             description: 'Paid with PAYMENT-SIGNATURE: base64 of SettleResponseV2 (network "eip155:8453")',
             schema: { type: 'string' },
           },
+          ...(isMppPath ? { 'Payment-Receipt': MPP_RECEIPT } : {}),
         }),
         402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)', {
           'PAYMENT-REQUIRED': {
             description: 'base64 of PaymentRequiredV2: the same offer and `error` in x402 v2 (CAIP-2 network "eip155:8453", `amount`)',
             schema: { type: 'string' },
           },
+          ...(isMppPath ? { 'WWW-Authenticate': MPP_CHALLENGE } : {}),
         }),
         400: problemResponseDoc(
           'invalid_request, or conflicting_payment (any two of X-PAYMENT, PAYMENT-SIGNATURE and Authorization: Payment, bare or malformed included)',
@@ -71,6 +106,13 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
         413: PAYLOAD_TOO_LARGE,
         415: UNSUPPORTED_MEDIA_TYPE,
         422: problemResponseDoc('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable'),
+        ...(isMppPath
+          ? {
+              503: problemResponseDoc(
+                'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential',
+              ),
+            }
+          : {}),
       },
     },
     handler: (deps, scope) => {
@@ -98,17 +140,49 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
             'conflicting_payment',
             `${sent.join(' and ')} were sent together; send exactly one payment: X-PAYMENT (x402 v1), PAYMENT-SIGNATURE (x402 v2) or Authorization: Payment (MPP). Nothing was charged.`,
           )
+        const resource = `${deps.publicUrl}${path}`
+        const mpp = isMppPath ? deps.mpp : undefined
+        if (sent[0] === 'Authorization: Payment' && authorization !== undefined) {
+          if (mpp !== undefined) {
+            const paid = await payForMppSwap(deps, { params, authorization, resource })
+            if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
+            if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
+            return c.json(paid.challenge, 402, {
+              'PAYMENT-REQUIRED': encodeBase64Json(paid.paymentRequired),
+              'WWW-Authenticate': paid.wwwAuthenticate,
+            })
+          }
+          // No MPP here: the request is answered as unpaid (screened and built first), saying why.
+          const unpaid = await payForSwap(deps, { params, paymentHeader: undefined, resource, channel: 'x402' })
+          if (unpaid.kind === 'payment_required') {
+            const detail = isMppPath
+              ? 'MPP is not offered on this deployment (it has no Tempo RPC to verify payments with): pay this swap over x402 instead.'
+              : 'MPP is not offered on this path: send Authorization: Payment to POST /api/mpp/swap, or pay over x402 here.'
+            return c.json(
+              { ...unpaid.challenge, error: 'unsupported_scheme', detail: `${detail} ${unpaid.challenge.detail ?? ''}`.trim() },
+              402,
+              {
+                'PAYMENT-REQUIRED': encodeBase64Json({ ...unpaid.paymentRequired, error: 'unsupported_scheme' }),
+              },
+            )
+          }
+        }
         const outcome = await payForSwap(deps, {
           params,
           paymentHeader,
           paymentSignature,
-          resource: `${deps.publicUrl}${path}`,
+          resource,
           channel: 'x402',
         })
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
-          return c.json(outcome.challenge, 402, {
+          const challenge =
+            mpp === undefined || outcome.challenge.detail === undefined
+              ? outcome.challenge
+              : { ...outcome.challenge, detail: `${outcome.challenge.detail} ${MPP_OFFER}` }
+          return c.json(challenge, 402, {
             'PAYMENT-REQUIRED': encodeBase64Json(outcome.paymentRequired),
+            ...(mpp === undefined ? {} : { 'WWW-Authenticate': await mpp.challengeHeader() }),
             ...(outcome.retryAfterSec === undefined ? {} : { 'Retry-After': String(outcome.retryAfterSec) }),
           })
         }
@@ -120,7 +194,12 @@ const paidSwap = (path: string, summary: string, operationId: string): Endpoint 
   })
 
 export const swapX402 = paidSwap('/api/x402/swap', 'Paid swap build over x402 (USD 0.02 in USDC on Base)', 'swapX402')
-export const swapMpp = paidSwap('/api/mpp/swap', 'The same paid swap handler on the MPP path', 'swapMpp')
+export const swapMpp = paidSwap(
+  '/api/mpp/swap',
+  'The same paid swap handler on the MPP path: x402, or MPP (0.02 pathUSD on Tempo) where a Tempo RPC is configured',
+  'swapMpp',
+  true,
+)
 
 /** GET /.well-known/x402.json: the payment manifest of the paid endpoints (DESIGN 7.19). */
 export const getX402Manifest = defineEndpoint({

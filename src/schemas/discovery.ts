@@ -34,7 +34,27 @@ export const CapabilityManifest = z
         manifest: z.string(),
         price: Price,
       }),
-      mpp: z.object({ description: z.string(), quoteEndpoint: z.string(), swapEndpoint: z.string(), price: Price }),
+      mpp: z.object({
+        description: z.string(),
+        quoteEndpoint: z.string(),
+        swapEndpoint: z.string(),
+        price: Price,
+        available: z
+          .boolean()
+          .describe('Extension: whether this deployment takes MPP (it needs a Tempo RPC); false, the swap endpoint takes x402 only'),
+        tempo: z
+          .object({
+            method: z.literal('tempo'),
+            intent: z.literal('charge'),
+            modes: z.array(z.literal('push')),
+            chainId: z.number().int(),
+            currency: z.string(),
+            recipient: z.string(),
+            realm: z.string(),
+          })
+          .optional()
+          .describe('Extension, when available: what the WWW-Authenticate: Payment challenge asks for'),
+      }),
     }),
     pricing: z.object({ quote: z.string(), swap: z.string(), benchmark: z.string() }),
     discovery: z.object({ unsupportedPairResponse: z.string() }),

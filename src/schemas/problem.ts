@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'invalid_key',
   'invalid_quote',
   'quote_expired',
+  'payment_unavailable',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

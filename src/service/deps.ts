@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Address } from 'viem'
 import type { RateLimits } from '../auth/rateLimits.ts'
 import type { Screener } from '../compliance/screener.ts'
+import type { TempoCharge } from '../payments/mpp/tempoCharge.ts'
 import type { Settler } from '../payments/x402/settlement.ts'
 import type { Store } from '../store/createStore.ts'
 import type { CatalogueFiles } from '../engine/index.ts'
@@ -30,6 +31,8 @@ export type ServiceDeps = {
   screener: Screener
   /** How accepted x402 payments become money (DESIGN 7.10). */
   settler: Settler
+  /** The MPP rail of /api/mpp/swap (DESIGN 7.25); absent when no Tempo RPC is configured, and then not offered. */
+  mpp?: TempoCharge
   /** Our wallet on Base that x402 payments pay. */
   payTo: Address
   /** HMAC key that signs and verifies API keys (DESIGN 7.14): configured, or generated once and kept in the store. */

@@ -61,12 +61,7 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
         manifest: '/.well-known/x402.json',
         price: { amount: pricing.agentCallFeeUsdc, currency: 'USD', asset: 'USDC', network: 'base', atomicAmount: '20000' },
       },
-      mpp: {
-        description: `Machine Payments Protocol rail: ${pricing.mppCallFeePathUsd} pathUSD per swap call, same handler as x402.`,
-        quoteEndpoint: 'POST /api/mpp/quote',
-        swapEndpoint: 'POST /api/mpp/swap',
-        price: { amount: pricing.mppCallFeePathUsd, currency: 'USD', asset: 'pathUSD', network: 'tempo', atomicAmount: '20000' },
-      },
+      mpp: describeMpp(deps, pricing.mppCallFeePathUsd),
     },
     pricing: {
       quote: 'free',
@@ -76,6 +71,35 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
     discovery: {
       unsupportedPairResponse:
         'A quote for a pair no route joins answers HTTP 200 {"supported": false, "reason": "no_route_found", "pair": "<fromToken>-><toToken>"}, so agents can probe corridors for free before paying for a swap.',
+    },
+  }
+}
+
+/** The MPP rail as this deployment offers it: available only with a Tempo RPC (DESIGN 7.25). */
+function describeMpp(deps: ServiceDeps, feePathUsd: string): CapabilityManifest['agentPayments']['mpp'] {
+  const endpoints = { quoteEndpoint: 'POST /api/mpp/quote', swapEndpoint: 'POST /api/mpp/swap' }
+  const price = { amount: feePathUsd, currency: 'USD', asset: 'pathUSD', network: 'tempo', atomicAmount: '20000' }
+  const { mpp } = deps
+  if (mpp === undefined)
+    return {
+      description: `Machine Payments Protocol rail (${feePathUsd} pathUSD on Tempo per swap call): not available on this deployment, which has no Tempo RPC to verify payments with; POST /api/mpp/swap takes x402 only.`,
+      ...endpoints,
+      price,
+      available: false,
+    }
+  return {
+    description: `Machine Payments Protocol: ${feePathUsd} pathUSD on Tempo (chain ${mpp.chainId}) per swap call, the same handler as x402. The 402 of POST /api/mpp/swap carries WWW-Authenticate: Payment (mppx tempo charge, push mode): send the pathUSD transfer with the challenge's memo, then repeat the request with Authorization: Payment holding the transaction hash; the 200 carries Payment-Receipt.`,
+    ...endpoints,
+    price,
+    available: true,
+    tempo: {
+      method: 'tempo',
+      intent: 'charge',
+      modes: ['push'],
+      chainId: mpp.chainId,
+      currency: mpp.currency,
+      recipient: mpp.recipient,
+      realm: mpp.realm,
     },
   }
 }

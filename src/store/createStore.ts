@@ -1,6 +1,7 @@
 import type { SwapStatus } from '../schemas/swap.ts'
 import { createBudgetStore, type BudgetStore } from './createBudgetStore.ts'
 import { createDisbursementStore, type DisbursementStore } from './createDisbursementStore.ts'
+import { createMppPaymentStore, type MppPaymentStore } from './createMppPaymentStore.ts'
 import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createGroupCommit } from './groupCommit.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
@@ -58,6 +59,8 @@ export type Store = {
   keys: KeyStore
   /** Batch disbursements (POST /api/v1/batch/disburse). */
   disbursements: DisbursementStore
+  /** MPP payments (tempo charges), each claimed with the swap it bought (DESIGN 7.25). */
+  mpp: MppPaymentStore
   /** Corridor intelligence: observations, their aggregation, monthly call counters (DESIGN 7.17). */
   intel: IntelStore
   /** Per-minute request counters (DESIGN 7.16): in the store on PostgreSQL, in the owning process's memory on PGlite. */
@@ -74,6 +77,7 @@ export function createStore(sql: Sql): Store {
     sql,
     keys,
     disbursements: createDisbursementStore(sql, insertSwap),
+    mpp: createMppPaymentStore(sql, insertSwap),
     intel: createIntelStore(sql),
     rateLimits: sql.isExclusive ? createMemoryRateLimitStore((id) => keys.isRevoked(id)) : createRateLimitStore(sql),
     budget: createBudgetStore(sql),

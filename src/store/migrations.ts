@@ -327,6 +327,30 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       alter table x402_payments add column result jsonb;
     `,
   },
+  {
+    id: 10,
+    name: 'MPP payments: a Tempo transaction hash pays for one swap, claimed with the swap it bought',
+    // hash: the Tempo transaction (lowercase), single use across replicas; it is inserted in the transaction that
+    // records the swap (createMppPaymentStore.ts), so an unrecorded swap leaves its payment unclaimed. request_key and
+    // result let a retry with the same credential and request get the same swap (payForMppSwap.ts).
+    sql: `
+      create table mpp_payments (
+        hash text primary key,
+        chain_id integer not null,
+        payer text not null,
+        amount numeric(78, 0) not null,
+        currency text not null,
+        recipient text not null,
+        challenge_id text not null,
+        challenge_expires timestamptz not null,
+        swap_ref text not null,
+        request_key text not null,
+        result jsonb not null,
+        claimed_at timestamptz not null
+      );
+      create index mpp_payments_swap_ref on mpp_payments (swap_ref);
+    `,
+  },
 ]
 
 /**

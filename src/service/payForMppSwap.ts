@@ -1,0 +1,185 @@
+import type { MppPayment, TempoCharge } from '../payments/mpp/tempoCharge.ts'
+import { TempoRpcUnavailableError } from '../payments/mpp/tempoCharge.ts'
+import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
+import { paymentRequiredV2Of } from '../payments/x402/v2.ts'
+import type { MppRejectReason } from '../schemas/mpp.ts'
+import type { QuoteParams } from '../schemas/quote.ts'
+import type { SwapResult } from '../schemas/swap.ts'
+import type { PaymentRequiredV2, X402Challenge } from '../schemas/x402.ts'
+import type { MppPaymentRow } from '../store/createMppPaymentStore.ts'
+import { buildSwapTransaction } from './buildSwapTransaction.ts'
+import type { ServiceDeps } from './deps.ts'
+import { formatSwapResult } from './formatSwapResult.ts'
+import { paidRequestKey } from './payForSwap.ts'
+import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
+import { resolveQuoteRequest } from './resolveQuoteRequest.ts'
+import { screenSwapAddresses } from './screenSwapAddresses.ts'
+import { ServiceError } from './serviceError.ts'
+import { swapRecordOf } from './swapRecordOf.ts'
+import { newSwapRef } from './swapRef.ts'
+
+export type PayForMppSwapParameters = {
+  params: QuoteParams
+  /** The `Authorization` header holding the `Payment` credential. */
+  authorization: string
+  /** Absolute URL of the endpoint called: the x402 challenge's `resource`. */
+  resource: string
+}
+
+export type PayForMppSwapReturnType =
+  /** `receipt`: the `Payment-Receipt` header. */
+  | { kind: 'paid'; result: SwapResult; receipt: string }
+  /**
+   * Refused: the x402 v1 body and v2 offer of every 402 of this route, with the refusal's reason code, and a fresh MPP
+   * challenge (`wwwAuthenticate`). `isBadCredential`: the credential was unreadable or failed verification.
+   */
+  | {
+      kind: 'payment_required'
+      challenge: X402Challenge
+      paymentRequired: PaymentRequiredV2
+      wwwAuthenticate: string
+      isBadCredential?: true
+    }
+
+type PaymentRequired = Extract<PayForMppSwapReturnType, { kind: 'payment_required' }>
+
+/**
+ * The swap paid over MPP (DESIGN 7.25): a payment already on record is looked up first, by its hash, before any work
+ * (the same credential with the same request gets the same swap again; with another request a 402 names the swap it
+ * bought). Otherwise the swap is screened, routed and built, the credential verified against the Tempo RPC (mppx 0.11,
+ * push mode: the transfer is already on chain), and the payment's hash claimed in the statement that records the swap,
+ * so it pays once across replicas and is claimed only if the swap is delivered.
+ */
+export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwapParameters): Promise<PayForMppSwapReturnType> {
+  const { params, authorization, resource } = parameters
+  const mpp = deps.mpp
+  if (mpp === undefined) throw new Error('payForMppSwap called without the MPP rail configured')
+  const refuse = refusal(deps, mpp, resource)
+  const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
+
+  const named = mpp.identify(authorization)
+  const recorded = named === undefined ? undefined : await deps.store.mpp.getPayment(named.hash)
+  if (named !== undefined && recorded !== undefined) return answerRetry(deps, mpp, recorded, named.challengeId, requestKey, refuse)
+
+  await screenSwapAddresses(deps, params)
+  const swapEaziRef = newSwapRef(deps.clock())
+  const built = buildSwapTransaction(deps, { params, swapEaziRef })
+
+  let verified: Awaited<ReturnType<TempoCharge['verify']>>
+  try {
+    verified = await mpp.verify(authorization)
+  } catch (error) {
+    if (!(error instanceof TempoRpcUnavailableError)) throw error
+    deps.log.warn({ event: 'mpp_rpc_unavailable', err: error.message }, 'mpp_rpc_unavailable')
+    throw new ServiceError(
+      'payment_unavailable',
+      'The Tempo RPC this service verifies MPP payments with did not answer. Nothing was claimed: repeat the same request with the same credential shortly; it stays usable until its challenge expires.',
+      { retryAfterSec: RPC_RETRY_AFTER_SEC },
+      { cause: error },
+    )
+  }
+  if (!verified.ok)
+    return { ...(await refuse(verified.reason, `${verified.message} Nothing was claimed by this service.`)), isBadCredential: true }
+  const { payment } = verified
+
+  const at = new Date(deps.clock())
+  const result = formatSwapResult(built, { atomic: AGENT_CALL_FEE_ATOMIC })
+  const isRecorded = await deps.store.mpp.recordPaidSwap(
+    claimOf(payment, swapEaziRef, requestKey, result, at),
+    swapRecordOf(built, 'mpp', at),
+  )
+  if (!isRecorded) {
+    // Another request with this payment was recorded since the lookup: answer as its retry.
+    const holder = await deps.store.mpp.getPayment(payment.hash)
+    if (holder !== undefined) return answerRetry(deps, mpp, holder, payment.challengeId, requestKey, refuse)
+    return refuse('payment_already_used', ALREADY_USED)
+  }
+  deps.log.info(
+    {
+      event: 'swap_paid',
+      swap_ref: swapEaziRef,
+      payer: payment.payer,
+      channel: 'mpp',
+      transaction: payment.hash,
+      route: built.quote.route.id,
+    },
+    'swap_paid',
+  )
+  return { kind: 'paid', result, receipt: mpp.receiptHeader(payment, at) }
+}
+
+/** How long a payer waits before repeating a request the Tempo RPC could not verify. */
+const RPC_RETRY_AFTER_SEC = 5
+
+const ALREADY_USED = 'This Tempo transaction has already paid for a swap. Pay a new challenge with a new transfer.'
+
+type Refuse = (reason: MppRejectReason, detail: string) => Promise<PaymentRequired>
+
+/** The 402 of a refused credential: the route's x402 offer with the reason code, and a fresh MPP challenge. */
+function refusal(deps: ServiceDeps, mpp: TempoCharge, resource: string): Refuse {
+  return async (reason, detail) => {
+    deps.log.info({ event: 'payment_rejected', channel: 'mpp', reason }, 'payment_rejected')
+    const requirements = paymentRequirementsFor(deps, resource)
+    return {
+      kind: 'payment_required',
+      challenge: { x402Version: 1, error: reason, accepts: [requirements], detail },
+      paymentRequired: paymentRequiredV2Of(requirements, reason),
+      wwwAuthenticate: await mpp.challengeHeader(),
+    }
+  }
+}
+
+/**
+ * A payment on record: the credential that paid (same hash, same challenge) with the same request gets its swap and
+ * receipt again; anything else is told which swap the payment bought. Nothing is screened, built or verified again.
+ */
+async function answerRetry(
+  deps: ServiceDeps,
+  mpp: TempoCharge,
+  recorded: MppPaymentRow,
+  challengeId: string,
+  requestKey: string,
+  refuse: Refuse,
+): Promise<PayForMppSwapReturnType> {
+  if (recorded.challengeId !== challengeId || recorded.requestKey !== requestKey)
+    return refuse(
+      'payment_already_used',
+      `This Tempo transaction already paid for swap ${recorded.swapRef}. Repeat that same request with the same credential to receive ${recorded.swapRef} again; for a different swap, pay a new challenge with a new transfer. Nothing was claimed for this request.`,
+    )
+  deps.log.info({ event: 'swap_redelivered', swap_ref: recorded.swapRef, payer: recorded.payer, channel: 'mpp' }, 'swap_redelivered')
+  return {
+    kind: 'paid',
+    result: recorded.result as SwapResult,
+    receipt: mpp.receiptHeader(paymentOfRow(recorded), new Date(recorded.claimedAt)),
+  }
+}
+
+function claimOf(payment: MppPayment, swapRef: string, requestKey: string, result: SwapResult, claimedAt: Date) {
+  return {
+    hash: payment.hash,
+    chainId: payment.chainId,
+    payer: payment.payer,
+    amount: payment.amountAtomic,
+    currency: payment.currency,
+    recipient: payment.recipient,
+    challengeId: payment.challengeId,
+    challengeExpires: new Date(payment.expires),
+    swapRef,
+    requestKey,
+    result,
+    claimedAt,
+  }
+}
+
+function paymentOfRow(row: MppPaymentRow): MppPayment {
+  return {
+    hash: row.hash as MppPayment['hash'],
+    payer: row.payer as MppPayment['payer'],
+    challengeId: row.challengeId,
+    expires: row.challengeExpires,
+    amountAtomic: row.amount,
+    recipient: row.recipient as MppPayment['recipient'],
+    currency: row.currency as MppPayment['currency'],
+    chainId: row.chainId,
+  }
+}

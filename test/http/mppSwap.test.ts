@@ -1,0 +1,271 @@
+import { Challenge, Receipt } from 'mppx'
+import type { Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { createTempoCharge } from '../../src/payments/mpp/tempoCharge.ts'
+import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
+import { PaymentRequiredV2, X402Challenge } from '../../src/schemas/x402.ts'
+import type { Store } from '../../src/store/createStore.ts'
+import { attributionMemo, mppClient, pushCredential, sendTransfers, tempoClient } from '../payments/mppPayer.ts'
+import { agentTextOffences } from '../support/agentText.ts'
+import { startTempoRpcStandIn, type TempoRpcStandIn } from '../payments/tempoRpcStandIn.ts'
+import { get, lazyMemoryStore, MANIFEST_DIR, PUBLIC_URL, postJson, quoteBody, readJson, type TestApp, testApp } from './testApp.ts'
+
+const SWAP = '/api/mpp/swap'
+const SANCTIONED = loadSanctionsList(`${MANIFEST_DIR}/${DEFAULT_SANCTIONS_FILE}`).addresses[0] ?? ''
+const CHAIN_ID = 4217
+const REALM = 'swapeazi.test'
+const TEMPO_PAY_TO = '0x3333333333333333333333333333333333333333'
+const payer = privateKeyToAccount(generatePrivateKey())
+const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
+const otherBody = quoteBody({ fromAddress: payer.address.toLowerCase(), fromAmount: '2000' })
+
+const store = lazyMemoryStore()
+let rpc: TempoRpcStandIn
+let app: TestApp
+/** A second app on the same store: another replica. */
+let replica: TestApp
+
+function mppRail(rpcUrl: string) {
+  return createTempoCharge({
+    rpcUrl,
+    chainId: CHAIN_ID,
+    realm: REALM,
+    secretKey: 'mpp-http-secret-mpp-http-secret-mpp!',
+    recipient: TEMPO_PAY_TO,
+    amount: '0.02',
+    description: 'SwapEazi swap build',
+  })
+}
+
+beforeAll(async () => {
+  rpc = await startTempoRpcStandIn({ chainId: CHAIN_ID, token: PATH_USD })
+  rpc.fund(payer.address, 10_000_000n)
+  app = testApp({ clock: Date.now, store, mpp: mppRail(rpc.url) })
+  replica = testApp({ clock: Date.now, store, mpp: mppRail(rpc.url) })
+})
+afterAll(async () => {
+  await rpc.close()
+  await store.sql.close()
+})
+
+async function count(table: 'mpp_payments' | 'swaps' | 'x402_payments'): Promise<number> {
+  const [row] = await store.sql.query<{ n: number }>(`select count(*)::int as n from ${table}`)
+  return row?.n ?? -1
+}
+
+/** Pays a fresh challenge of `SWAP` for `request` by hand: the 402, then a bound transfer; returns the credential. */
+async function payChallenge(request: Record<string, unknown> = body, amountAtomic = 20_000n, to: Hex = TEMPO_PAY_TO) {
+  const unpaid = await postJson(app, SWAP, request)
+  expect(unpaid.status).toBe(402)
+  const memo = attributionMemo(REALM, Challenge.fromResponse(unpaid).id)
+  const hash = await sendTransfers(tempoClient(rpc.url, CHAIN_ID), payer, [{ to, amountAtomic, memo }])
+  return { hash, authorization: pushCredential(unpaid, hash, payer.address, CHAIN_ID) }
+}
+
+describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
+  it('answers 402 with the unchanged x402 body, PAYMENT-REQUIRED and a WWW-Authenticate: Payment for 0.02 pathUSD', async () => {
+    const response = await postJson(app, SWAP, body)
+    expect(response.status).toBe(402)
+    const challenge = X402Challenge.parse(await readJson(response))
+    expect(challenge).toMatchObject({
+      x402Version: 1,
+      accepts: [{ network: 'base', maxAmountRequired: '20000', resource: `${PUBLIC_URL}${SWAP}` }],
+    })
+    expect(challenge.detail).toContain('MPP')
+    expect(
+      PaymentRequiredV2.parse(JSON.parse(Buffer.from(response.headers.get('payment-required') ?? '', 'base64').toString())).accepts,
+    ).toHaveLength(1)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    const mpp = Challenge.fromResponse(response)
+    expect(mpp).toMatchObject({
+      realm: REALM,
+      method: 'tempo',
+      intent: 'charge',
+      request: {
+        amount: '20000',
+        currency: PATH_USD,
+        recipient: TEMPO_PAY_TO,
+        methodDetails: { chainId: CHAIN_ID, supportedModes: ['push'] },
+      },
+    })
+    expect(response.headers.get('access-control-expose-headers')).toContain('WWW-Authenticate')
+    // The x402 path does not offer MPP.
+    expect((await postJson(app, '/api/x402/swap', body)).headers.get('www-authenticate')).toBeNull()
+  })
+
+  it("is paid by mppx's own client: it sends the transfer, then the hash; 200 with Payment-Receipt, recorded as mpp", async () => {
+    const sent: Headers[] = []
+    const client = mppClient(payer, rpc.url, CHAIN_ID, async (input, init) => {
+      const request = new Request(input, init)
+      sent.push(request.headers)
+      return app.request(request)
+    })
+    const before = { balance: rpc.balanceOf(payer.address), payments: await count('mpp_payments'), x402: await count('x402_payments') }
+    const response = await client.fetch(`${PUBLIC_URL}${SWAP}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(response.status).toBe(200)
+    expect(sent).toHaveLength(2)
+    expect(sent[1]?.get('authorization')).toMatch(/^Payment /)
+    expect(rpc.balanceOf(payer.address)).toBe(before.balance - 20_000n)
+    const result = await readJson(response)
+    const receipt = Receipt.fromResponse(response)
+    expect(receipt).toMatchObject({ method: 'tempo', status: 'success' })
+    expect(receipt.reference).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(response.headers.get('access-control-expose-headers')).toContain('Payment-Receipt')
+    const swap = await store.getSwap(String(result['swapEaziRef']))
+    expect(swap).toMatchObject({ channel: 'mpp', payment: null })
+    const recorded = await store.mpp.getPayment(receipt.reference)
+    expect(recorded).toMatchObject({
+      swapRef: result['swapEaziRef'],
+      payer: payer.address.toLowerCase(),
+      amount: 20_000n,
+      recipient: TEMPO_PAY_TO,
+    })
+    expect(await count('mpp_payments')).toBe(before.payments + 1)
+    expect(await count('x402_payments')).toBe(before.x402)
+  })
+
+  it('refuses the same hash for another request, naming the swap it bought, and gives the same swap to the same request', async () => {
+    const { hash, authorization } = await payChallenge()
+    const first = await postJson(app, SWAP, body, { authorization })
+    expect(first.status).toBe(200)
+    const bought = await readJson(first)
+    const payments = await count('mpp_payments')
+
+    const other = await postJson(app, SWAP, otherBody, { authorization })
+    expect(other.status).toBe(402)
+    const refused = X402Challenge.parse(await readJson(other))
+    expect(refused.error).toBe('payment_already_used')
+    expect(refused.detail).toContain(String(bought['swapEaziRef']))
+    expect(Challenge.fromResponse(other).method).toBe('tempo')
+
+    // A connection dropped after paying: the same credential and request get the same swap, charged once.
+    const again = await postJson(replica, SWAP, body, { authorization })
+    expect(again.status).toBe(200)
+    expect(await readJson(again)).toEqual(bought)
+    expect(Receipt.fromResponse(again).reference).toBe(hash)
+    expect(await count('mpp_payments')).toBe(payments)
+  })
+
+  it('takes one payment once across replicas: the same credential for two requests at once buys one swap', async () => {
+    const { authorization } = await payChallenge()
+    const swaps = await count('swaps')
+    const answers = await Promise.all([postJson(app, SWAP, body, { authorization }), postJson(replica, SWAP, otherBody, { authorization })])
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 402])
+    const refused = answers.find((answer) => answer.status === 402)
+    expect((await readJson(refused ?? new Response('{}')))['error']).toBe('payment_already_used')
+    expect(await count('swaps')).toBe(swaps + 1)
+  })
+
+  it('refuses a wrong amount, recipient or memo with a clear reason and a fresh challenge, recording nothing', async () => {
+    const payments = await count('mpp_payments')
+    const cases = [
+      { paid: await payChallenge(body, 10_000n), error: 'amount_mismatch', says: 'exactly 20000' },
+      {
+        paid: await payChallenge(body, 20_000n, '0x4444444444444444444444444444444444444444'),
+        error: 'recipient_mismatch',
+        says: '0x4444',
+      },
+    ]
+    for (const { paid, error, says } of cases) {
+      const response = await postJson(app, SWAP, body, { authorization: paid.authorization })
+      expect(response.status).toBe(402)
+      const challenge = X402Challenge.parse(await readJson(response))
+      expect(challenge.error).toBe(error)
+      expect(challenge.detail).toContain(says)
+      expect(challenge.detail).toContain('Nothing was claimed')
+      expect(agentTextOffences(challenge.detail ?? '')).toEqual([])
+      expect(Challenge.fromResponse(response).method).toBe('tempo')
+    }
+    // A transfer bound to one challenge, presented for another.
+    const paid = await payChallenge()
+    const unpaid = await postJson(app, SWAP, body)
+    const stolen = pushCredential(unpaid, paid.hash, payer.address, CHAIN_ID)
+    const response = await postJson(app, SWAP, body, { authorization: stolen })
+    expect(response.status).toBe(402)
+    expect(X402Challenge.parse(await readJson(response)).error).toBe('memo_mismatch')
+    expect(await count('mpp_payments')).toBe(payments)
+  })
+
+  it('validates, screens and routes before verifying a credential, which then stays usable', async () => {
+    const { authorization } = await payChallenge()
+    const receiptsAsked = (): number => rpc.calls.filter((method) => method === 'eth_getTransactionReceipt').length
+    const asked = receiptsAsked()
+    expect((await postJson(app, SWAP, { ...body, fromAmount: 'lots' }, { authorization })).status).toBe(400)
+    const screened = await postJson(app, SWAP, quoteBody({ toAddress: SANCTIONED }), { authorization })
+    expect(screened.status).toBe(403)
+    expect(screened.headers.get('www-authenticate')).toBeNull()
+    const unroutable = await postJson(app, SWAP, { ...body, fromAmount: '100000000000' }, { authorization })
+    expect(unroutable.status).toBe(422)
+    expect(receiptsAsked()).toBe(asked)
+    expect((await postJson(app, SWAP, body, { authorization })).status).toBe(200)
+  })
+
+  it('claims nothing when the swap cannot be recorded: the same credential pays afterwards', async () => {
+    const { authorization } = await payChallenge()
+    let failures = 1
+    const failingStore: Store = {
+      ...store,
+      mpp: {
+        ...store.mpp,
+        recordPaidSwap: (claim, swap) =>
+          failures-- > 0 ? Promise.reject(new Error('the store is down')) : store.mpp.recordPaidSwap(claim, swap),
+      },
+    }
+    const flaky = testApp({ clock: Date.now, store: failingStore, mpp: mppRail(rpc.url) })
+    const failed = await postJson(flaky, SWAP, body, { authorization })
+    expect(failed.status).toBe(500)
+    const paid = await postJson(flaky, SWAP, body, { authorization })
+    expect(paid.status).toBe(200)
+  })
+
+  it('answers 503 payment_unavailable with Retry-After when the Tempo RPC is down, and the credential pays once it is back', async () => {
+    const { authorization } = await payChallenge()
+    rpc.setDown(true)
+    let down: Response
+    try {
+      down = await postJson(app, SWAP, body, { authorization })
+    } finally {
+      rpc.setDown(false)
+    }
+    expect(down.status).toBe(503)
+    expect(down.headers.get('retry-after')).toBe('5')
+    expect((await readJson(down))['code']).toBe('payment_unavailable')
+    expect((await postJson(app, SWAP, body, { authorization })).status).toBe(200)
+  })
+
+  it('refuses a payment header beside Authorization: Payment (400 conflicting_payment)', async () => {
+    const { authorization } = await payChallenge()
+    const response = await postJson(app, SWAP, body, { authorization, 'x-payment': 'e30' })
+    expect(response.status).toBe(400)
+    expect((await readJson(response))['code']).toBe('conflicting_payment')
+  })
+})
+
+describe('without SWAPEAZI_TEMPO_RPC_URL', () => {
+  const off = testApp({ clock: Date.now })
+
+  it('offers no MPP challenge, and the capability manifest says the rail is unavailable', async () => {
+    const response = await postJson(off, SWAP, body)
+    expect(response.status).toBe(402)
+    expect(response.headers.get('www-authenticate')).toBeNull()
+    const manifest = await readJson<{ agentPayments: { mpp: Record<string, unknown> } }>(await get(off, '/api/mpp/routes'))
+    expect(manifest.agentPayments.mpp).toMatchObject({ available: false })
+    expect(String(manifest.agentPayments.mpp['description'])).toMatch(/not available/)
+    const on = await readJson<{ agentPayments: { mpp: Record<string, unknown> } }>(await get(app, '/api/mpp/routes'))
+    expect(on.agentPayments.mpp).toMatchObject({ available: true })
+  })
+
+  it('answers an MPP credential with the 402 and says MPP is not offered here', async () => {
+    const response = await postJson(off, SWAP, body, { authorization: 'Payment e30' })
+    expect(response.status).toBe(402)
+    const challenge = X402Challenge.parse(await readJson(response))
+    expect(challenge.error).toBe('unsupported_scheme')
+    expect(challenge.detail).toMatch(/MPP is not offered/)
+  })
+})
