@@ -1,7 +1,7 @@
 import { Challenge, Receipt } from 'mppx'
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
 import { createTempoCharge } from '../../src/payments/mpp/tempoCharge.ts'
 import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
@@ -190,6 +190,33 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     expect(response.status).toBe(402)
     expect(X402Challenge.parse(await readJson(response)).error).toBe('memo_mismatch')
     expect(await count('mpp_payments')).toBe(payments)
+  })
+
+  it('answers an unreadable or bare credential 402 invalid_payment with a fresh challenge, never 5xx', async () => {
+    for (const authorization of [
+      'Payment',
+      'Payment !!not-base64url!!',
+      `Payment ${Buffer.from('{"challenge":{}}').toString('base64url')}`,
+    ]) {
+      const response = await postJson(app, SWAP, body, { authorization })
+      expect(response.status).toBe(402)
+      expect(X402Challenge.parse(await readJson(response)).error).toBe('invalid_payment')
+      expect(Challenge.fromResponse(response).method).toBe('tempo')
+    }
+  })
+
+  it('refuses a credential whose challenge has expired, paid or not (challenge_expired)', async () => {
+    const { authorization } = await payChallenge()
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 6 * 60_000 })
+    try {
+      const response = await postJson(app, SWAP, body, { authorization })
+      expect(response.status).toBe(402)
+      const challenge = X402Challenge.parse(await readJson(response))
+      expect(challenge.error).toBe('challenge_expired')
+      expect(challenge.detail).toMatch(/Ask for a new one/)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('validates, screens and routes before verifying a credential, which then stays usable', async () => {
