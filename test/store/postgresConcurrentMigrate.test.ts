@@ -49,6 +49,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         'intel_outcomes',
         'intel_values',
         'intel_window',
+        'mpp_payments',
         'observations',
         'payer_spend',
         'rate_counters',
