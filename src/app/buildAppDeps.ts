@@ -7,7 +7,7 @@ import { loadSanctionsList, SanctionsListError } from '../compliance/loadSanctio
 import type { SanctionsList } from '../schemas/sanctions.ts'
 import { sanctionsListScreener } from '../compliance/sanctionsListScreener.ts'
 import type { Config, MppConfig } from '../config.ts'
-import type { TempoCharge } from '../payments/mpp/tempoCharge.ts'
+import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
@@ -80,7 +80,7 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
  */
 async function mppRail(mpp: MppConfig, amount: string, generated: (name: string) => Promise<Uint8Array>): Promise<TempoCharge> {
   const [{ createTempoCharge }, secretKey] = await Promise.all([
-    import('../payments/mpp/tempoCharge.ts'),
+    import('../payments/mpp/createTempoCharge.ts'),
     mpp.secretKey ?? generated('mpp_secret_key').then((secret) => new TextDecoder().decode(secret)),
   ])
   return createTempoCharge({ ...mpp, secretKey, amount, description: 'SwapEazi swap build' })

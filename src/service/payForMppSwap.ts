@@ -1,5 +1,5 @@
-import type { MppPayment, TempoCharge } from '../payments/mpp/tempoCharge.ts'
-import { TempoRpcUnavailableError } from '../payments/mpp/tempoCharge.ts'
+import type { MppPayment, TempoCharge } from '../payments/mpp/createTempoCharge.ts'
+import { TempoRpcUnavailableError } from '../payments/mpp/createTempoCharge.ts'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import { paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import type { MppRejectReason } from '../schemas/mpp.ts'

@@ -32,7 +32,7 @@ export type MppPaymentStore = {
   /**
    * Claims the payment's hash and records the swap it bought, in one transaction committed before the answer leaves:
    * false, with nothing written, when the hash is already claimed (here or on another replica). This is the only
-   * claim of an MPP payment (payments/mpp/tempoCharge.ts says why mppx's own is not used), so a payment whose swap
+   * claim of an MPP payment (payments/mpp/createTempoCharge.ts says why mppx's own is not used), so a payment whose swap
    * could not be recorded stays unclaimed.
    */
   recordPaidSwap(claim: MppClaim, swap: SwapRecord): Promise<boolean>

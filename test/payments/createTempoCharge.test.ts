@@ -1,7 +1,7 @@
 import { Challenge, Credential, Receipt } from 'mppx'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTempoCharge, TempoRpcUnavailableError } from '../../src/payments/mpp/tempoCharge.ts'
+import { createTempoCharge, TempoRpcUnavailableError } from '../../src/payments/mpp/createTempoCharge.ts'
 import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
 import { attributionMemo, mppClient, pushCredential, sendTransfers, tempoClient } from './mppPayer.ts'
 import { startTempoRpcStandIn, type TempoRpcStandIn } from './tempoRpcStandIn.ts'
