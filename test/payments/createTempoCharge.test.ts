@@ -139,6 +139,11 @@ describe('the tempo charge (mppx 0.11, push mode)', () => {
     const pull = Credential.serialize(Credential.from({ challenge, payload: { type: 'transaction', signature: '0x76aa' } }))
     expect(await charge.verify(pull)).toMatchObject({ ok: false, reason: 'unsupported_mode' })
     expect(await charge.verify('Payment not-base64-json')).toMatchObject({ ok: false, reason: 'invalid_payment' })
+    // A malformed hash is refused before the RPC is asked (a node would answer it with an error, not a receipt).
+    const asked = rpc.calls.length
+    const short = Credential.serialize(Credential.from({ challenge, payload: { type: 'hash', hash: '0x1234' } }))
+    expect(await charge.verify(short)).toMatchObject({ ok: false, reason: 'invalid_payment' })
+    expect(rpc.calls.length).toBe(asked)
   })
 
   it('throws TempoRpcUnavailableError, not a refusal, when the RPC cannot be asked', async () => {

@@ -120,8 +120,8 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
     identify(authorization) {
       const credential = readCredential(authorization)
       const payload = credential?.payload as { type?: unknown; hash?: unknown } | undefined
-      if (credential === undefined || payload?.type !== 'hash' || typeof payload.hash !== 'string') return undefined
-      if (!/^0x[0-9a-fA-F]{64}$/.test(payload.hash) || !Challenge.verify(credential.challenge, { secretKey })) return undefined
+      if (credential === undefined || payload?.type !== 'hash' || !isTransactionHash(payload.hash)) return undefined
+      if (!Challenge.verify(credential.challenge, { secretKey })) return undefined
       return { hash: payload.hash.toLowerCase() as Hex, challengeId: credential.challenge.id }
     },
     async verify(authorization) {
@@ -133,6 +133,9 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
         )
       }
       const payload = credential.payload as { type?: unknown; hash?: unknown } | undefined
+      // A hash a node would refuse as a parameter is the client's mistake, not an RPC failure (never a 5xx).
+      if (payload?.type === 'hash' && !isTransactionHash(payload.hash))
+        return reject('invalid_payment', "The credential's payload.hash is not a transaction hash (0x and 64 hex digits).")
       try {
         await mppx.validateCredential(credential, { realm, request })
       } catch (error) {
@@ -164,6 +167,10 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
 
 const PUSH_ONLY =
   'This route takes MPP tempo charges in push mode only: send the pathUSD transfer (with the challenge-bound memo) yourself, then repeat the request with a credential whose payload is {type: "hash", hash}. A signed transaction (pull mode) is not broadcast here.'
+
+function isTransactionHash(value: unknown): value is Hex {
+  return typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value)
+}
 
 function readCredential(authorization: string): Credential.Credential | undefined {
   try {
