@@ -2,11 +2,13 @@ import { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import { createAdaptorServer } from '@hono/node-server'
+import { formatUnits } from 'viem'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
 import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperatorEndpoint.ts'
 import type { Config } from '../config.ts'
+import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -28,6 +30,14 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   deps.log.info(
     { event: 'payments', settlement: deps.settler.mode, pay_to: deps.payTo, store: deps.store.sql.describe },
     `x402 payments settle in ${deps.settler.mode} mode; store: ${deps.store.sql.describe}`,
+  )
+  deps.log.info(
+    deps.mpp === undefined
+      ? { event: 'mpp', available: false }
+      : { event: 'mpp', available: true, realm: deps.mpp.realm, chain_id: deps.mpp.chainId, pay_to: deps.mpp.recipient },
+    deps.mpp === undefined
+      ? 'MPP is off on /api/mpp/swap (SWAPEAZI_TEMPO_RPC_URL is not set): it takes x402 only'
+      : `MPP on /api/mpp/swap: tempo charge of ${formatUnits(deps.mpp.amountAtomic, PATH_USD_DECIMALS)} pathUSD on chain ${deps.mpp.chainId}, realm ${deps.mpp.realm}`,
   )
   if (config.payments.isPayToDefault)
     deps.log.warn(
