@@ -8,6 +8,7 @@ import { PATH_USD } from '../../src/payments/mpp/tempoConstants.ts'
 import { PaymentRequiredV2, X402Challenge } from '../../src/schemas/x402.ts'
 import type { Store } from '../../src/store/createStore.ts'
 import { attributionMemo, mppClient, pushCredential, sendTransfers, tempoClient } from '../payments/mppPayer.ts'
+import { listenOnLoopback } from '../support/listenOnLoopback.ts'
 import { agentTextOffences } from '../support/agentText.ts'
 import { startTempoRpcStandIn, type TempoRpcStandIn } from '../payments/tempoRpcStandIn.ts'
 import { get, lazyMemoryStore, MANIFEST_DIR, PUBLIC_URL, postJson, quoteBody, readJson, type TestApp, testApp } from './testApp.ts'
@@ -128,6 +129,23 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     })
     expect(await count('mpp_payments')).toBe(before.payments + 1)
     expect(await count('x402_payments')).toBe(before.x402)
+  })
+
+  it("is paid by mppx's client over a real socket too (Node's request headers: WWW-Authenticate out, Authorization in)", async () => {
+    const server = await listenOnLoopback(app.fetch)
+    try {
+      const client = mppClient(payer, rpc.url, CHAIN_ID, fetch)
+      const response = await client.fetch(`${server.base}${SWAP}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      expect(response.status).toBe(200)
+      const receipt = Receipt.fromResponse(response)
+      expect((await store.mpp.getPayment(receipt.reference))?.swapRef).toBe((await readJson(response))['swapEaziRef'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('refuses the same hash for another request, naming the swap it bought, and gives the same swap to the same request', async () => {
