@@ -143,29 +143,13 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         const resource = `${deps.publicUrl}${path}`
         const mpp = isMppPath ? deps.mpp : undefined
         if (sent[0] === 'Authorization: Payment' && authorization !== undefined) {
-          if (mpp !== undefined) {
-            const paid = await payForMppSwap(deps, { params, authorization, resource })
-            if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
-            if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
-            return c.json(paid.challenge, 402, {
-              'PAYMENT-REQUIRED': encodeBase64Json(paid.paymentRequired),
-              'WWW-Authenticate': paid.wwwAuthenticate,
-            })
-          }
-          // No MPP here: the request is answered as unpaid (screened and built first), saying why.
-          const unpaid = await payForSwap(deps, { params, paymentHeader: undefined, resource, channel: 'x402' })
-          if (unpaid.kind === 'payment_required') {
-            const detail = isMppPath
-              ? 'MPP is not offered on this deployment (it has no Tempo RPC to verify payments with): pay this swap over x402 instead.'
-              : 'MPP is not offered on this path: send Authorization: Payment to POST /api/mpp/swap, or pay over x402 here.'
-            return c.json(
-              { ...unpaid.challenge, error: 'unsupported_scheme', detail: `${detail} ${unpaid.challenge.detail ?? ''}`.trim() },
-              402,
-              {
-                'PAYMENT-REQUIRED': encodeBase64Json({ ...unpaid.paymentRequired, error: 'unsupported_scheme' }),
-              },
-            )
-          }
+          const paid = await payForMppSwap(deps, { params, authorization, resource, mpp })
+          if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
+          if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
+          return c.json(paid.challenge, 402, {
+            'PAYMENT-REQUIRED': encodeBase64Json(paid.paymentRequired),
+            ...(paid.wwwAuthenticate === undefined ? {} : { 'WWW-Authenticate': paid.wwwAuthenticate }),
+          })
         }
         const outcome = await payForSwap(deps, {
           params,

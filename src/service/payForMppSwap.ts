@@ -24,6 +24,8 @@ export type PayForMppSwapParameters = {
   authorization: string
   /** Absolute URL of the endpoint called: the x402 challenge's `resource`. */
   resource: string
+  /** The rail, where this endpoint offers MPP (on /api/mpp/swap with a Tempo RPC configured); else MPP is refused. */
+  mpp: TempoCharge | undefined
 }
 
 export type PayForMppSwapReturnType =
@@ -31,13 +33,14 @@ export type PayForMppSwapReturnType =
   | { kind: 'paid'; result: SwapResult; receipt: string }
   /**
    * Refused: the x402 v1 body and v2 offer of every 402 of this route, with the refusal's reason code, and a fresh MPP
-   * challenge (`wwwAuthenticate`). `isBadCredential`: the credential was unreadable or failed verification.
+   * challenge (`wwwAuthenticate`, absent where MPP is not offered). `isBadCredential`: the credential was unreadable
+   * or failed verification.
    */
   | {
       kind: 'payment_required'
       challenge: X402Challenge
       paymentRequired: PaymentRequiredV2
-      wwwAuthenticate: string
+      wwwAuthenticate?: string
       isBadCredential?: true
     }
 
@@ -51,9 +54,14 @@ type PaymentRequired = Extract<PayForMppSwapReturnType, { kind: 'payment_require
  * so it pays once across replicas and is claimed only if the swap is delivered.
  */
 export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwapParameters): Promise<PayForMppSwapReturnType> {
-  const { params, authorization, resource } = parameters
-  const mpp = deps.mpp
-  if (mpp === undefined) throw new Error('payForMppSwap called without the MPP rail configured')
+  const { params, authorization, resource, mpp } = parameters
+  if (mpp === undefined) {
+    // Refused like any request: screened and built first (403, 422 before a 402), then told to pay over x402.
+    await screenSwapAddresses(deps, params)
+    buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    const where = deps.mpp === undefined ? NOT_ON_THIS_DEPLOYMENT : NOT_ON_THIS_PATH
+    return refusal(deps, undefined, resource)('unsupported_scheme', `${where} Nothing was charged.`)
+  }
   const refuse = refusal(deps, mpp, resource)
   const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
 
@@ -108,15 +116,20 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   return { kind: 'paid', result, receipt: mpp.receiptHeader(payment, at) }
 }
 
+const NOT_ON_THIS_DEPLOYMENT =
+  'MPP is not offered on this deployment (it has no Tempo RPC to verify payments with): pay this swap over x402 instead (X-PAYMENT or PAYMENT-SIGNATURE).'
+const NOT_ON_THIS_PATH =
+  'MPP is not offered on this path: send Authorization: Payment to POST /api/mpp/swap, or pay over x402 here (X-PAYMENT or PAYMENT-SIGNATURE).'
+
 /** How long a payer waits before repeating a request the Tempo RPC could not verify. */
 const RPC_RETRY_AFTER_SEC = 5
 
 const ALREADY_USED = 'This Tempo transaction has already paid for a swap. Pay a new challenge with a new transfer.'
 
-type Refuse = (reason: MppRejectReason, detail: string) => Promise<PaymentRequired>
+type Refuse = (reason: MppRejectReason | 'unsupported_scheme', detail: string) => Promise<PaymentRequired>
 
-/** The 402 of a refused credential: the route's x402 offer with the reason code, and a fresh MPP challenge. */
-function refusal(deps: ServiceDeps, mpp: TempoCharge, resource: string): Refuse {
+/** The 402 of a refused credential: the route's x402 offer with the reason code, and a fresh MPP challenge if offered. */
+function refusal(deps: ServiceDeps, mpp: TempoCharge | undefined, resource: string): Refuse {
   return async (reason, detail) => {
     deps.log.info({ event: 'payment_rejected', channel: 'mpp', reason }, 'payment_rejected')
     const requirements = paymentRequirementsFor(deps, resource)
@@ -124,7 +137,7 @@ function refusal(deps: ServiceDeps, mpp: TempoCharge, resource: string): Refuse 
       kind: 'payment_required',
       challenge: { x402Version: 1, error: reason, accepts: [requirements], detail },
       paymentRequired: paymentRequiredV2Of(requirements, reason),
-      wwwAuthenticate: await mpp.challengeHeader(),
+      ...(mpp === undefined ? {} : { wwwAuthenticate: await mpp.challengeHeader() }),
     }
   }
 }

@@ -284,6 +284,18 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     expect((await postJson(app, SWAP, body, { authorization })).status).toBe(200)
   })
 
+  it('answers Authorization: Payment on the x402 path 402 unsupported_scheme, pointing at /api/mpp/swap, charging nothing', async () => {
+    const { authorization } = await payChallenge()
+    const response = await postJson(app, '/api/x402/swap', body, { authorization })
+    expect(response.status).toBe(402)
+    expect(response.headers.get('www-authenticate')).toBeNull()
+    const challenge = X402Challenge.parse(await readJson(response))
+    expect(challenge.error).toBe('unsupported_scheme')
+    expect(challenge.detail).toContain('POST /api/mpp/swap')
+    // The credential was not touched: it still pays where MPP is offered.
+    expect((await postJson(app, SWAP, body, { authorization })).status).toBe(200)
+  })
+
   it('refuses a payment header beside Authorization: Payment (400 conflicting_payment)', async () => {
     const { authorization } = await payChallenge()
     const response = await postJson(app, SWAP, body, { authorization, 'x-payment': 'e30' })
