@@ -186,10 +186,10 @@ describe('createPayer: a 402 challenge is paid once', () => {
 
 describe('createPayer: after the payment was sent, an unknown outcome keeps the reservation', () => {
   const cases: [string, Answer][] = [
-    ['a network error', new TypeError('fetch failed: socket hang up')],
     ['a 500', json(500, { code: 'internal_error', detail: 'Something failed on our side.' })],
     ['a 502 gateway page', new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })],
     ['a 402 settlement_failed', json(402, { ...challenge(), error: 'settlement_failed', detail: 'The settlement did not confirm.' })],
+    ['a 402 settlement_pending', json(402, { ...challenge(), error: 'settlement_pending', detail: 'Not confirmed yet.' })],
   ]
   it.each(cases)('%s: kind unknown, not retried, the fee stays counted', async (_name, afterPayment) => {
     const { payer, address, calls, budget, lines } = scriptedPayer(() => [json(402, challenge()), afterPayment])
@@ -201,9 +201,33 @@ describe('createPayer: after the payment was sent, an unknown outcome keeps the 
     expect(lines.map((line) => JSON.parse(line).event)).toContain('payment_outcome_unknown')
   })
 
+  it('a network error: the same X-PAYMENT is sent once more, never a new one; lost again, unknown and counted', async () => {
+    const lost = (): TypeError => new TypeError('fetch failed: socket hang up')
+    const { payer, address, calls, budget, lines } = scriptedPayer(() => [json(402, challenge()), lost(), lost()])
+    expect(await payer.post(PATH, quoteBody())).toEqual({
+      kind: 'unknown',
+      reason: 'fetch failed: socket hang up; the retry with the same payment: fetch failed: socket hang up',
+    })
+    expect(calls).toHaveLength(3)
+    expect(headerNamed(calls[1], 'x-payment')).toBeDefined()
+    expect(headerNamed(calls[2], 'x-payment')).toBe(headerNamed(calls[1], 'x-payment'))
+    expect(calls[2]?.body).toEqual(calls[1]?.body)
+    expect(await budget.spent(address, DAY)).toBe(FEE)
+    expect(lines.map((line) => JSON.parse(line).event)).toContain('payment_outcome_unknown')
+  })
+
+  it('a network error, then the swap the payment bought: paid, once', async () => {
+    const { payer, address, calls, budget } = scriptedPayer((me) => [
+      json(402, challenge()),
+      new TypeError('fetch failed: socket hang up'),
+      paidAnswer(me),
+    ])
+    expect((await payer.post(PATH, quoteBody())).kind).toBe('paid')
+    expect(headerNamed(calls[2], 'x-payment')).toBe(headerNamed(calls[1], 'x-payment'))
+    expect(await budget.spent(address, DAY)).toBe(FEE)
+  })
+
   it('the unknown reason says what happened, for the tool to pass on', async () => {
-    const { payer } = scriptedPayer(() => [json(402, challenge()), new TypeError('fetch failed: socket hang up')])
-    expect(await payer.post(PATH, quoteBody())).toEqual({ kind: 'unknown', reason: 'fetch failed: socket hang up' })
     const { payer: second } = scriptedPayer(() => [json(402, challenge()), json(500, { code: 'internal_error' })])
     expect(await second.post(PATH, quoteBody())).toEqual({ kind: 'unknown', reason: 'the service answered 500 after the payment was sent' })
   })
