@@ -39,17 +39,18 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
   const app = new Hono<AppEnv>()
 
   app.use(requestContext({ log: deps.log, clock: deps.clock }))
+  // Exactly the headers scripts may read, as sent (test/http/exposedHeaders.test.ts): the MPP rail's only with it on.
   app.use(
     corsHeaders([
       'x-request-id',
       'X-PAYMENT-RESPONSE',
       'PAYMENT-REQUIRED',
       'PAYMENT-RESPONSE',
-      'Payment-Receipt',
-      'WWW-Authenticate',
+      ...(deps.mpp === undefined ? [] : ['WWW-Authenticate', 'Payment-Receipt']),
       'RateLimit',
       'RateLimit-Policy',
       'Retry-After',
+      'Allow',
     ]),
   )
   app.use(

@@ -60,7 +60,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
       summary,
       operationId,
       description:
-        'Without a payment: 402 with the x402 v1 challenge in the body and the same offer as x402 v2 in the PAYMENT-REQUIRED header. With X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2): the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction and X-PAYMENT-RESPONSE or PAYMENT-RESPONSE respectively. One (payer, nonce) pays once whichever header carries it; only low-s (EIP-2) signatures are accepted. Validation (400), screening (403) and routing (422) come before any 402.' +
+        'Without a payment: 402 with the x402 v1 challenge in the body and the same offer as x402 v2 in the PAYMENT-REQUIRED header. With X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2): the payment is verified, reserved, settled and recorded, then 200 with the unsigned transaction and X-PAYMENT-RESPONSE or PAYMENT-RESPONSE respectively. One (payer, nonce) pays once whichever header carries it; only low-s (EIP-2) signatures are accepted. A payment already on record is looked up before anything else: the same payment with the same request gets the same swap and receipt again (a retry after a lost answer), with another request 402 payment_already_used naming the swap it bought; a settlement still unconfirmed is 402 settlement_pending with Retry-After, looked up again on the next retry and never broadcast twice. Validation (400), screening (403) and routing (422) come before any 402.' +
         (isMppPath ? MPP_DESCRIPTION : ''),
       parameters: [
         {
@@ -95,6 +95,10 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         402: jsonResponse(X402Challenge, 'Payment required, or the payment was refused: `error` is a stable reason code (DESIGN 7.8)', {
           'PAYMENT-REQUIRED': {
             description: 'base64 of PaymentRequiredV2: the same offer and `error` in x402 v2 (CAIP-2 network "eip155:8453", `amount`)',
+            schema: { type: 'string' },
+          },
+          'Retry-After': {
+            description: 'With `error` settlement_pending: seconds until the same request with the same payment is worth repeating',
             schema: { type: 'string' },
           },
           ...(isMppPath ? { 'WWW-Authenticate': MPP_CHALLENGE } : {}),

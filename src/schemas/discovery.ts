@@ -13,6 +13,15 @@ const Price = z.object({
 })
 
 /** Spec 2.7: exactly these top-level members. */
+/** Extension: the HTTP headers a payment rail uses, each exactly as sent or read. */
+const RailHeaders = z
+  .object({
+    challenge: z.array(z.string()).describe('Headers of the 402 that carry the offer (beside its body)'),
+    payment: z.array(z.string()).describe('Request headers a payment is sent in; exactly one per request'),
+    receipt: z.array(z.string()).describe('Headers of the 200 that carry the receipt, one per payment header'),
+  })
+  .describe('Extension: the HTTP headers of this rail')
+
 export const CapabilityManifest = z
   .strictObject({
     chains: z.array(ChainEntry),
@@ -33,12 +42,14 @@ export const CapabilityManifest = z
         swapEndpoint: z.string(),
         manifest: z.string(),
         price: Price,
+        headers: RailHeaders,
       }),
       mpp: z.object({
         description: z.string(),
         quoteEndpoint: z.string(),
         swapEndpoint: z.string(),
         price: Price,
+        headers: RailHeaders,
         available: z
           .boolean()
           .describe('Extension: whether this deployment takes MPP (it needs a Tempo RPC); false, the swap endpoint takes x402 only'),
@@ -76,6 +87,9 @@ export const Health = z
         .describe('DESIGN 7.10: ledger records authorizations without broadcasting them'),
       payTo: z.string(),
       network: z.literal('base'),
+      mpp: z
+        .object({ available: z.boolean(), chainId: z.number().int().optional(), recipient: z.string().optional() })
+        .describe('Whether /api/mpp/swap takes MPP here (a Tempo RPC is configured), on which chain and to whom'),
     }),
     store: z.object({ driver: z.enum(['pglite', 'postgresql']) }),
   })

@@ -61,15 +61,6 @@ export const X402Challenge = z
   .meta({ id: 'X402Challenge' })
 export type X402Challenge = z.infer<typeof X402Challenge>
 
-/** DESIGN 7.19: `/.well-known/x402.json`, each paid endpoint with the requirements its 402 carries. */
-export const X402Manifest = z
-  .object({
-    x402Version: z.literal(1),
-    resources: z.array(z.object({ resource: z.url(), method: z.literal('POST'), accepts: z.array(PaymentRequirements) })),
-  })
-  .meta({ id: 'X402Manifest' })
-export type X402Manifest = z.infer<typeof X402Manifest>
-
 /** An EIP-3009 TransferWithAuthorization as x402 v1 "exact" carries it. */
 export const ExactEvmAuthorization = z.object({
   from: EvmAddress,
@@ -169,3 +160,21 @@ export const SettleResponseV2 = z
   })
   .meta({ id: 'SettleResponseV2' })
 export type SettleResponseV2 = z.infer<typeof SettleResponseV2>
+
+/** DESIGN 7.19: `/.well-known/x402.json`, each paid endpoint with the requirements its 402 carries. */
+export const X402Manifest = z
+  .object({
+    x402Version: z.literal(1),
+    resources: z.array(
+      z.object({
+        resource: z.url(),
+        method: z.literal('POST'),
+        accepts: z.array(PaymentRequirements).describe('x402 v1: what the 402 body offers; pay it in X-PAYMENT'),
+        acceptsV2: z
+          .array(PaymentRequirementsV2)
+          .describe('Extension: the same offer in x402 v2, as the PAYMENT-REQUIRED header carries it; pay it in PAYMENT-SIGNATURE'),
+      }),
+    ),
+  })
+  .meta({ id: 'X402Manifest' })
+export type X402Manifest = z.infer<typeof X402Manifest>

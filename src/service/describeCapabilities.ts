@@ -55,11 +55,16 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
     moat: pricing.moat,
     agentPayments: {
       x402: {
-        description: `Pay per call over x402: USD ${pricing.agentCallFeeUsdc} in USDC on Base with an X-PAYMENT header; no signup, no key. Quotes are free.`,
+        description: `Pay per call over x402: USD ${pricing.agentCallFeeUsdc} in USDC on Base; no signup, no key. Quotes are free. The 402 of POST /api/x402/swap (and of POST /api/mpp/swap) carries the x402 v1 challenge in its body and the same offer in x402 v2 in the PAYMENT-REQUIRED header. Pay with X-PAYMENT (v1; the 200 carries X-PAYMENT-RESPONSE) or PAYMENT-SIGNATURE (v2; the 200 carries PAYMENT-RESPONSE), one of them. The same payment with the same request gets the same swap again; a settlement still unconfirmed is 402 settlement_pending with Retry-After. Over MCP, build_swap on /mcp takes the v2 payment in _meta["x402/payment"].`,
         quoteEndpoint: 'POST /api/x402/quote',
         swapEndpoint: 'POST /api/x402/swap',
         manifest: '/.well-known/x402.json',
         price: { amount: pricing.agentCallFeeUsdc, currency: 'USD', asset: 'USDC', network: 'base', atomicAmount: '20000' },
+        headers: {
+          challenge: ['PAYMENT-REQUIRED'],
+          payment: ['X-PAYMENT', 'PAYMENT-SIGNATURE'],
+          receipt: ['X-PAYMENT-RESPONSE', 'PAYMENT-RESPONSE'],
+        },
       },
       mpp: describeMpp(deps, pricing.mppCallFeePathUsd),
     },
@@ -85,9 +90,11 @@ function describeMpp(deps: ServiceDeps, feePathUsd: string): CapabilityManifest[
       description: `Machine Payments Protocol rail (${feePathUsd} pathUSD on Tempo per swap call): not available on this deployment, which has no Tempo RPC to verify payments with; POST /api/mpp/swap takes x402 only.`,
       ...endpoints,
       price,
+      headers: { challenge: [], payment: [], receipt: [] },
       available: false,
     }
   return {
+    headers: { challenge: ['WWW-Authenticate'], payment: ['Authorization'], receipt: ['Payment-Receipt'] },
     description: `Machine Payments Protocol: ${feePathUsd} pathUSD on Tempo (chain ${mpp.chainId}) per swap call, the same handler as x402. The 402 of POST /api/mpp/swap carries WWW-Authenticate: Payment (mppx tempo charge, push mode): send the pathUSD transfer with the challenge's memo, then repeat the request with Authorization: Payment holding the transaction hash; the 200 carries Payment-Receipt.`,
     ...endpoints,
     price,

@@ -22,7 +22,12 @@ export function getHealth(deps: ServiceDeps): Health {
         source: `EUR/USD ÷ ZAR/USD from the market snapshot: ${files.market.fx.EUR.source}`,
       },
     },
-    payments: { settlement: deps.settler.mode, payTo: deps.payTo, network: 'base' },
+    payments: {
+      settlement: deps.settler.mode,
+      payTo: deps.payTo,
+      network: 'base',
+      mpp: deps.mpp === undefined ? { available: false } : { available: true, chainId: deps.mpp.chainId, recipient: deps.mpp.recipient },
+    },
     store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
   }
 }

@@ -370,10 +370,10 @@ describe('the MPP path and the payment manifest', () => {
     expect(routes.agentPayments.x402.manifest).toBe('/.well-known/x402.json')
   })
 
-  it('names the settlement mode and payTo in health', async () => {
+  it('names the settlement mode and payTo in health, and that MPP is off without a Tempo RPC', async () => {
     const { app } = freshApp()
     const health = await readJson(await get(app, '/api/v1/health'))
-    expect(health['payments']).toEqual({ settlement: 'ledger', payTo: PAY_TO, network: 'base' })
+    expect(health['payments']).toEqual({ settlement: 'ledger', payTo: PAY_TO, network: 'base', mpp: { available: false } })
     expect(health['store']).toEqual({ driver: 'pglite' })
   })
 })
