@@ -2,13 +2,15 @@
 // same-run baseline (DESIGN 10), corridor-intelligence latency over 1,000,000 observations and keyed business routes
 // with rate limiting on, against the same baseline (both on the embedded store and on PostgreSQL), a victim's latency under
 // refusal floods, MCP get_quote over stdio against a direct HTTP quote with build_swap end to end, and `npm start`
-// to the first 200 beside a bare node:http server's start.
-// `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp, start; comma-separated) runs a subset.
+// to the first 200 beside a bare node:http server's start, and one live-market refresh of a chain against anvil (RPC
+// requests and milliseconds a refresh).
+// `npm run bench -- --only=paid` (or engine, endpoint, intel, keyed, refusals, mcp, start, market; comma-separated) runs a subset.
 import { cpus } from 'node:os'
 import { type Comparison, runEndpointThroughput } from './endpointThroughput.ts'
 import { runEngineLatency } from './engineLatency.ts'
 import { BENCH_OBSERVATIONS, runIntelLatency } from './intelLatency.ts'
 import { BENCH_DATABASE_URL, runKeyedThroughput } from './keyedThroughput.ts'
+import { runMarketRefresh } from './marketRefresh.ts'
 import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
 import { runRefusalFlood } from './refusalFlood.ts'
@@ -22,7 +24,7 @@ const KEYED_SWAP_RATIO_TARGET = 0.15
 const FLOOD_P50_TARGET = 3
 const START_MEDIAN_TARGET_MS = 1_500
 const INTEL_P99_TARGET_MS = 20
-const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp', 'start'] as const
+const SECTIONS = ['engine', 'endpoint', 'paid', 'intel', 'keyed', 'refusals', 'mcp', 'start', 'market'] as const
 type Section = (typeof SECTIONS)[number]
 
 const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS  <<<<<<')
@@ -331,6 +333,22 @@ async function main(): Promise<void> {
     const npmStart = start.medianMs['npm start'] ?? Number.POSITIVE_INFINITY
     targets.push(
       target(`npm start to first 200 < ${START_MEDIAN_TARGET_MS} ms`, `${Math.round(npmStart)} ms`, npmStart < START_MEDIAN_TARGET_MS),
+    )
+  }
+
+  if (sections.has('market')) {
+    console.log('\n== Live market: one refresh of one chain (createChainReader) against anvil ==')
+    const market = await runMarketRefresh()
+    console.log(
+      `  ${market.feeds} stand-in feeds and a sequencer-uptime feed over viem's http transport; a block mined before each refresh (untimed); ` +
+        `${market.refreshes} refreshes timed after a warm-up`,
+    )
+    console.log(
+      `  RPC requests a refresh: ${market.rpcCallsReported.join(', ')} reported, ${market.requestsSent.join(', ')} sent (counted by the transport)`,
+    )
+    console.log(`  median ${market.p50Ms.toFixed(2)} ms   p90 ${market.p90Ms.toFixed(2)} ms   max ${market.maxMs.toFixed(2)} ms`)
+    targets.push(
+      `  ${'market refresh (anvil): requests, median'.padEnd(44)} ${`${market.requestsSent.join('/')}, ${market.p50Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`,
     )
   }
 

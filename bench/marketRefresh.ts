@@ -1,0 +1,80 @@
+// One live-market refresh of one chain against anvil (issue 17 item 9): createChainReader over viem's http transport,
+// with stand-in feeds at fixed addresses and an L2 sequencer-uptime feed, a block mined between refreshes (untimed)
+// so each reads a new block as it would live. The requests are counted by the transport as it sends them, beside
+// what the reader reports.
+import { type Address, createPublicClient, getAddress, http } from 'viem'
+import type { ChainReadPlan } from '../src/market/chainReading.ts'
+import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../src/market/createChainReader.ts'
+import { startFeedStandIns } from '../test/chain/feedStandIns.ts'
+
+const FEEDS = 10
+const WARMUP_REFRESHES = 10
+const MEASURED_REFRESHES = 100
+
+export type MarketRefreshResult = {
+  feeds: number
+  refreshes: number
+  /** `rpcCalls` of each refresh, as the reader reported it (the distinct values). */
+  rpcCallsReported: number[]
+  /** HTTP requests the transport sent per refresh (the distinct values). */
+  requestsSent: number[]
+  p50Ms: number
+  p90Ms: number
+  maxMs: number
+}
+
+const feedAddress = (index: number): Address => getAddress(`0x${(0xfeed0000 + index).toString(16).padStart(40, '0')}`)
+
+const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+
+export async function runMarketRefresh(): Promise<MarketRefreshResult> {
+  const chain = await startFeedStandIns()
+  try {
+    const { timestamp } = await chain.latestBlock()
+    const feeds = Array.from({ length: FEEDS }, (_, index) => ({ id: `fx:F${index}`, address: feedAddress(index), heartbeatSec: 86_400 }))
+    for (const [index, feed] of feeds.entries()) await chain.placeFeed(feed.address, { answer: 100_000_000n + BigInt(index) })
+    const sequencerUptimeFeed = feedAddress(FEEDS)
+    await chain.setSequencer(sequencerUptimeFeed, { isUp: true, since: timestamp - 3_600 })
+    const plan: ChainReadPlan = { chain: 'BAS', feeds, sequencerUptimeFeed }
+
+    let requests = 0
+    const client = createPublicClient({
+      transport: http(chain.anvil.rpcUrl, {
+        ...CHAIN_RPC_TRANSPORT_OPTIONS,
+        onFetchRequest: () => {
+          requests += 1
+        },
+      }),
+    })
+    const read = createChainReader(client)
+
+    const timesMs: number[] = []
+    const reported = new Set<number>()
+    const sent = new Set<number>()
+    for (let round = 0; round < WARMUP_REFRESHES + MEASURED_REFRESHES; round += 1) {
+      await chain.mine()
+      const before = requests
+      const started = performance.now()
+      const reading = await read(plan)
+      const elapsedMs = performance.now() - started
+      if (reading.feeds.some((feed) => !feed.ok) || reading.sequencer?.isUp !== true)
+        throw new Error(`bench market: a stand-in feed did not read: ${JSON.stringify(reading.feeds.filter((feed) => !feed.ok))}`)
+      if (round < WARMUP_REFRESHES) continue
+      timesMs.push(elapsedMs)
+      reported.add(reading.rpcCalls)
+      sent.add(requests - before)
+    }
+    timesMs.sort((a, b) => a - b)
+    return {
+      feeds: FEEDS,
+      refreshes: MEASURED_REFRESHES,
+      rpcCallsReported: [...reported],
+      requestsSent: [...sent],
+      p50Ms: quantile(timesMs, 0.5),
+      p90Ms: quantile(timesMs, 0.9),
+      maxMs: timesMs.at(-1) ?? 0,
+    }
+  } finally {
+    await chain.stop()
+  }
+}
