@@ -147,6 +147,16 @@ describe('createChainReader', () => {
     await feeds.setRound(SGD_FEED, 74_000_000n)
   })
 
+  it('gives the block’s time beside each feed’s updatedAt, so time passing ages a feed that holds still', async () => {
+    const { timestamp } = await feeds.latestBlock()
+    await feeds.setRound(GBP_FEED, GBP_USD, timestamp)
+    await feeds.advanceTime(90_000)
+    const reading = await createChainReader(client)(plan())
+    expect(reading.feeds[1]).toMatchObject({ ok: true, updatedAt: timestamp })
+    expect(reading.blockTimestamp - timestamp).toBeGreaterThanOrEqual(90_000)
+    await feeds.setRound(GBP_FEED, GBP_USD)
+  })
+
   it('reads the sequencer down and up again, since when it changed', async () => {
     const { timestamp } = await feeds.latestBlock()
     await feeds.setSequencer(SEQUENCER_FEED, { isUp: false, since: timestamp })
@@ -234,6 +244,29 @@ describe('createChainReader against an RPC that fails', () => {
       name: 'ChainReadError',
       message: expect.stringMatching(/^BAS: the feeds \(multicall\) could not be read at block \d+: HTTP request failed/),
     })
+  })
+
+  it('rejects an RPC that answers null for the latest block', async () => {
+    const nulls = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8')
+      })
+      request.on('end', () => {
+        const { id } = JSON.parse(body) as { id: number }
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: null }))
+      })
+    })
+    await new Promise<void>((resolve) => nulls.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = nulls.address() as AddressInfo
+      const answering = createPublicClient({ transport: http(`http://127.0.0.1:${port}`, CHAIN_RPC_TRANSPORT_OPTIONS) })
+      await expect(createChainReader(answering)(plan())).rejects.toThrowErrorMatchingInlineSnapshot(
+        `[ChainReadError: BAS: the latest block could not be read from the RPC: Block could not be found.]`,
+      )
+    } finally {
+      await new Promise<void>((resolve) => nulls.close(() => resolve()))
+    }
   })
 
   it('rejects within the transport timeout when the RPC never answers', async () => {
