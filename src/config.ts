@@ -55,6 +55,8 @@ const Env = z.object({
     )
     .optional(),
   SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_RPC_URLS: z.string().optional(),
+  SWAPEAZI_MARKET_REFRESH_MS: z.coerce.number().int().min(500).max(600_000).default(4000),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_TRUST_PROXY: z
@@ -101,6 +103,11 @@ export type Config = {
   /** Signs quote ids; unset, one is generated at first start and kept in the store (shared by replicas). */
   quoteSecret?: Uint8Array
   logLevel: z.infer<typeof Env>['SWAPEAZI_LOG_LEVEL']
+  /**
+   * The live market (DESIGN 5, docs/live-market.md): a JSON-RPC URL per chain read live; the other chains, and every
+   * chain when none is set, price from the embedded snapshot. Each chain refreshes every max(refreshMs, block time).
+   */
+  market: { rpcUrls: Partial<Record<ChainCode, string>>; refreshMs: number }
   /** The router on every chain, and per-chain exceptions (the CREATE2 address is the same everywhere by design). */
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
   /** Signs `swapeazi router deploy` and `router allow`; never logged. */
@@ -241,6 +248,34 @@ function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCod
   return parsed.data
 }
 
+const RpcUrls = z.partialRecord(
+  z.enum(['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'], {
+    error: 'must be an EVM chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL',
+  }),
+  z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+)
+
+/** SWAPEAZI_RPC_URLS: a JSON object of chain code to JSON-RPC URL, such as {"BAS":"https://…","POL":"https://…"}. */
+function parseRpcUrls(text: string | undefined): Partial<Record<ChainCode, string>> {
+  if (text === undefined) return {}
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new Error('invalid configuration:\n  SWAPEAZI_RPC_URLS: must be a JSON object such as {"BAS":"https://...","POL":"https://..."}')
+  }
+  const parsed = RpcUrls.safeParse(json)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `SWAPEAZI_RPC_URLS: ${issue.keys.join(', ')}: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL`
+        : `SWAPEAZI_RPC_URLS.${issue.path.join('.')}: ${issue.message}`,
+    )
+    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  return parsed.data
+}
+
 /**
  * The variables that are set: an empty or blank value counts as unset, as `.env` files and host configurations write
  * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation.
@@ -308,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       settlement: settlementConfig(e),
       ...(mpp === undefined ? {} : { mpp }),
     },
+    market: { rpcUrls: parseRpcUrls(e.SWAPEAZI_RPC_URLS), refreshMs: e.SWAPEAZI_MARKET_REFRESH_MS },
     router: {
       address: e.SWAPEAZI_ROUTER_ADDRESS ?? DEFAULT_ROUTER_ADDRESS,
       byChain: parseRouterAddresses(e.SWAPEAZI_ROUTER_ADDRESSES),

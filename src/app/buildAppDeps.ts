@@ -11,6 +11,8 @@ import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
+import { marketFromConfig } from './marketFromConfig.ts'
+import type { LiveMarket } from '../market/liveMarket.ts'
 import { settlerFromConfig } from './settlerFromConfig.ts'
 import { openStore } from '../store/openStore.ts'
 import type { Store } from '../store/createStore.ts'
@@ -52,7 +54,14 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     config.quoteSecret ?? generated('quote_secret'),
   ])
   const mpp = config.payments.mpp === undefined ? undefined : await mppRail(config.payments.mpp, files.pricing.mppCallFeePathUsd, generated)
-  return {
+  let market: LiveMarket | undefined
+  try {
+    market = await marketFromConfig(config, files, log)
+  } catch (error) {
+    await store.sql.close()
+    throw error
+  }
+  const deps: ServerDeps = {
     catalogue,
     files,
     clock: Date.now,
@@ -71,7 +80,11 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     trustProxy: config.trustProxy,
     rateLimits: config.rateLimits,
     mcp: config.mcp,
+    ...(market === undefined ? {} : { market }),
   }
+  // The live market replaces its catalogue after each refresh; every use case reads deps.catalogue when it runs.
+  if (market !== undefined) Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })
+  return deps
 }
 
 /**

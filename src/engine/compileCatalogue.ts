@@ -23,6 +23,7 @@ import type {
   CatalogueToken,
   ChainInfo,
   DurationPrior,
+  MarketGaps,
   SwapEdge,
   Token,
   Venue,
@@ -56,8 +57,10 @@ export class CatalogueError extends Error {
  * become token references, and every cross-reference (a venue's token, a bridge's chain, a corridor's symbol) is
  * checked so a broken catalogue stops the service at start.
  */
-export function compileCatalogue(files: CatalogueFiles): Catalogue {
+export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Catalogue {
   const { market } = files
+  /** A token the live market cannot price now: its chain or its currency is in a gap. */
+  const isGapped = (token: Token): boolean => gaps !== undefined && (gaps.chains.has(token.chain) || gaps.currencies.has(token.currency))
   const fxUsdE18 = {} as Record<Currency, bigint>
   for (const [currency, rate] of Object.entries(market.fx)) fxUsdE18[currency as Currency] = parseFixed(rate.usd)
 
@@ -189,6 +192,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
   const edgesFrom = new Map<string, SwapEdge[]>()
   files.venues.venues.forEach((entry, index) => {
     const venue = venues[index] as Venue
+    if (venue.tokens.some(isGapped)) return
     venue.tokens.forEach((from, i) => {
       venue.tokens.forEach((to, j) => {
         if (i === j || (!entry.bidirectional && !(i === 0 && j === 1))) return
@@ -233,6 +237,7 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       if (source.inboundOnly === true || source.contract === undefined) continue
       for (const destination of endpoints) {
         if (destination.chain === source.chain) continue
+        if (isGapped(source.token) || isGapped(destination.token)) continue
         const key = `${source.chain}>${destination.chain}`
         const list = lanes.get(key) ?? []
         const lane: BridgeLane = {
@@ -286,5 +291,6 @@ export function compileCatalogue(files: CatalogueFiles): Catalogue {
       gasMarginPercent: BigInt(pricing.gasMarginPercent),
       quoteTtlSec: pricing.quoteTtlSec,
     },
+    ...(gaps === undefined ? {} : { gaps }),
   }
 }

@@ -137,4 +137,17 @@ export type Catalogue = {
   corridors: readonly CorridorEntry[]
   fxUsdE18: Readonly<Record<Currency, bigint>>
   pricing: Pricing
+  /** Figures the live market could not read fresh (src/market): routes that need them are left out (DESIGN 5). */
+  gaps?: MarketGaps
+}
+
+/**
+ * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer) and the
+ * currencies whose FX rate is, each with the reason. `ungapped` is the same market compiled without gaps, so a
+ * request it routes and this catalogue does not is "market unavailable", not "no route".
+ */
+export type MarketGaps = {
+  chains: ReadonlyMap<ChainCode, string>
+  currencies: ReadonlyMap<Currency, string>
+  ungapped: Catalogue
 }

@@ -21,6 +21,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   invalid_quote: 400,
   quote_expired: 422,
   payment_unavailable: 503,
+  market_unavailable: 503,
   internal_error: 500,
 }
 
@@ -42,6 +43,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   invalid_quote: 'Invalid quote',
   quote_expired: 'Quote expired',
   payment_unavailable: 'Payment verification unavailable',
+  market_unavailable: 'Market unavailable',
   internal_error: 'Internal error',
 }
 

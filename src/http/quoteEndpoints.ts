@@ -32,7 +32,7 @@ const freeQuote = (path: string, summary: string, operationId: string): Endpoint
     body: QuoteParams,
     doc: quoteDoc(summary, operationId, QuoteResult),
     handler: (deps, scope) => {
-      const memo = scope.once(QUOTE_MEMO, () => createQuoteMemo(deps.clock))
+      const memo = scope.once(QUOTE_MEMO, () => createQuoteMemo(deps.clock, { version: () => deps.catalogue }))
       return async (c, input) => {
         const text = memo.answer(await input.bodyText(), (body) => {
           const result = getQuote(deps, input.parse(body))
@@ -59,7 +59,7 @@ export const quoteRanked = defineEndpoint({
   body: QuoteParams,
   doc: quoteDoc('Three full quotes ranked FASTEST, BALANCED, CHEAPEST', 'quoteRanked', RankedQuote),
   handler: (deps, scope) => {
-    const memo = scope.once(RANKED_QUOTE_MEMO, () => createQuoteMemo(deps.clock))
+    const memo = scope.once(RANKED_QUOTE_MEMO, () => createQuoteMemo(deps.clock, { version: () => deps.catalogue }))
     return async (c, input) => {
       const text = memo.answer(await input.bodyText(), (body) => JSON.stringify(getRankedQuote(deps, input.parse(body)).body))
       return c.body(text, 200, { 'content-type': 'application/json' })

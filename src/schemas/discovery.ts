@@ -75,8 +75,34 @@ export type CapabilityManifest = z.infer<typeof CapabilityManifest>
 
 export const Health = z
   .object({
-    status: z.literal('ok'),
+    status: z
+      .enum(['ok', 'degraded'])
+      .describe('degraded: a chain read live (SWAPEAZI_RPC_URLS) lacks a fresh figure, and the routes that need it are not offered'),
     version: z.string(),
+    market: z
+      .object({
+        isFxMarketClosed: z.boolean().describe('FX markets are closed (weekend): FX feeds hold still and their last answer stays usable'),
+        chains: z.array(
+          z.object({
+            chain: ChainCode,
+            source: z.enum(['rpc', 'snapshot']),
+            block: z.string().optional().describe('The block the live figures were read at'),
+            blockAgeSeconds: z.number().int().optional(),
+            stale: z.array(z.string()).describe('Figures of this chain that are stale or unread: gas, native/USD, sequencer'),
+            error: z.string().optional().describe("The last read's error"),
+          }),
+        ),
+        currencies: z.array(
+          z.object({
+            currency: z.string(),
+            source: z.enum(['rpc', 'snapshot']),
+            chain: ChainCode.optional(),
+            block: z.string().optional(),
+            stale: z.string().optional(),
+          }),
+        ),
+      })
+      .describe('Where each chain and currency is priced from (DESIGN 5); venue state and bridge fees are snapshot figures'),
     snapshot: z.object({ asOf: z.string(), ageSeconds: z.number().int(), source: z.string() }),
     rates: z.object({
       EURZAR: z.object({ rate: z.string().describe('Rand per euro'), asOf: z.string(), source: z.string() }),

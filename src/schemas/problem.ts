@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'invalid_quote',
   'quote_expired',
   'payment_unavailable',
+  'market_unavailable',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

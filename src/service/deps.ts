@@ -4,6 +4,7 @@ import type { RateLimits } from '../auth/rateLimits.ts'
 import type { Screener } from '../compliance/screener.ts'
 import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import type { Settler } from '../payments/x402/settlement.ts'
+import type { LiveMarket } from '../market/liveMarket.ts'
 import type { Store } from '../store/createStore.ts'
 import type { CatalogueFiles } from '../engine/index.ts'
 import type { Catalogue } from '../engine/index.ts'
@@ -37,6 +38,11 @@ export type ServiceDeps = {
   payTo: Address
   /** HMAC key that signs and verifies API keys (DESIGN 7.14): configured, or generated once and kept in the store. */
   keySecret: Uint8Array
+  /**
+   * The live market (DESIGN 5) when SWAPEAZI_RPC_URLS names chains: `catalogue` is then its current catalogue,
+   * replaced after each refresh. Absent, the embedded snapshot prices everything.
+   */
+  market?: LiveMarket
   /** Requests per minute on /api/v1/* for anonymous callers (per IP), free keys and pro keys (DESIGN 7.16). */
   rateLimits: RateLimits
 }

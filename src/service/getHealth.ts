@@ -7,9 +7,12 @@ export function getHealth(deps: ServiceDeps): Health {
   const { catalogue, files } = deps
   const asOfMs = Date.parse(catalogue.asOf)
   const rate = (catalogue.fxUsdE18.EUR * E18) / catalogue.fxUsdE18.ZAR
+  const market = marketHealth(deps)
   return {
-    status: 'ok',
+    status:
+      market.chains.some((chain) => chain.stale.length > 0) || market.currencies.some((c) => c.stale !== undefined) ? 'degraded' : 'ok',
     version: deps.version,
+    market,
     snapshot: {
       asOf: catalogue.asOf,
       ageSeconds: Math.max(0, Math.floor((deps.clock() - asOfMs) / 1000)),
@@ -19,7 +22,10 @@ export function getHealth(deps: ServiceDeps): Health {
       EURZAR: {
         rate: formatFixedDown(rate, 4),
         asOf: catalogue.asOf,
-        source: `EUR/USD ÷ ZAR/USD from the market snapshot: ${files.market.fx.EUR.source}`,
+        source:
+          deps.market === undefined
+            ? `EUR/USD ÷ ZAR/USD from the market snapshot: ${files.market.fx.EUR.source}`
+            : 'EUR/USD ÷ ZAR/USD from the live market where a chain reads them (market.currencies), else the snapshot',
       },
     },
     payments: {
@@ -29,5 +35,27 @@ export function getHealth(deps: ServiceDeps): Health {
       mpp: deps.mpp === undefined ? { available: false } : { available: true, chainId: deps.mpp.chainId, recipient: deps.mpp.recipient },
     },
     store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
+  }
+}
+
+/** Where each chain and currency is priced from now: the live market's reads, or the snapshot everywhere. */
+function marketHealth(deps: ServiceDeps): Health['market'] {
+  const { files } = deps
+  if (deps.market === undefined)
+    return {
+      isFxMarketClosed: false,
+      chains: files.chains.chains
+        .filter((chain) => files.market.chains[chain.id] !== undefined)
+        .map((chain) => ({ chain: chain.id, source: 'snapshot', stale: [] })),
+      currencies: Object.keys(files.market.fx).map((currency) => ({ currency, source: 'snapshot' })),
+    }
+  const status = deps.market.status()
+  return {
+    isFxMarketClosed: status.isFxMarketClosed,
+    chains: status.chains.map(({ blockAgeSec, ...chain }) => ({
+      ...chain,
+      ...(blockAgeSec === undefined ? {} : { blockAgeSeconds: blockAgeSec }),
+    })),
+    currencies: status.currencies,
   }
 }

@@ -1,4 +1,12 @@
-import { findRoutes, formatAtomic, type FindRoutesReturnType, type NotViableReason, pairNotServed, viableRange } from '../engine/index.ts'
+import {
+  type Catalogue,
+  findRoutes,
+  formatAtomic,
+  type FindRoutesReturnType,
+  type NotViableReason,
+  pairNotServed,
+  viableRange,
+} from '../engine/index.ts'
 import type { AmountLimit } from '../schemas/problem.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -36,6 +44,7 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
       ),
     },
   })
+  if (found.kind !== 'routes') refuseOnMarketGaps(deps.catalogue, request)
   if (found.kind === 'no_route') return unsupported()
   if (found.kind === 'not_viable') {
     const range = viableRange(deps.catalogue, request.from, request.to)
@@ -53,6 +62,39 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
     )
   }
   return { request, found }
+}
+
+/** Seconds a client waits before asking again while the live market lacks a figure (a few refreshes). */
+export const MARKET_RETRY_AFTER_SEC = 15
+
+/**
+ * DESIGN 5: a request the full market would route, but not the market the live reads can vouch for now, is 503
+ * `market_unavailable` naming what is missing; it is never quoted from stale figures, nor told "no route".
+ */
+function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest): void {
+  const gaps = catalogue.gaps
+  if (gaps === undefined) return
+  const full = findRoutes(gaps.ungapped, request)
+  if (full.kind !== 'routes') return
+  const { route } = full.ranked.BALANCED
+  const tokens = [
+    ...route.sourceSwaps.flatMap((edge) => [edge.from, edge.to]),
+    ...(route.bridge === undefined ? [] : [route.bridge.from, route.bridge.to]),
+    ...route.destinationSwaps.flatMap((edge) => [edge.from, edge.to]),
+    route.from,
+    route.to,
+  ]
+  const chains = [...new Set(tokens.map((token) => token.chain))].filter((chain) => gaps.chains.has(chain))
+  const currencies = [...new Set(tokens.map((token) => token.currency))].filter((currency) => gaps.currencies.has(currency))
+  const reasons = [
+    ...chains.map((chain) => `${chain}: ${gaps.chains.get(chain)}`),
+    ...currencies.map((currency) => `${currency}/USD: ${gaps.currencies.get(currency)}`),
+  ]
+  throw new ServiceError(
+    'market_unavailable',
+    `${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} is not quoted now: the live market cannot vouch for every figure its routes need (${reasons.join('; ')}). Nothing is priced from stale data; ask again in ${MARKET_RETRY_AFTER_SEC} s, and GET /api/v1/health shows the market's state.`,
+    { chains, currencies, retryAfterSec: MARKET_RETRY_AFTER_SEC },
+  )
 }
 
 /** What bounds the viable range on the side the amount fell: the fee against fixed costs, a bridge cap, or depth. */

@@ -61,18 +61,29 @@ describe('identical quote requests within one second', () => {
 
 describe('the memo is what answers', () => {
   it('repeats the first answer for the rest of its second even when a recomputation would differ, then recomputes', async () => {
-    // The memo's premise is a fixed catalogue; changing it under the app makes a recomputation visible.
+    // The memo's premise is an unchanged market; changing the catalogue in place, under the memo's eyes, makes a
+    // recomputation visible.
     let now = NOW_MS
-    const deps = testDeps({ clock: () => now })
+    const deps = testDeps({ clock: () => now, catalogue: { ...testDeps().catalogue, pricing: { ...testDeps().catalogue.pricing } } })
     const app = createApp(deps)
     const first = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
-    deps.catalogue = { ...deps.catalogue, pricing: { ...deps.catalogue.pricing, quoteTtlSec: 120 } }
+    ;(deps.catalogue.pricing as { quoteTtlSec: number }).quoteTtlSec = 120
     const sameSecond = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
     now += 1_000
     const next = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
     expect(Date.parse(first.expiresAt) - NOW_MS).toBe(60_000)
     expect(sameSecond).toEqual(first)
     expect(Date.parse(next.expiresAt) - now).toBe(120_000)
+  })
+
+  it('recomputes within the second when the market is replaced (the live market after a refresh)', async () => {
+    const deps = testDeps()
+    const app = createApp(deps)
+    const first = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    deps.catalogue = { ...deps.catalogue, pricing: { ...deps.catalogue.pricing, quoteTtlSec: 120 } }
+    const replaced = JSON.parse(await (await postJson(app, '/api/x402/quote', quoteBody())).text()) as QuoteResult
+    expect(Date.parse(first.expiresAt) - NOW_MS).toBe(60_000)
+    expect(Date.parse(replaced.expiresAt) - NOW_MS).toBe(120_000)
   })
 })
 

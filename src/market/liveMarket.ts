@@ -1,0 +1,242 @@
+import type { Logger } from 'pino'
+import { type Catalogue, type CatalogueFiles, compileCatalogue, formatAtomic } from '../engine/index.ts'
+import type { ChainCode, Currency } from '../schemas/catalogue.ts'
+import type { ChainReading, ReadChain } from './chainReading.ts'
+import { type FeedCatalogue, fxFeedId, NATIVE_FEED, readPlanOf } from './feedCatalogue.ts'
+import { fxClosedSince } from './fxMarketHours.ts'
+
+/** A feed's answer is usable for its heartbeat plus this share of it (DESIGN 5: heartbeat + 10%). */
+const HEARTBEAT_MARGIN = 1.1
+/** Venue state and gas are usable for this many refresh intervals. */
+const STALE_AFTER_INTERVALS = 3
+/** After an L2 sequencer comes back up, its feeds and prices are not trusted for this long (Chainlink's advice). */
+const SEQUENCER_GRACE_SEC = 3600
+
+/** What health reports of one chain's market (DESIGN 5). */
+export type ChainMarketStatus = {
+  chain: ChainCode
+  source: 'rpc' | 'snapshot'
+  /** The block the chain's live figures were read at, and its age in seconds. */
+  block?: string
+  blockAgeSec?: number
+  /** The figures of this chain that are stale or unread, by name (gas, native/USD, fx:EUR, sequencer). */
+  stale: string[]
+  /** The last read's error, when it failed. */
+  error?: string
+}
+
+export type MarketStatus = {
+  /** True when a configured chain or a live currency lacks a fresh figure: some routes are then not offered. */
+  isDegraded: boolean
+  /** True while FX markets are closed (FX feeds hold still): their last answer stays usable through the closure. */
+  isFxMarketClosed: boolean
+  chains: ChainMarketStatus[]
+  /** Currencies priced live, each with the chain and block its rate came from, or why it is unavailable. */
+  currencies: { currency: Currency; source: 'rpc' | 'snapshot'; chain?: ChainCode; block?: string; stale?: string }[]
+}
+
+/** The market the engine prices from: replaced atomically after every read (DESIGN 5). */
+export type LiveMarket = {
+  /** The current catalogue: the snapshot with every fresh live figure applied, and the stale ones as gaps. */
+  catalogue(): Catalogue
+  status(): MarketStatus
+  /** Reads every configured chain once, then recompiles; resolves when all reads have settled. */
+  refresh(): Promise<void>
+  /** Refreshes each chain every max(SWAPEAZI_MARKET_REFRESH_MS, its block time), until stop(). */
+  start(): void
+  stop(): void
+  /** The chains read live. */
+  liveChains: readonly ChainCode[]
+}
+
+export type CreateLiveMarketParameters = {
+  files: CatalogueFiles
+  feeds: FeedCatalogue
+  /** One reader per chain with an RPC URL (SWAPEAZI_RPC_URLS); the other chains keep the snapshot. */
+  readers: Partial<Record<ChainCode, ReadChain>>
+  refreshMs: number
+  /** Milliseconds since the epoch. */
+  clock: () => number
+  log: Logger
+}
+
+type ChainState = { reading?: ChainReading; error?: string; isReading: boolean }
+
+/**
+ * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
+ * reads the FX feeds, the native token's USD feed, the sequencer and gas; each figure is checked against its
+ * maximum age (a feed: its heartbeat plus 10%; gas and the chain's read: three refresh intervals). Fresh figures
+ * replace the snapshot's; a stale one becomes a gap, so routes that need it are not offered and a request that
+ * needs it is 503 `market_unavailable` (getQuote.ts). Venue state, bridge fees and the L1 data fee stay snapshot
+ * figures in this version. The catalogue is recompiled off the request path and swapped in one assignment.
+ */
+export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
+  const { files, feeds, readers, refreshMs, clock, log } = parameters
+  const liveChains = Object.keys(readers) as ChainCode[]
+  const states = new Map<ChainCode, ChainState>(liveChains.map((chain) => [chain, { isReading: false }]))
+  const timers = new Map<ChainCode, NodeJS.Timeout>()
+  let isStopped = true
+
+  const intervalMsOf = (chain: ChainCode): number => Math.max(refreshMs, (files.market.chains[chain]?.blockTimeSec ?? 1) * 1000)
+
+  let current = compose()
+
+  function compose(): { catalogue: Catalogue; status: MarketStatus } {
+    const nowMs = clock()
+    const nowSec = Math.floor(nowMs / 1000)
+    const closedSince = fxClosedSince(nowMs)
+    const market = { ...files.market, chains: { ...files.market.chains }, fx: { ...files.market.fx } }
+    const chainGaps = new Map<ChainCode, string>()
+    const currencyGaps = new Map<Currency, string>()
+    const chainStatuses: ChainMarketStatus[] = []
+
+    for (const chain of liveChains) {
+      const state = states.get(chain)
+      const reading = state?.reading
+      const stale: string[] = []
+      const gap = (figure: string, why: string): void => {
+        stale.push(figure)
+        if (!chainGaps.has(chain)) chainGaps.set(chain, why)
+      }
+      const maxAgeSec = (STALE_AFTER_INTERVALS * intervalMsOf(chain)) / 1000
+      const blockAgeSec = reading === undefined ? undefined : Math.max(0, nowSec - reading.blockTimestamp)
+      if (reading === undefined || blockAgeSec === undefined)
+        gap('gas', `not read yet${state?.error === undefined ? '' : ` (${state.error})`}`)
+      else if (blockAgeSec > maxAgeSec)
+        gap('gas', `last read at block ${reading.blockNumber}, ${blockAgeSec} s ago (at most ${maxAgeSec} s)`)
+      else {
+        const snapshot = market.chains[chain]
+        if (snapshot !== undefined) {
+          const gasPriceWei = reading.gas.baseFeePerGas + reading.gas.priorityFeePerGas
+          market.chains[chain] = {
+            ...snapshot,
+            gasPriceGwei: formatAtomic(gasPriceWei, 9),
+            source: `rpc ${chain} block ${reading.blockNumber}`,
+          }
+        }
+        if (reading.sequencer !== undefined && !reading.sequencer.isUp) gap('sequencer', 'the L2 sequencer is down')
+        else if (reading.sequencer !== undefined && nowSec - reading.sequencer.since < SEQUENCER_GRACE_SEC)
+          gap('sequencer', `the L2 sequencer came back up ${nowSec - reading.sequencer.since} s ago (grace ${SEQUENCER_GRACE_SEC} s)`)
+        const native = reading.feeds.find((feed) => feed.id === NATIVE_FEED)
+        const nativeSpec = feeds.chains[chain]?.native
+        if (native === undefined || nativeSpec === undefined) gap('native/USD', 'no native price feed is configured')
+        else if (!native.ok) gap('native/USD', `the native price feed failed: ${native.error}`)
+        else if (nowSec - native.updatedAt > nativeSpec.heartbeatSec * HEARTBEAT_MARGIN)
+          gap(
+            'native/USD',
+            `the native price feed was last updated ${nowSec - native.updatedAt} s ago (heartbeat ${nativeSpec.heartbeatSec} s)`,
+          )
+        else if (snapshot !== undefined)
+          market.chains[chain] = { ...(market.chains[chain] ?? snapshot), nativeUsd: formatAtomic(native.answer, native.decimals) }
+      }
+      chainStatuses.push({
+        chain,
+        source: 'rpc',
+        ...(reading === undefined || blockAgeSec === undefined ? {} : { block: reading.blockNumber.toString(), blockAgeSec }),
+        stale,
+        ...(state?.error === undefined ? {} : { error: state.error }),
+      })
+    }
+    for (const chain of files.chains.chains.map((entry) => entry.id))
+      if (!states.has(chain) && files.market.chains[chain] !== undefined) chainStatuses.push({ chain, source: 'snapshot', stale: [] })
+
+    const currencies: MarketStatus['currencies'] = []
+    for (const currency of Object.keys(files.market.fx) as Currency[]) {
+      const spec = liveChains.flatMap((chain) => {
+        const feed = feeds.chains[chain]?.fx[currency]
+        return feed === undefined ? [] : [{ chain, feed }]
+      })
+      if (spec.length === 0) {
+        currencies.push({ currency, source: 'snapshot' })
+        continue
+      }
+      let best: { chain: ChainCode; block: bigint; answer: bigint; decimals: number; updatedAt: number } | undefined
+      const why: string[] = []
+      for (const { chain, feed } of spec) {
+        const reading = states.get(chain)?.reading
+        const read = reading?.feeds.find((candidate) => candidate.id === fxFeedId(currency))
+        if (reading === undefined || read === undefined) why.push(`${chain} not read`)
+        else if (!read.ok) why.push(`${chain} feed failed: ${read.error}`)
+        else {
+          // FX feeds hold still while FX markets are closed: the last answer before the close stays usable.
+          const allowedSec = feed.heartbeatSec * HEARTBEAT_MARGIN + (closedSince === undefined ? 0 : (nowMs - closedSince) / 1000)
+          const ageSec = nowSec - read.updatedAt
+          if (ageSec > allowedSec) why.push(`${chain} feed last updated ${ageSec} s ago (heartbeat ${feed.heartbeatSec} s)`)
+          else if (best === undefined || read.updatedAt > best.updatedAt)
+            best = { chain, block: reading.blockNumber, answer: read.answer, decimals: read.decimals, updatedAt: read.updatedAt }
+        }
+      }
+      if (best === undefined) {
+        const reason = `no fresh ${currency}/USD feed (${why.join('; ')})`
+        currencyGaps.set(currency, reason)
+        currencies.push({ currency, source: 'rpc', stale: reason })
+        continue
+      }
+      market.fx[currency] = {
+        usd: formatAtomic(best.answer, best.decimals),
+        source: `rpc ${best.chain} block ${best.block}: Chainlink ${currency}/USD`,
+      }
+      currencies.push({ currency, source: 'rpc', chain: best.chain, block: best.block.toString() })
+    }
+
+    const liveFiles = { ...files, market }
+    const ungapped = compileCatalogue(liveFiles)
+    const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0
+    const catalogue = hasGaps ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, ungapped }) : ungapped
+    return {
+      catalogue,
+      status: { isDegraded: hasGaps, isFxMarketClosed: closedSince !== undefined, chains: chainStatuses, currencies },
+    }
+  }
+
+  async function readChain(chain: ChainCode): Promise<void> {
+    const state = states.get(chain)
+    const reader = readers[chain]
+    if (state === undefined || reader === undefined || state.isReading) return
+    state.isReading = true
+    try {
+      state.reading = await reader(readPlanOf(feeds, chain))
+      delete state.error
+    } catch (error) {
+      state.error = error instanceof Error ? error.message : String(error)
+      log.warn({ event: 'market_read_failed', chain, err: state.error }, 'market_read_failed')
+    } finally {
+      state.isReading = false
+    }
+    const wasDegraded = current.status.isDegraded
+    current = compose()
+    if (current.status.isDegraded !== wasDegraded)
+      log[current.status.isDegraded ? 'warn' : 'info'](
+        { event: 'market_state', degraded: current.status.isDegraded, chains: current.status.chains },
+        current.status.isDegraded ? 'market degraded: routes needing stale figures are not offered' : 'market fresh again',
+      )
+  }
+
+  function schedule(chain: ChainCode): void {
+    if (isStopped) return
+    const timer = setTimeout(() => {
+      void readChain(chain).finally(() => schedule(chain))
+    }, intervalMsOf(chain))
+    timer.unref()
+    timers.set(chain, timer)
+  }
+
+  return {
+    liveChains,
+    catalogue: () => current.catalogue,
+    status: () => current.status,
+    async refresh() {
+      await Promise.all(liveChains.map(readChain))
+    },
+    start() {
+      if (!isStopped) return
+      isStopped = false
+      for (const chain of liveChains) schedule(chain)
+    },
+    stop() {
+      isStopped = true
+      for (const timer of timers.values()) clearTimeout(timer)
+      timers.clear()
+    },
+  }
+}
