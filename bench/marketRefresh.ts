@@ -30,12 +30,9 @@ const quantile = (sorted: readonly number[], q: number): number => sorted[Math.m
 export async function runMarketRefresh(): Promise<MarketRefreshResult> {
   const chain = await startFeedStandIns()
   try {
-    const { timestamp } = await chain.latestBlock()
     const feeds = Array.from({ length: FEEDS }, (_, index) => ({ id: `fx:F${index}`, address: feedAddress(index), heartbeatSec: 86_400 }))
-    for (const [index, feed] of feeds.entries()) await chain.placeFeed(feed.address, { answer: 100_000_000n + BigInt(index) })
-    const sequencerUptimeFeed = feedAddress(FEEDS)
-    await chain.setSequencer(sequencerUptimeFeed, { isUp: true, since: timestamp - 3_600 })
-    const plan: ChainReadPlan = { chain: 'BAS', feeds, sequencerUptimeFeed }
+    const plan: ChainReadPlan = { chain: 'BAS', feeds, sequencerUptimeFeed: feedAddress(FEEDS) }
+    await chain.placePlan(plan, Object.fromEntries(feeds.map((feed, index) => [feed.id, 100_000_000n + BigInt(index)])))
 
     let requests = 0
     const client = createPublicClient({

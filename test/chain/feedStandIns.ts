@@ -3,6 +3,7 @@
 // updatedAt, a failing feed, an L2 sequencer going down, blocks mined and time passing.
 import type { Abi, Address } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
+import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAndWait } from './anvil.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
@@ -24,6 +25,11 @@ export type FeedStandIns = {
   anvil: AnvilInstance
   /** Puts a StandInAggregator's runtime code at `address` (anvil_setCode) and configures it. */
   placeFeed(address: Address, options?: PlaceFeedOptions): Promise<void>
+  /**
+   * Every feed of a live-market plan placed at its address with the answer `answers` gives its id (all required), and
+   * its sequencer-uptime feed, if any, up since an hour before the latest block.
+   */
+  placePlan(plan: ChainReadPlan, answers: Readonly<Record<string, bigint>>): Promise<void>
   /** A new round on the feed at `address`, updated at `updatedAt` (unix seconds) or at the block that sets it. */
   setRound(address: Address, answer: bigint, updatedAt?: number): Promise<void>
   /**
@@ -73,18 +79,28 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
     await write(address, 'configure', [options.decimals ?? FEED_DECIMALS, options.description ?? ''])
     if (options.answer !== undefined) await setRound(address, options.answer, options.updatedAt)
   }
+  const setSequencer = async (address: Address, { isUp, since }: { isUp: boolean; since: number }): Promise<void> => {
+    const code = await anvil.publicClient.getCode({ address })
+    if (code !== standInAggregatorArtifact().deployedBytecode)
+      await placeFeed(address, { decimals: 0, description: 'L2 Sequencer Uptime Status Feed' })
+    const { timestamp } = await latestBlock()
+    // The status change is reported in the next block, at least a second after the latest.
+    await write(address, 'setRoundStartedAt', [isUp ? 0n : 1n, BigInt(since), BigInt(Math.max(since, timestamp + 1))])
+  }
   return {
     anvil,
     placeFeed,
-    setRound,
-    async setSequencer(address, { isUp, since }) {
-      const code = await anvil.publicClient.getCode({ address })
-      if (code !== standInAggregatorArtifact().deployedBytecode)
-        await placeFeed(address, { decimals: 0, description: 'L2 Sequencer Uptime Status Feed' })
-      const { timestamp } = await latestBlock()
-      // The status change is reported in the next block, at least a second after the latest.
-      await write(address, 'setRoundStartedAt', [isUp ? 0n : 1n, BigInt(since), BigInt(Math.max(since, timestamp + 1))])
+    async placePlan(plan, answers) {
+      for (const feed of plan.feeds) {
+        const answer = answers[feed.id]
+        if (answer === undefined) throw new Error(`feed stand-ins: no answer given for ${feed.id} on ${plan.chain}`)
+        await placeFeed(feed.address, { description: feed.id, answer })
+      }
+      if (plan.sequencerUptimeFeed !== undefined)
+        await setSequencer(plan.sequencerUptimeFeed, { isUp: true, since: (await latestBlock()).timestamp - 3_600 })
     },
+    setRound,
+    setSequencer,
     setFailing: (address, failing) => write(address, 'setFailing', [failing]),
     async mine(blocks = 1) {
       await anvil.testClient.mine({ blocks })

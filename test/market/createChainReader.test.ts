@@ -183,6 +183,25 @@ describe('createChainReader', () => {
     expect(requests - sent).toBe(2)
   })
 
+  it('reads a whole plan placed by the stand-ins’ placePlan as it was given', async () => {
+    const ethPlan: ChainReadPlan = {
+      chain: 'ETH',
+      feeds: [
+        { id: 'native:ETH', address: '0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419', heartbeatSec: 3_600 },
+        { id: 'fx:EUR', address: '0xb49f677943BC038e9857d61E7d053CaA2C1734C1', heartbeatSec: 86_400 },
+      ],
+      sequencerUptimeFeed: '0x00000000000000000000000000000000005e0001',
+    }
+    await feeds.placePlan(ethPlan, { 'native:ETH': 300_000_000_000n, 'fx:EUR': EUR_USD })
+    const reading = await createChainReader(client)(ethPlan)
+    expect(reading.feeds.map((feed) => (feed.ok ? [feed.id, feed.answer] : feed.error))).toEqual([
+      ['native:ETH', 300_000_000_000n],
+      ['fx:EUR', EUR_USD],
+    ])
+    expect(reading.sequencer).toEqual({ isUp: true, since: expect.any(Number) })
+    expect(reading.blockTimestamp - (reading.sequencer?.since ?? 0)).toBeGreaterThanOrEqual(3_600)
+  })
+
   it('counts the requests one refresh sends: the block, one multicall and the fee history', async () => {
     const sent = requests
     const reading = await createChainReader(client)(plan())
