@@ -34,7 +34,7 @@ export type ChainReading = {
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */
   sequencer?: { isUp: boolean; since: number }
-  /** RPC requests this refresh made, for the bench. */
+  /** JSON-RPC requests this refresh sent, for the bench (a transport's retries after a failed request are not seen here). */
   rpcCalls: number
 }
 
