@@ -35,7 +35,8 @@ export type ChainReaderClient = {
 /**
  * Options for the viem http transport of a chain reader's client: each request waits at most 5 s and is tried at
  * most twice, so an unreachable RPC fails a refresh in seconds rather than holding it for viem's defaults (10 s, 3
- * retries).
+ * retries). A refresh makes two rounds of requests, so a silent RPC fails it within about 20 s at worst; a refused
+ * connection at once.
  */
 export const CHAIN_RPC_TRANSPORT_OPTIONS = { timeout: 5_000, retryCount: 1 } as const
 
@@ -54,6 +55,7 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const block = await rpc(plan, 'the latest block', () => client.getBlock({ blockTag: 'latest' }))
     const blockNumber = block.number
     const contracts = feedCalls(plan)
+    // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
     const [results, feeHistory] = await Promise.all([
       contracts.length === 0
         ? []
