@@ -51,6 +51,7 @@ export async function runQuotePieces(rounds: number): Promise<void> {
     toAmount: '995000000',
     toAmountMin: '990025000',
     asOf: deps.catalogue.asOf,
+    market: 'ETH:snapshot',
     exp: 1_900_000_000,
   }
   const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: QUOTE_BODY }

@@ -27,5 +27,17 @@ export { simulateRoute } from './simulateRoute.ts'
 export { type SizedRoute, sizeRoute } from './sizeRoute.ts'
 export { sizeRouteInput } from './sizeRouteInput.ts'
 export { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
-export type { Bridge, BridgeLane, Catalogue, CatalogueToken, ChainInfo, ListedToken, MarketGaps, SwapEdge, Token, Venue } from './types.ts'
+export type {
+  Bridge,
+  BridgeLane,
+  Catalogue,
+  CatalogueToken,
+  ChainInfo,
+  ListedToken,
+  MarketGaps,
+  PricedOn,
+  SwapEdge,
+  Token,
+  Venue,
+} from './types.ts'
 export { type ViableRange, viableRange } from './viableRange.ts'

@@ -139,7 +139,12 @@ export type Catalogue = {
   pricing: Pricing
   /** Figures the live market could not read fresh (src/market): routes that need them are left out (DESIGN 5). */
   gaps?: MarketGaps
+  /** Where each chain's figures come from, when a live market compiled this catalogue; absent: all snapshot. */
+  pricedOn?: ReadonlyMap<ChainCode, PricedOn>
 }
+
+/** The source of a chain's figures: a live read at a block (ISO time of the block), or the snapshot of `asOf`. */
+export type PricedOn = { source: 'rpc'; block: bigint; asOf: string } | { source: 'snapshot'; asOf: string }
 
 /**
  * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer) and the

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { type Catalogue, type CatalogueFiles, compileCatalogue, formatAtomic } from '../engine/index.ts'
+import { type Catalogue, type CatalogueFiles, compileCatalogue, formatAtomic, type PricedOn } from '../engine/index.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ChainReading, ReadChain } from './chainReading.ts'
 import { type FeedCatalogue, fxFeedId, NATIVE_FEED, readPlanOf } from './feedCatalogue.ts'
@@ -183,6 +183,17 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     const ungapped = compileCatalogue(liveFiles)
     const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0
     const catalogue = hasGaps ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, ungapped }) : ungapped
+    const pricedOn = new Map<ChainCode, PricedOn>()
+    for (const chain of files.chains.chains.map((entry) => entry.id)) {
+      const reading = states.get(chain)?.reading
+      pricedOn.set(
+        chain,
+        reading === undefined || chainGaps.has(chain)
+          ? { source: 'snapshot', asOf: files.market.asOf }
+          : { source: 'rpc', block: reading.blockNumber, asOf: new Date(reading.blockTimestamp * 1000).toISOString() },
+      )
+    }
+    catalogue.pricedOn = pricedOn
     return {
       catalogue,
       status: { isDegraded: hasGaps, isFxMarketClosed: closedSince !== undefined, chains: chainStatuses, currencies },

@@ -85,6 +85,16 @@ export const QuoteResult = z
       bps: z.number().int(),
     }),
     route: RouteWire,
+    pricedOn: z
+      .array(
+        z.object({
+          chain: ChainCode,
+          source: z.enum(['rpc', 'snapshot']).describe('rpc: read live at `block`; snapshot: the embedded market of `asOf`'),
+          block: z.string().optional(),
+          asOf: z.string().describe('ISO 8601: the time of the block read, or of the snapshot'),
+        }),
+      )
+      .describe("What the quote was priced on, per chain of its route (also inside the signed quoteId's claims)"),
   })
   .meta({ id: 'QuoteResult' })
 export type QuoteResult = z.infer<typeof QuoteResult>

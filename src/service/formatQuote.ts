@@ -49,6 +49,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
   const exp = nowSec + deps.catalogue.pricing.quoteTtlSec
   const fromAddress = lowercaseAddress(request.fromAddress)
   const toAddress = lowercaseAddress(request.toAddress)
+  const pricedOn = pricedOnOf(deps, priced)
   const quoteId = signQuoteId(deps.quoteSecret, {
     fromChain: from.chain,
     toChain: to.chain,
@@ -62,6 +63,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
     toAmount: amounts.toAmount.toString(),
     toAmountMin: amounts.toAmountMin.toString(),
     asOf: deps.catalogue.asOf,
+    market: pricedOn.map((on) => `${on.chain}:${on.source}${on.block === undefined ? '' : `:${on.block}`}`).join(','),
     exp,
   })
   const inputUsd = usdValue(from, request.amountIn)
@@ -102,5 +104,18 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
       gasLimit: `0x${priced.gasLimit.toString(16)}`,
       estimatedDurationP95: priced.durationP95Sec,
     },
+    pricedOn,
   }
+}
+
+/** Where the figures of each chain the route touches come from: a live read at a block, or the snapshot. */
+function pricedOnOf(deps: ServiceDeps, priced: PricedRoute): QuoteResult['pricedOn'] {
+  const { catalogue } = deps
+  const chains = [...new Set(priced.steps.flatMap((step) => [step.from.chain, step.to.chain]))]
+  return chains.map((chain) => {
+    const on = catalogue.pricedOn?.get(chain) ?? { source: 'snapshot' as const, asOf: catalogue.asOf }
+    return on.source === 'rpc'
+      ? { chain, source: on.source, block: on.block.toString(), asOf: on.asOf }
+      : { chain, source: on.source, asOf: on.asOf }
+  })
 }

@@ -23,6 +23,11 @@ export const QuoteClaims = z.object({
   toAmount: z.string(),
   toAmountMin: z.string(),
   asOf: z.string(),
+  /**
+   * What the quote was priced on, per chain of its route: `ETH:rpc:21000000` (a live read at that block) or
+   * `ETH:snapshot`, joined with commas, so a keyed swap can tell how old its quote's market is (issue 17).
+   */
+  market: z.string(),
   /** Expiry, unix seconds. */
   exp: z.number().int(),
 })
@@ -51,7 +56,7 @@ function claimsJson(c: QuoteClaims): string {
     `"toToken":${jsonText(c.toToken)},"fromAmount":${jsonText(c.fromAmount)},"fromAddress":${jsonText(c.fromAddress)},` +
     `"toAddress":${c.toAddress === null ? 'null' : jsonText(c.toAddress)},"slippageE18":${jsonText(c.slippageE18)},` +
     `"routeId":${jsonText(c.routeId)},"toAmount":${jsonText(c.toAmount)},"toAmountMin":${jsonText(c.toAmountMin)},` +
-    `"asOf":${jsonText(c.asOf)},"exp":${JSON.stringify(c.exp)}}`
+    `"asOf":${jsonText(c.asOf)},"market":${jsonText(c.market)},"exp":${JSON.stringify(c.exp)}}`
   )
 }
 

@@ -91,6 +91,7 @@ describe('quoteId (DESIGN 7.12)', () => {
         toAmount: '995000000',
         toAmountMin: '990025000',
         asOf: testDeps().catalogue.asOf,
+        market: 'ETH:snapshot',
         exp: NOW_MS / 1000 + 60,
       },
     })

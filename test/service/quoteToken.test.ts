@@ -17,6 +17,7 @@ const claims: QuoteClaims = QuoteClaims.parse({
   toAmount: '995000000',
   toAmountMin: '990025000',
   asOf: '2026-11-20T00:00:00Z',
+  market: 'ETH:rpc:21000000,POL:snapshot',
   exp: 1_800_000_060,
 })
 const beforeExpiry = 1_800_000_000_000
@@ -77,6 +78,7 @@ describe('the signed payload', () => {
     toAmount: text,
     toAmountMin: text,
     asOf: text,
+    market: text,
     exp: fc.integer(),
   })
 
