@@ -11,6 +11,7 @@ import { runEngineLatency } from './engineLatency.ts'
 import { BENCH_OBSERVATIONS, runIntelLatency } from './intelLatency.ts'
 import { BENCH_DATABASE_URL, runKeyedThroughput } from './keyedThroughput.ts'
 import { runMarketRefresh } from './marketRefresh.ts'
+import { runLiveQuoteLatency } from './liveQuoteLatency.ts'
 import { runMcpRoundTrip } from './mcpRoundTrip.ts'
 import { runPaidSwap } from './paidSwap.ts'
 import { runRefusalFlood } from './refusalFlood.ts'
@@ -350,6 +351,13 @@ async function main(): Promise<void> {
     targets.push(
       `  ${'market refresh (anvil): requests, median'.padEnd(44)} ${`${market.requestsSent.join('/')}, ${market.p50Ms.toFixed(1)} ms`.padStart(10)}   (reported; no target set)`,
     )
+    const quotes = await runLiveQuoteLatency()
+    console.log(
+      `\n  Engine quote latency on the live market's catalogue (${quotes.liveChains.join(', ')} read from anvil) beside the snapshot's, interleaved, ${quotes.calls} calls each:`,
+    )
+    console.log(`  snapshot p50 ${quotes.snapshot.p50Us.toFixed(1)} µs   p99 ${quotes.snapshot.p99Us.toFixed(1)} µs`)
+    console.log(`  live     p50 ${quotes.live.p50Us.toFixed(1)} µs   p99 ${quotes.live.p99Us.toFixed(1)} µs   (target p99 < 250 µs)`)
+    if (quotes.differingOutcomes > 0) console.log(`  ${quotes.differingOutcomes} cases route differently on the live rates`)
   }
 
   console.log('\n== Targets ==')
