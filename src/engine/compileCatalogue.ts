@@ -192,7 +192,7 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
   const edgesFrom = new Map<string, SwapEdge[]>()
   files.venues.venues.forEach((entry, index) => {
     const venue = venues[index] as Venue
-    if (venue.tokens.some(isGapped)) return
+    if (venue.tokens.some(isGapped) || gaps?.venues.has(venue.id) === true) return
     venue.tokens.forEach((from, i) => {
       venue.tokens.forEach((to, j) => {
         if (i === j || (!entry.bidirectional && !(i === 0 && j === 1))) return

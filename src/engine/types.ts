@@ -147,12 +147,14 @@ export type Catalogue = {
 export type PricedOn = { source: 'rpc'; block: bigint; asOf: string } | { source: 'snapshot'; asOf: string }
 
 /**
- * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer) and the
- * currencies whose FX rate is, each with the reason. `ungapped` is the same market compiled without gaps, so a
- * request it routes and this catalogue does not is "market unavailable", not "no route".
+ * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer), the
+ * currencies whose FX rate is, and the venues whose pool state is (by venue id), each with the reason. `ungapped` is
+ * the same market compiled without gaps, so a request it routes and this catalogue does not is "market unavailable",
+ * not "no route".
  */
 export type MarketGaps = {
   chains: ReadonlyMap<ChainCode, string>
   currencies: ReadonlyMap<Currency, string>
+  venues: ReadonlyMap<string, string>
   ungapped: Catalogue
 }

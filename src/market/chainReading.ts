@@ -10,13 +10,29 @@ export type FeedSpec = {
   heartbeatSec: number
 }
 
+/**
+ * A balance-model pool the live market reads (Curve, Curve NG, PancakeSwap stable; live-chain.md (e)): `balances(i)`
+ * for each of its coins, in the venue's token order.
+ */
+export type PoolSpec = {
+  /** The venue id in manifest/venues.json. */
+  id: string
+  address: Address
+  coins: number
+}
+
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {
   chain: ChainCode
   feeds: readonly FeedSpec[]
   /** Chainlink's L2 sequencer-uptime feed (ARB, OPT, BAS): answer 0 means the sequencer is up. */
   sequencerUptimeFeed?: Address
+  /** Pools whose balances price their venues (feedCatalogue.ts readPlanOf). */
+  pools?: readonly PoolSpec[]
 }
+
+/** One pool's balances in atomic units, one per coin, or why they could not be read. */
+export type PoolReading = { id: string; ok: true; balances: bigint[] } | { id: string; ok: false; error: string }
 
 /** One feed's `latestRoundData` (and `decimals`), or why it could not be read. */
 export type FeedReading =
@@ -30,6 +46,8 @@ export type ChainReading = {
   /** Unix seconds of that block. */
   blockTimestamp: number
   feeds: FeedReading[]
+  /** One per pool of the plan, in its order (none when the plan names none). */
+  pools: PoolReading[]
   /** From `eth_feeHistory` ending at that block: the next block's base fee and the median priority fee, in wei. */
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */

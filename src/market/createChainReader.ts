@@ -1,5 +1,14 @@
 import { type Address, BaseError, ContractFunctionExecutionError, parseAbi } from 'viem'
-import { type ChainReading, ChainReadError, type ChainReadPlan, type FeedReading, type FeedSpec, type ReadChain } from './chainReading.ts'
+import {
+  type ChainReading,
+  ChainReadError,
+  type ChainReadPlan,
+  type FeedReading,
+  type FeedSpec,
+  type PoolReading,
+  type PoolSpec,
+  type ReadChain,
+} from './chainReading.ts'
 
 /** Chainlink AggregatorV3, the two functions a refresh reads (live-chain.md (d)). */
 const aggregatorV3Abi = parseAbi([
@@ -7,7 +16,11 @@ const aggregatorV3Abi = parseAbi([
   'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
 ])
 
+/** A balance-model pool's balance of coin `i`: Curve, Curve NG and PancakeSwap stable all answer it (live-chain.md (e)). */
+const poolAbi = parseAbi(['function balances(uint256 i) view returns (uint256)'])
+
 type AggregatorCall = { address: Address; abi: typeof aggregatorV3Abi; functionName: 'decimals' | 'latestRoundData' }
+type PoolCall = { address: Address; abi: typeof poolAbi; functionName: 'balances'; args: readonly [bigint] }
 
 type CallResult = { status: 'success'; result?: unknown; error?: unknown } | { status: 'failure'; result?: unknown; error?: unknown }
 
@@ -19,7 +32,7 @@ export type ChainReaderClient = {
    * request works on every chain and on a bare anvil.
    */
   multicall(parameters: {
-    contracts: readonly AggregatorCall[]
+    contracts: readonly (AggregatorCall | PoolCall)[]
     allowFailure: true
     deployless: true
     batchSize: number
@@ -45,21 +58,23 @@ const FEE_HISTORY_BLOCKS = 5
 
 /**
  * A `ReadChain` over one chain's RPC. A refresh pins the latest block, then reads at that block, in parallel, one
- * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`)
- * and `eth_feeHistory`: three requests (`rpcCalls`, transport retries not counted), or two with nothing to call.
- * A feed that reverts, has no code or answers a non-positive price is a failed `FeedReading`; an RPC that cannot be
+ * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
+ * each pool's `balances(i)` per coin) and `eth_feeHistory`: three requests (`rpcCalls`, transport retries not
+ * counted), or two with nothing to call. A feed that reverts, has no code or answers a non-positive price is a failed
+ * `FeedReading`, a pool whose balance call fails or answers 0 a failed `PoolReading`; an RPC that cannot be
  * reached or answers nonsense, or a sequencer-uptime feed that cannot be read, rejects with a `ChainReadError`.
  */
 export function createChainReader(client: ChainReaderClient): ReadChain {
   return async (plan) => {
     const block = await rpc(plan, 'the latest block', () => client.getBlock({ blockTag: 'latest' }))
     const blockNumber = block.number
-    const contracts = feedCalls(plan)
+    const feedContracts = feedCalls(plan)
+    const contracts = [...feedContracts, ...poolCalls(plan)]
     // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
     const [results, feeHistory] = await Promise.all([
       contracts.length === 0
         ? []
-        : rpc(plan, 'the feeds (multicall)', () =>
+        : rpc(plan, 'the multicall', () =>
             client.multicall({ contracts, allowFailure: true, deployless: true, batchSize: 0, blockNumber }),
           ),
       rpc(plan, 'eth_feeHistory', () => client.getFeeHistory({ blockCount: FEE_HISTORY_BLOCKS, blockNumber, rewardPercentiles: [50] })),
@@ -74,7 +89,7 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
         result.error instanceof ContractFunctionExecutionError &&
         result.error.functionName === 'aggregate3'
       )
-        throw new ChainReadError(plan.chain, `the feeds (multicall) could not be read at block ${blockNumber}: ${describe(result.error)}`, {
+        throw new ChainReadError(plan.chain, `the multicall could not be read at block ${blockNumber}: ${describe(result.error)}`, {
           cause: result.error,
         })
 
@@ -84,6 +99,7 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       blockTimestamp: Number(block.timestamp),
       feeds: plan.feeds.map((feed, index) => feedReading(feed, results[2 * index], results[2 * index + 1])),
       gas: gasFigures(plan, feeHistory),
+      pools: poolReadings(plan, results.slice(feedContracts.length)),
       rpcCalls: contracts.length === 0 ? 2 : 3,
     }
     if (plan.sequencerUptimeFeed !== undefined)
@@ -101,6 +117,44 @@ function feedCalls(plan: ChainReadPlan): AggregatorCall[] {
   if (plan.sequencerUptimeFeed !== undefined)
     calls.push({ address: plan.sequencerUptimeFeed, abi: aggregatorV3Abi, functionName: 'latestRoundData' })
   return calls
+}
+
+/** Per pool, `balances(i)` for each coin in order. */
+function poolCalls(plan: ChainReadPlan): PoolCall[] {
+  return (plan.pools ?? []).flatMap((pool) =>
+    Array.from(
+      { length: pool.coins },
+      (_, i): PoolCall => ({
+        address: pool.address,
+        abi: poolAbi,
+        functionName: 'balances',
+        args: [BigInt(i)],
+      }),
+    ),
+  )
+}
+
+/** The pools' results, `coins` of them per pool in the plan's order. */
+function poolReadings(plan: ChainReadPlan, results: readonly CallResult[]): PoolReading[] {
+  let next = 0
+  return (plan.pools ?? []).map((pool) => {
+    const own = results.slice(next, next + pool.coins)
+    next += pool.coins
+    return poolReading(pool, own)
+  })
+}
+
+function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReading {
+  const failed = (error: string): PoolReading => ({ id: pool.id, ok: false, error: `${pool.id} at ${pool.address}: ${error}` })
+  const balances: bigint[] = []
+  for (let i = 0; i < pool.coins; i++) {
+    const result = results[i]
+    if (result?.status !== 'success') return failed(`balances(${i}) failed: ${describe(result?.error)}`)
+    if (typeof result.result !== 'bigint') return failed(`balances(${i}) answered in an unexpected shape`)
+    if (result.result === 0n) return failed(`balances(${i}) answered 0: the pool holds none of that coin`)
+    balances.push(result.result)
+  }
+  return { id: pool.id, ok: true, balances }
 }
 
 type RoundData = readonly [roundId: bigint, answer: bigint, startedAt: bigint, updatedAt: bigint, answeredInRound: bigint]

@@ -19,7 +19,7 @@ export type ChainMarketStatus = {
   /** The block the chain's live figures were read at, and its age in seconds. */
   block?: string
   blockAgeSec?: number
-  /** The figures of this chain that are stale or unread, by name (gas, native/USD, fx:EUR, sequencer). */
+  /** The figures of this chain that are stale or unread, by name (gas, native/USD, sequencer, venue:<venue id>). */
   stale: string[]
   /** The last read's error, when it failed. */
   error?: string
@@ -64,11 +64,12 @@ type ChainState = { reading?: ChainReading; error?: string; isReading: boolean }
 
 /**
  * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
- * reads the FX feeds, the native token's USD feed, the sequencer and gas; each figure is checked against its
- * maximum age (a feed: its heartbeat plus 10%; gas and the chain's read: three refresh intervals). Fresh figures
- * replace the snapshot's; a stale one becomes a gap, so routes that need it are not offered and a request that
- * needs it is 503 `market_unavailable` (getQuote.ts). Venue state, bridge fees and the L1 data fee stay snapshot
- * figures in this version. The catalogue is recompiled off the request path and swapped in one assignment.
+ * reads the FX feeds, the native token's USD feed, the sequencer, gas and the balances of the balance-model pools
+ * (Curve, Curve NG, PancakeSwap stable); each figure is checked against its maximum age (a feed: its heartbeat plus
+ * 10%; gas, pools and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale one
+ * becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
+ * (getQuote.ts). Other venue state (depth, Solidly pools), bridge fees and the L1 data fee stay snapshot figures in
+ * this version. The catalogue is recompiled off the request path and swapped in one assignment.
  */
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
   const { files, feeds, readers, refreshMs, clock, log } = parameters
@@ -79,15 +80,24 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   const intervalMsOf = (chain: ChainCode): number => Math.max(refreshMs, (files.market.chains[chain]?.blockTimeSec ?? 1) * 1000)
 
+  /** What each live chain's refresh reads: its feeds and the balance-model pools of its venues. */
+  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues)]))
+
   let current = compose()
 
   function compose(): { catalogue: Catalogue; status: MarketStatus } {
     const nowMs = clock()
     const nowSec = Math.floor(nowMs / 1000)
     const closedSince = fxClosedSince(nowMs)
-    const market = { ...files.market, chains: { ...files.market.chains }, fx: { ...files.market.fx } }
+    const market = {
+      ...files.market,
+      chains: { ...files.market.chains },
+      fx: { ...files.market.fx },
+      venues: { ...files.market.venues },
+    }
     const chainGaps = new Map<ChainCode, string>()
     const currencyGaps = new Map<Currency, string>()
+    const venueGaps = new Map<string, string>()
     const chainStatuses: ChainMarketStatus[] = []
 
     for (const chain of liveChains) {
@@ -98,13 +108,26 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         stale.push(figure)
         if (!chainGaps.has(chain)) chainGaps.set(chain, why)
       }
+      const venueGap = (id: string, why: string): void => {
+        stale.push(`venue:${id}`)
+        venueGaps.set(id, why)
+      }
+      const pools = plans.get(chain)?.pools ?? []
       const maxAgeSec = (STALE_AFTER_INTERVALS * intervalMsOf(chain)) / 1000
       const blockAgeSec = reading === undefined ? undefined : Math.max(0, nowSec - reading.blockTimestamp)
-      if (reading === undefined || blockAgeSec === undefined)
+      if (reading === undefined || blockAgeSec === undefined) {
         gap('gas', `not read yet${state?.error === undefined ? '' : ` (${state.error})`}`)
-      else if (blockAgeSec > maxAgeSec)
+        for (const pool of pools) venueGap(pool.id, `its pool has not been read on ${chain}`)
+      } else if (blockAgeSec > maxAgeSec) {
         gap('gas', `last read at block ${reading.blockNumber}, ${blockAgeSec} s ago (at most ${maxAgeSec} s)`)
-      else {
+        for (const pool of pools) venueGap(pool.id, `its pool was last read at block ${reading.blockNumber}, ${blockAgeSec} s ago`)
+      } else {
+        for (const pool of pools) {
+          const read = reading.pools.find((candidate) => candidate.id === pool.id)
+          if (read === undefined) venueGap(pool.id, `its pool was not read at block ${reading.blockNumber}`)
+          else if (!read.ok) venueGap(pool.id, `its pool could not be read at block ${reading.blockNumber}: ${read.error}`)
+          else market.venues[pool.id] = { balances: read.balances.map(String), source: `rpc ${chain} block ${reading.blockNumber}` }
+        }
         const snapshot = market.chains[chain]
         if (snapshot !== undefined) {
           const gasPriceWei = reading.gas.baseFeePerGas + reading.gas.priorityFeePerGas
@@ -180,9 +203,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     }
 
     const liveFiles = { ...files, market }
-    const ungapped = compileCatalogue(liveFiles)
-    const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0
-    const catalogue = hasGaps ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, ungapped }) : ungapped
+    const ungapped = compileOrGapPools(liveFiles, venueGaps, chainStatuses)
+    const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0
+    const catalogue = hasGaps
+      ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, venues: venueGaps, ungapped })
+      : ungapped
     const pricedOn = new Map<ChainCode, PricedOn>()
     for (const chain of files.chains.chains.map((entry) => entry.id)) {
       const reading = states.get(chain)?.reading
@@ -200,13 +225,41 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     }
   }
 
+  /**
+   * The catalogue of the live figures. Balances read live that the StableSwap maths cannot price (a pool so lopsided
+   * its invariant does not converge) would fail the whole compile: then each live pool is tried alone over the
+   * snapshot, and those that fail go back to their snapshot balances as gaps, so only their routes are not offered.
+   */
+  function compileOrGapPools(liveFiles: CatalogueFiles, venueGaps: Map<string, string>, chainStatuses: ChainMarketStatus[]): Catalogue {
+    try {
+      return compileCatalogue(liveFiles)
+    } catch {
+      const venues = liveFiles.market.venues
+      for (const [id, state] of Object.entries(venues)) {
+        const snapshot = files.market.venues[id]
+        if (snapshot === undefined || state === snapshot) continue
+        try {
+          compileCatalogue({ ...files, market: { ...files.market, venues: { ...files.market.venues, [id]: state } } })
+        } catch (error) {
+          venues[id] = snapshot
+          venueGaps.set(id, `its pool's balances as read cannot be priced (${error instanceof Error ? error.message : String(error)})`)
+          const chain = files.venues.venues.find((entry) => entry.id === id)?.chain
+          chainStatuses.find((entry) => entry.chain === chain)?.stale.push(`venue:${id}`)
+          log.warn({ event: 'market_pool_unpriced', venue: id, err: venueGaps.get(id) }, 'market_pool_unpriced')
+        }
+      }
+      return compileCatalogue(liveFiles)
+    }
+  }
+
   async function readChain(chain: ChainCode): Promise<void> {
     const state = states.get(chain)
     const reader = readers[chain]
-    if (state === undefined || reader === undefined || state.isReading) return
+    const plan = plans.get(chain)
+    if (state === undefined || reader === undefined || plan === undefined || state.isReading) return
     state.isReading = true
     try {
-      state.reading = await reader(readPlanOf(feeds, chain))
+      state.reading = await reader(plan)
       delete state.error
     } catch (error) {
       state.error = error instanceof Error ? error.message : String(error)

@@ -88,7 +88,9 @@ export const Health = z
             source: z.enum(['rpc', 'snapshot']),
             block: z.string().optional().describe('The block the live figures were read at'),
             blockAgeSeconds: z.number().int().optional(),
-            stale: z.array(z.string()).describe('Figures of this chain that are stale or unread: gas, native/USD, sequencer'),
+            stale: z
+              .array(z.string())
+              .describe('Figures of this chain that are stale or unread: gas, native/USD, sequencer, venue:<venue id> (a pool)'),
             error: z.string().optional().describe("The last read's error"),
           }),
         ),
@@ -102,7 +104,9 @@ export const Health = z
           }),
         ),
       })
-      .describe('Where each chain and currency is priced from (DESIGN 5); venue state and bridge fees are snapshot figures'),
+      .describe(
+        'Where each chain and currency is priced from (DESIGN 5); live chains read their Curve and PancakeSwap stable pools, other venue state and bridge fees are snapshot figures',
+      ),
     snapshot: z.object({ asOf: z.string(), ageSeconds: z.number().int(), source: z.string() }),
     rates: z.object({
       EURZAR: z.object({ rate: z.string().describe('Rand per euro'), asOf: z.string(), source: z.string() }),

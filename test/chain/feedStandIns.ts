@@ -5,6 +5,7 @@ import type { Abi, Address } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAndWait } from './anvil.ts'
+import { poolStandIns } from './poolStandIns.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
 /** Decimals of Chainlink's FX and native-token USD feeds (live-chain.md (d)). */
@@ -26,10 +27,15 @@ export type FeedStandIns = {
   /** Puts a StandInAggregator's runtime code at `address` (anvil_setCode) and configures it. */
   placeFeed(address: Address, options?: PlaceFeedOptions): Promise<void>
   /**
-   * Every feed of a live-market plan placed at its address with the answer `answers` gives its id (all required), and
-   * its sequencer-uptime feed, if any, up since an hour before the latest block.
+   * Every feed of a live-market plan placed at its address with the answer `answers` gives its id (all required), its
+   * sequencer-uptime feed, if any, up since an hour before the latest block, and each of its pools (a pool stand-in,
+   * test/chain/poolStandIns.ts) answering the balances `balances` gives its venue id (required for every pool).
    */
-  placePlan(plan: ChainReadPlan, answers: Readonly<Record<string, bigint>>): Promise<void>
+  placePlan(
+    plan: ChainReadPlan,
+    answers: Readonly<Record<string, bigint>>,
+    balances?: Readonly<Record<string, readonly bigint[]>>,
+  ): Promise<void>
   /** A new round on the feed at `address`, updated at `updatedAt` (unix seconds) or at the block that sets it. */
   setRound(address: Address, answer: bigint, updatedAt?: number): Promise<void>
   /**
@@ -90,7 +96,12 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
   return {
     anvil,
     placeFeed,
-    async placePlan(plan, answers) {
+    async placePlan(plan, answers, balances = {}) {
+      for (const pool of plan.pools ?? []) {
+        const given = balances[pool.id]
+        if (given === undefined) throw new Error(`feed stand-ins: no balances given for pool ${pool.id} on ${plan.chain}`)
+        await poolStandIns(anvil).placePool(pool.address, given)
+      }
       for (const feed of plan.feeds) {
         const answer = answers[feed.id]
         if (answer === undefined) throw new Error(`feed stand-ins: no answer given for ${feed.id} on ${plan.chain}`)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChainReadError, type ChainReadPlan } from '../../src/market/chainReading.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS, type ChainReaderClient, createChainReader } from '../../src/market/createChainReader.ts'
 import { type FeedStandIns, startFeedStandIns } from '../chain/feedStandIns.ts'
+import { type PoolStandIns, poolStandIns } from '../chain/poolStandIns.ts'
 import { closedPort } from '../support/closedPort.ts'
 
 // Base's EUR/USD, GBP/USD and SGD/USD feeds (live-chain.md (d)); any address serves for the sequencer feed and for
@@ -14,6 +15,10 @@ const GBP_FEED: Address = '0xCceA6576904C118037695eB71195a5425E69Fa15'
 const SGD_FEED: Address = '0x81575495532fB311Efc5C993B612564274F0949b'
 const SEQUENCER_FEED: Address = '0xBCF85224fc0756B9Fa45aA7892530B47e10b6433'
 const NO_CODE: Address = '0x00000000000000000000000000000000000fee0d'
+// Ethereum's Curve 3pool (DAI, USDC, USDT) and PYUSD/USDC NG pool (manifest/venues.json).
+const THREE_POOL: Address = '0xbEbc44782C7dB0a1A60Cb6fe97d0b483032FF1C7'
+const PYUSD_POOL: Address = '0x383E6b4437b59fff47B619CBA855CA29342A8559'
+const THREE_POOL_BALANCES = [45_000_000n * 10n ** 18n, 46_000_000n * 10n ** 6n, 78_000_000n * 10n ** 6n]
 
 const EUR_USD = 108_000_000n // 1.08, 8 decimals
 const GBP_USD = 127_500_000n
@@ -29,6 +34,7 @@ const plan = (overrides: Partial<ChainReadPlan> = {}): ChainReadPlan => ({
 })
 
 let feeds: FeedStandIns & { stop(): Promise<void> }
+let pools: PoolStandIns
 /** HTTP requests the reader's client sent, counted by viem's transport as it sends each. */
 let requests = 0
 let client: ChainReaderClient
@@ -40,6 +46,9 @@ beforeAll(async () => {
   await feeds.placeFeed(GBP_FEED, { description: 'GBP / USD', answer: GBP_USD })
   await feeds.placeFeed(SGD_FEED, { description: 'SGD / USD', answer: 74_000_000n })
   await feeds.setSequencer(SEQUENCER_FEED, { isUp: true, since: timestamp - 3_600 })
+  pools = poolStandIns(feeds.anvil)
+  await pools.placePool(THREE_POOL, THREE_POOL_BALANCES)
+  await pools.placePool(PYUSD_POOL, [20_000_000n * 10n ** 6n, 20_500_000n * 10n ** 6n])
   client = createPublicClient({
     transport: http(feeds.anvil.rpcUrl, {
       ...CHAIN_RPC_TRANSPORT_OPTIONS,
@@ -99,6 +108,85 @@ describe('createChainReader', () => {
     expect(fresh.blockNumber).toBe(before.number + 1n)
     expect(fresh.feeds[0]).toMatchObject({ ok: true, answer: 110_000_000n })
     await feeds.setRound(EUR_FEED, EUR_USD)
+  })
+
+  it('reads each pool’s balances in the same multicall, at the block it pinned, though the pool moves before the read', async () => {
+    const withPools = plan({
+      pools: [
+        { id: 'eth-curve-3pool', address: THREE_POOL, coins: 3 },
+        { id: 'eth-curve-pyusd-usdc', address: PYUSD_POOL, coins: 2 },
+      ],
+    })
+    const before = await feeds.latestBlock()
+    const drained = [THREE_POOL_BALANCES[0] ?? 0n, 1_000_000n * 10n ** 6n, THREE_POOL_BALANCES[2] ?? 0n]
+    const askedAt: bigint[] = []
+    const moving: ChainReaderClient = {
+      getBlock: async (parameters) => {
+        const block = await client.getBlock(parameters)
+        await pools.setBalances(THREE_POOL, drained)
+        return block
+      },
+      multicall: (parameters) => {
+        askedAt.push(parameters.blockNumber)
+        return client.multicall(parameters)
+      },
+      getFeeHistory: (parameters) => client.getFeeHistory(parameters),
+    }
+    const pinned = await createChainReader(moving)(withPools)
+    expect(pinned.blockNumber).toBe(before.number)
+    expect(askedAt).toEqual([before.number])
+    expect(pinned.pools).toEqual([
+      { id: 'eth-curve-3pool', ok: true, balances: THREE_POOL_BALANCES },
+      { id: 'eth-curve-pyusd-usdc', ok: true, balances: [20_000_000n * 10n ** 6n, 20_500_000n * 10n ** 6n] },
+    ])
+    expect(pinned.rpcCalls).toBe(3)
+
+    const fresh = await createChainReader(client)(withPools)
+    expect(fresh.blockNumber).toBe(before.number + 1n)
+    expect(fresh.pools[0]).toEqual({ id: 'eth-curve-3pool', ok: true, balances: drained })
+    await pools.setBalances(THREE_POOL, THREE_POOL_BALANCES)
+  })
+
+  it('fails a pool whose read reverts, has no code or holds none of a coin, and still reads the others', async () => {
+    await pools.setFailing(THREE_POOL, true)
+    const reading = await createChainReader(client)(
+      plan({
+        pools: [
+          { id: 'eth-curve-3pool', address: THREE_POOL, coins: 3 },
+          { id: 'eth-curve-pyusd-usdc', address: PYUSD_POOL, coins: 2 },
+          { id: 'no-code', address: NO_CODE, coins: 2 },
+        ],
+      }),
+    )
+    await pools.setFailing(THREE_POOL, false)
+    expect(reading.feeds.map((feed) => feed.ok)).toEqual([true, true])
+    expect(reading.pools.map((pool) => pool.ok)).toEqual([false, true, false])
+    expect(reading.pools[0]).toMatchInlineSnapshot(`
+      {
+        "error": "eth-curve-3pool at 0xbEbc44782C7dB0a1A60Cb6fe97d0b483032FF1C7: balances(0) failed: The contract function "balances" reverted with the following reason:
+      StandInPoolBalances: failing",
+        "id": "eth-curve-3pool",
+        "ok": false,
+      }
+    `)
+    expect(reading.pools[2]).toMatchInlineSnapshot(`
+      {
+        "error": "no-code at 0x00000000000000000000000000000000000fee0d: balances(0) failed: The contract function "balances" returned no data ("0x").",
+        "id": "no-code",
+        "ok": false,
+      }
+    `)
+
+    await pools.setBalances(PYUSD_POOL, [0n, 20_500_000n * 10n ** 6n])
+    const empty = await createChainReader(client)(plan({ pools: [{ id: 'eth-curve-pyusd-usdc', address: PYUSD_POOL, coins: 2 }] }))
+    await pools.setBalances(PYUSD_POOL, [20_000_000n * 10n ** 6n, 20_500_000n * 10n ** 6n])
+    expect(empty.pools).toEqual([
+      {
+        id: 'eth-curve-pyusd-usdc',
+        ok: false,
+        error: `eth-curve-pyusd-usdc at ${PYUSD_POOL}: balances(0) answered 0: the pool holds none of that coin`,
+      },
+    ])
   })
 
   it('reports the feed answer and its round as set', async () => {
@@ -261,7 +349,7 @@ describe('createChainReader against an RPC that fails', () => {
     }
     await expect(createChainReader(dropping)(plan())).rejects.toMatchObject({
       name: 'ChainReadError',
-      message: expect.stringMatching(/^BAS: the feeds \(multicall\) could not be read at block \d+: HTTP request failed/),
+      message: expect.stringMatching(/^BAS: the multicall could not be read at block \d+: HTTP request failed/),
     })
   })
 
