@@ -11,7 +11,7 @@ import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
-import { marketFromConfig } from './marketFromConfig.ts'
+import { marketFromConfig, simulatorsFromConfig } from './marketFromConfig.ts'
 import type { LiveMarket } from '../market/liveMarket.ts'
 import { settlerFromConfig } from './settlerFromConfig.ts'
 import { openStore } from '../store/openStore.ts'
@@ -81,6 +81,7 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     rateLimits: config.rateLimits,
     mcp: config.mcp,
     ...(market === undefined ? {} : { market }),
+    ...(market === undefined ? {} : { simulators: simulatorsFromConfig(config) }),
   }
   // The live market replaces its catalogue after each refresh; every use case reads deps.catalogue when it runs.
   if (market !== undefined) Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })

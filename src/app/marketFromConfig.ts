@@ -10,6 +10,7 @@ import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../market/create
 import { FeedCatalogue } from '../market/feedCatalogue.ts'
 import { createLiveMarket, type LiveMarket } from '../market/liveMarket.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
+import { createTransactionSimulator, type Simulators } from '../tx/simulateTransaction.ts'
 
 /** viem's definition of each chain the market can read (ids, and Multicall3 where viem knows it). */
 const VIEM_CHAINS: Readonly<Record<string, Chain>> = {
@@ -75,4 +76,12 @@ export async function marketFromConfig(config: Config, files: CatalogueFiles, lo
     `market: live on ${market.liveChains.join(', ')}; the snapshot of ${files.market.asOf} prices the other chains${status.isDegraded ? '; degraded: routes needing stale figures are not offered' : ''}`,
   )
   return market
+}
+
+/** A pre-flight simulator per chain with an RPC URL (preflightBuild.ts), over its own viem client. */
+export function simulatorsFromConfig(config: Config): Simulators {
+  const simulators: Simulators = {}
+  for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][])
+    simulators[chain] = createTransactionSimulator(createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) }))
+  return simulators
 }

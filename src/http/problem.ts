@@ -22,6 +22,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   quote_expired: 422,
   payment_unavailable: 503,
   market_unavailable: 503,
+  simulation_failed: 422,
   internal_error: 500,
 }
 
@@ -44,6 +45,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   quote_expired: 'Quote expired',
   payment_unavailable: 'Payment verification unavailable',
   market_unavailable: 'Market unavailable',
+  simulation_failed: 'Simulation failed',
   internal_error: 'Internal error',
 }
 

@@ -109,7 +109,9 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         403: ADDRESS_SCREENED,
         413: PAYLOAD_TOO_LARGE,
         415: UNSUPPORTED_MEDIA_TYPE,
-        422: problemResponseDoc('unsupported_token, not_agent_callable, amount_out_of_range or route_not_executable'),
+        422: problemResponseDoc(
+          'unsupported_token, not_agent_callable, amount_out_of_range, route_not_executable, or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert; nothing is charged)',
+        ),
         ...(isMppPath
           ? {
               503: problemResponseDoc(
@@ -161,6 +163,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           paymentSignature,
           resource,
           channel: 'x402',
+          caller: ip.ipHash,
         })
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'quote_expired',
   'payment_unavailable',
   'market_unavailable',
+  'simulation_failed',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)

@@ -5,6 +5,7 @@ import type { Screener } from '../compliance/screener.ts'
 import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import type { Settler } from '../payments/x402/settlement.ts'
 import type { LiveMarket } from '../market/liveMarket.ts'
+import type { Simulators } from '../tx/simulateTransaction.ts'
 import type { Store } from '../store/createStore.ts'
 import type { CatalogueFiles } from '../engine/index.ts'
 import type { Catalogue } from '../engine/index.ts'
@@ -43,6 +44,8 @@ export type ServiceDeps = {
    * replaced after each refresh. Absent, the embedded snapshot prices everything.
    */
   market?: LiveMarket
+  /** Pre-flight simulation per chain with an RPC (preflightBuild.ts, simulateTransaction.ts); absent chains build without it. */
+  simulators?: Simulators
   /** Requests per minute on /api/v1/* for anonymous callers (per IP), free keys and pro keys (DESIGN 7.16). */
   rateLimits: RateLimits
 }

@@ -12,6 +12,7 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
+import { preflightBuild } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
@@ -26,6 +27,8 @@ export type PayForSwapParameters = {
   /** Absolute URL of the endpoint called: the challenge's `resource`. */
   resource: string
   channel: SwapChannel
+  /** The caller's IP subject: the pre-flight simulations of its unpaid requests are limited per minute. */
+  caller?: string
 }
 
 export type PayForSwapReturnType =
@@ -72,7 +75,12 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   })
   if (paymentHeader === undefined && paymentSignature === undefined) {
     await screenSwapAddresses(deps, params)
-    buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    const built = buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    await preflightBuild(deps, {
+      built,
+      requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
+      ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
+    })
     return challenge(
       'X-PAYMENT header is required',
       `This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header (x402 v1), or sign accepts[0] of the PAYMENT-REQUIRED header and send it in PAYMENT-SIGNATURE (x402 v2). Quotes are free at POST /api/x402/quote.`,
@@ -95,6 +103,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
+  await preflightBuild(deps, { built, requestKey })
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
   if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
   const payment = verified.payment
