@@ -32,7 +32,7 @@ export async function runLiveQuoteLatency(measuredCalls = 20_000, warmupCalls = 
   const chain = await startFeedStandIns()
   try {
     for (const code of LIVE_CHAINS) {
-      const plan = readPlanOf(feeds, code)
+      const plan = readPlanOf(feeds, code, files.venues.venues)
       // Answers near the snapshot's rates, so the same routes stay viable.
       const answers = Object.fromEntries(
         plan.feeds.map((feed) => {
@@ -42,7 +42,14 @@ export async function runLiveQuoteLatency(measuredCalls = 20_000, warmupCalls = 
           return [feed.id, BigInt(Math.round(Number(usd) * 1e8))]
         }),
       )
-      await chain.placePlan(plan, answers)
+      // The pools the market reads hold the snapshot's balances.
+      const balances = Object.fromEntries(
+        (plan.pools ?? []).map((pool) => {
+          const state = files.market.venues[pool.id]
+          return [pool.id, state !== undefined && 'balances' in state ? state.balances.map(BigInt) : []]
+        }),
+      )
+      await chain.placePlan(plan, answers, balances)
     }
     const client = createPublicClient({ transport: http(chain.anvil.rpcUrl, CHAIN_RPC_TRANSPORT_OPTIONS) })
     const reader = createChainReader(client)
