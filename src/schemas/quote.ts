@@ -33,6 +33,12 @@ export const CostItemWire = z.object({
   kind: z.enum(['dex_fee', 'price_impact', 'bridge_fee', 'bridge_fixed_fee', 'destination_gas', 'rounding']),
   label: z.string(),
   usd: z.string().describe('USD, rounded up to 6 places; negative when a venue pays better than the oracle'),
+  source: z
+    .literal('snapshot')
+    .optional()
+    .describe(
+      "Present on bridge fees: only the bridges' own services publish them (Across's suggested fees, CCTP's fast-transfer fee, LayerZero's quoteSend is not read yet), so they are figures of the embedded snapshot even when the chains are read live",
+    ),
 })
 
 export const RouteStepWire = z.object({

@@ -99,7 +99,12 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
       realCost: {
         usd: usd(priced.realCostUsdE18),
         bps: costBpsE18 < 0n ? `-${formatFixedDown(-costBpsE18, 2)}` : formatFixedUp(costBpsE18, 2),
-        items: priced.costs.map((item) => ({ kind: item.kind, label: item.label, usd: usd(item.usdE18) })),
+        items: priced.costs.map((item) => ({
+          kind: item.kind,
+          label: item.label,
+          usd: usd(item.usdE18),
+          ...(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? { source: 'snapshot' as const } : {}),
+        })),
       },
       gasLimit: `0x${priced.gasLimit.toString(16)}`,
       estimatedDurationP95: priced.durationP95Sec,

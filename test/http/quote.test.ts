@@ -60,6 +60,20 @@ describe.each(QUOTE_PATHS)('POST %s, ETH USDC -> USDT 1000', (path) => {
   })
 })
 
+describe('what a quote is priced on (issue 17)', () => {
+  it('names the snapshot per chain of its route, and marks the bridge fees as snapshot figures', async () => {
+    const { body } = await quote({ fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'USDC' })
+    expect(body.pricedOn).toEqual([
+      { chain: 'BAS', source: 'snapshot', asOf: testDeps().catalogue.asOf },
+      { chain: 'POL', source: 'snapshot', asOf: testDeps().catalogue.asOf },
+    ])
+    const bridgeItems = body.route.realCost.items.filter((item) => item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee')
+    expect(bridgeItems.length).toBeGreaterThan(0)
+    for (const item of body.route.realCost.items)
+      expect(item.source).toBe(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? 'snapshot' : undefined)
+  })
+})
+
 describe('the MPP alias (spec rule 1)', () => {
   it('answers byte for byte what /api/x402/quote answers under the same clock', async () => {
     for (const overrides of [{}, { fromChain: 'BAS', toChain: 'POL' }, { fromToken: 'RLUSD', toToken: 'USDD' }]) {
