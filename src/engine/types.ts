@@ -141,6 +141,8 @@ export type Catalogue = {
   gaps?: MarketGaps
   /** Where each chain's figures come from, when a live market compiled this catalogue; absent: all snapshot. */
   pricedOn?: ReadonlyMap<ChainCode, PricedOn>
+  /** Live FX rates held through an FX market closure, each with what an answer priced on it must say. */
+  fxNotes?: ReadonlyMap<Currency, string>
 }
 
 /** The source of a chain's figures: a live read at a block (ISO time of the block), or the snapshot of `asOf`. */

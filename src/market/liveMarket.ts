@@ -164,6 +164,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       if (!states.has(chain) && files.market.chains[chain] !== undefined) chainStatuses.push({ chain, source: 'snapshot', stale: [] })
 
     const currencies: MarketStatus['currencies'] = []
+    const fxNotes = new Map<Currency, string>()
     for (const currency of Object.keys(files.market.fx) as Currency[]) {
       const spec = liveChains.flatMap((chain) => {
         const feed = feeds.chains[chain]?.fx[currency]
@@ -200,6 +201,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         source: `rpc ${best.chain} block ${best.block}: Chainlink ${currency}/USD`,
       }
       currencies.push({ currency, source: 'rpc', chain: best.chain, block: best.block.toString() })
+      if (closedSince !== undefined)
+        fxNotes.set(
+          currency,
+          `FX markets are closed since ${new Date(closedSince).toISOString()}: the ${currency}/USD rate is the feed's last answer (updated ${new Date(best.updatedAt * 1000).toISOString()}), held through the closure; the amounts may differ when FX markets reopen (Sunday about 22:00 UTC).`,
+        )
     }
 
     const liveFiles = { ...files, market }
@@ -219,6 +225,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       )
     }
     catalogue.pricedOn = pricedOn
+    if (fxNotes.size > 0) catalogue.fxNotes = fxNotes
     return {
       catalogue,
       status: { isDegraded: hasGaps, isFxMarketClosed: closedSince !== undefined, chains: chainStatuses, currencies },

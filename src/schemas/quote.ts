@@ -101,6 +101,10 @@ export const QuoteResult = z
         }),
       )
       .describe("What the quote was priced on, per chain of its route (also inside the signed quoteId's claims)"),
+    marketNotes: z
+      .array(z.string())
+      .optional()
+      .describe('What the market state means for this quote, when it matters: an FX rate held through the weekend FX closure'),
   })
   .meta({ id: 'QuoteResult' })
 export type QuoteResult = z.infer<typeof QuoteResult>

@@ -110,7 +110,19 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
       estimatedDurationP95: priced.durationP95Sec,
     },
     pricedOn,
+    ...marketNotesOf(deps, request),
   }
+}
+
+/** What the market's state means for this quote, when it is more than its figures (an FX rate held through a closure). */
+function marketNotesOf(deps: ServiceDeps, request: ResolvedQuoteRequest): { marketNotes?: string[] } {
+  const notes = deps.catalogue.fxNotes
+  if (notes === undefined) return {}
+  const said = [...new Set([request.from.currency, request.to.currency])].flatMap((currency) => {
+    const note = notes.get(currency)
+    return note === undefined ? [] : [note]
+  })
+  return said.length === 0 ? {} : { marketNotes: said }
 }
 
 /** Where the figures of each chain the route touches come from: a live read at a block, or the snapshot. */

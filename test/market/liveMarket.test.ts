@@ -214,6 +214,15 @@ describe('the live market', () => {
     await market.refresh()
     expect(market.status()).toMatchObject({ isDegraded: false, isFxMarketClosed: true })
     expect(market.catalogue().fxUsdE18.EUR).toBe((12n * E18) / 10n)
+    // And a quote priced on it says so; a dollar quote has nothing to say.
+    const deps = testDeps({ market, clock: () => saturday })
+    Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })
+    const app = createServer(deps)
+    const held = QuoteResult.parse(await readJson(await postJson(app, '/api/x402/quote', eurcToUsdc)))
+    expect(held.marketNotes).toEqual([
+      expect.stringMatching(/^FX markets are closed since 2026-11-27T21:00:00.000Z: the EUR\/USD rate is the feed's last answer/),
+    ])
+    expect(QuoteResult.parse(await readJson(await postJson(app, '/api/x402/quote', usdcToUsdt))).marketNotes).toBeUndefined()
   })
 
   it('reads the balance-model pools of the chain’s venues in the same plan, and prices them from the block read', async () => {
