@@ -5,6 +5,7 @@ import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { SwapRecord } from '../store/createStore.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../tx/buildDisbursementTransaction.ts'
+import { preflightBuild } from './preflightBuild.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
@@ -91,6 +92,16 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     ref: refBytes32,
     legs,
     nowSec: Math.floor(deps.clock() / 1000),
+  })
+  // Simulated as a whole on the source chain's live state before it is recorded and answered (issue 17 item 7).
+  await preflightBuild(deps, {
+    built: {
+      chain: from.chain,
+      transactionRequest: batch.transactionRequest,
+      approval: { token: from.address, amount: batch.amountIn, spender: batch.transactionRequest.to },
+      label: `batch of ${legs.length}`,
+    },
+    requestKey: `${ref}`,
   })
   const totals = {
     amount: formatAtomic(batch.amountIn, from.decimals),

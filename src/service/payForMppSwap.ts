@@ -13,7 +13,7 @@ import { formatSwapResult } from './formatSwapResult.ts'
 import { paidRequestKey } from './payForSwap.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { resolveQuoteRequest } from './resolveQuoteRequest.ts'
-import { preflightBuild } from './preflightBuild.ts'
+import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { ServiceError } from './serviceError.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
@@ -73,7 +73,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
-  await preflightBuild(deps, { built, requestKey })
+  await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
 
   let verified: Awaited<ReturnType<TempoCharge['verify']>>
   try {

@@ -12,7 +12,7 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
-import { preflightBuild } from './preflightBuild.ts'
+import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
@@ -77,7 +77,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     await screenSwapAddresses(deps, params)
     const built = buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
     await preflightBuild(deps, {
-      built,
+      built: swapTransactionOf(built),
       requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
       ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
     })
@@ -103,7 +103,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
-  await preflightBuild(deps, { built, requestKey })
+  await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
   if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
   const payment = verified.payment

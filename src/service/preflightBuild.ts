@@ -1,4 +1,4 @@
-import { hexToBigInt } from 'viem'
+import { type Address, type Hex, hexToBigInt } from 'viem'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { Simulation, Simulators } from '../tx/simulateTransaction.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
@@ -26,8 +26,27 @@ function stateOf(simulators: Simulators): PreflightState {
   return state
 }
 
+/** A built transaction as the pre-flight takes it: the chain, the call, and the token it pulls from the sender. */
+export type PreflightTransaction = {
+  chain: ChainCode
+  transactionRequest: { from: Address; to: Address; data: Hex; value: Hex }
+  approval: { token: Address; amount: bigint; spender: Address }
+  /** For the log: the route or the batch. */
+  label: string
+}
+
+/** A built swap as the pre-flight takes it. */
+export function swapTransactionOf(built: BuildSwapTransactionReturnType): PreflightTransaction {
+  return {
+    chain: built.quote.fromChain,
+    transactionRequest: built.build.transactionRequest,
+    approval: built.build.approval,
+    label: built.quote.route.id,
+  }
+}
+
 export type PreflightBuildParameters = {
-  built: BuildSwapTransactionReturnType
+  built: PreflightTransaction
   /** The normalised request (paidRequestKey): with the chain's last block read, the cache key. */
   requestKey: string
   /** An unpaid caller's IP subject: simulations it causes are limited per minute. */
@@ -44,7 +63,7 @@ export type PreflightBuildParameters = {
 export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBuildParameters): Promise<void> {
   const { built, requestKey, caller } = parameters
   const simulators = deps.simulators
-  const chain = built.quote.fromChain
+  const { chain } = built
   const simulate = simulators?.[chain]
   if (simulators === undefined || simulate === undefined) return
   const state = stateOf(simulators)
@@ -57,8 +76,7 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
   let outcome = block === undefined ? undefined : state.outcomes.get(key)
   if (outcome === undefined) {
     if (caller !== undefined) admitCaller(deps, state, caller)
-    const { transactionRequest: tx } = built.build
-    const { approval } = built.build
+    const { transactionRequest: tx, approval } = built
     outcome = await simulate({
       from: tx.from,
       to: tx.to,
@@ -69,7 +87,7 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
     if (block !== undefined && state.outcomes.size < CACHE_MAX_ENTRIES) state.outcomes.set(key, outcome)
   }
   if (outcome.ok === 'unknown') {
-    deps.log.warn({ event: 'simulation_inconclusive', chain, why: outcome.why, route: built.quote.route.id }, 'simulation_inconclusive')
+    deps.log.warn({ event: 'simulation_inconclusive', chain, why: outcome.why, route: built.label }, 'simulation_inconclusive')
     return
   }
   if (!outcome.ok)

@@ -10,7 +10,8 @@ import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { standInAbi } from '../chain/standIns.ts'
-import { PAY_TO, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
+import { signApiKey } from '../../src/auth/apiKey.ts'
+import { KEY_SECRET, PAY_TO, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
 import { signPayment } from '../payments/signPayment.ts'
 
 // Issue 17 item 7: with an RPC for the source chain, every build is simulated on the chain's state before the 402
@@ -70,6 +71,23 @@ describe('pre-flight simulation of builds', () => {
     const payer = privateKeyToAccount(generatePrivateKey())
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
     const service = app()
+    // A keyed batch whose swap leg goes through that venue is refused too, before it is recorded.
+    const batch = await postJson(
+      service,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'ETH',
+        fromToken: 'USDC',
+        fromAddress: sender(),
+        recipients: [
+          { address: sender(), toChain: 'ETH', toToken: 'USDC', amount: '10' },
+          { address: sender(), toChain: 'ETH', toToken: 'USDT', amount: '1000' },
+        ],
+      },
+      { 'x-swapeazi-key': signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123beef', tier: 'pro', iat: 1_795_000_000 }) },
+    )
+    expect(batch.status).toBe(422)
+    expect(await readJson(batch)).toMatchObject({ code: 'simulation_failed', chain: 'ETH' })
     for (const headers of [{}, { 'x-payment': header }]) {
       const refused = await postJson(service, '/api/x402/swap', usdcToUsdt(sender()), headers)
       expect(refused.status).toBe(422)
