@@ -170,6 +170,7 @@ function feedReading(feed: FeedSpec, round: CallResult | undefined, decimals: Ca
   if (!isRoundData(round.result) || typeof decimals.result !== 'number') return failed('the feed answered in an unexpected shape')
   const [roundId, answer, , updatedAt] = round.result
   if (answer <= 0n) return failed(`answered ${answer}, not a positive price`)
+  if (decimals.result > 18) return failed(`has ${decimals.result} decimals; prices are kept to 18`)
   if (updatedAt === 0n) return failed('its latest round is not complete (updatedAt 0)')
   return { id: feed.id, ok: true, answer, decimals: decimals.result, updatedAt: Number(updatedAt), roundId }
 }

@@ -60,7 +60,7 @@ export type CreateLiveMarketParameters = {
   log: Logger
 }
 
-type ChainState = { reading?: ChainReading; error?: string; isReading: boolean }
+type ChainState = { reading?: ChainReading; error?: string }
 
 /**
  * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
@@ -74,7 +74,7 @@ type ChainState = { reading?: ChainReading; error?: string; isReading: boolean }
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
   const { files, feeds, readers, refreshMs, clock, log } = parameters
   const liveChains = Object.keys(readers) as ChainCode[]
-  const states = new Map<ChainCode, ChainState>(liveChains.map((chain) => [chain, { isReading: false }]))
+  const states = new Map<ChainCode, ChainState>(liveChains.map((chain) => [chain, {}]))
   const timers = new Map<ChainCode, NodeJS.Timeout>()
   let isStopped = true
 
@@ -179,7 +179,10 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       for (const { chain, feed } of spec) {
         const reading = states.get(chain)?.reading
         const read = reading?.feeds.find((candidate) => candidate.id === fxFeedId(currency))
+        const chainStale = chainStatuses.find((status) => status.chain === chain)?.stale ?? []
         if (reading === undefined || read === undefined) why.push(`${chain} not read`)
+        // A chain whose read is too old, or whose sequencer is not trusted, vouches for none of its figures.
+        else if (chainStale.includes('gas') || chainStale.includes('sequencer')) why.push(`${chain} stale: ${chainGaps.get(chain)}`)
         else if (!read.ok) why.push(`${chain} feed failed: ${read.error}`)
         else {
           // FX feeds hold still while FX markets are closed: the last answer before the close stays usable.
@@ -259,23 +262,40 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     }
   }
 
-  async function readChain(chain: ChainCode): Promise<void> {
+  const inFlight = new Map<ChainCode, Promise<void>>()
+
+  /** Reads `chain`, or joins the read already under way, so refresh() resolves only once every chain has read. */
+  function readChain(chain: ChainCode): Promise<void> {
+    const running = inFlight.get(chain)
+    if (running !== undefined) return running
+    const read = readChainOnce(chain).finally(() => inFlight.delete(chain))
+    inFlight.set(chain, read)
+    return read
+  }
+
+  async function readChainOnce(chain: ChainCode): Promise<void> {
     const state = states.get(chain)
     const reader = readers[chain]
     const plan = plans.get(chain)
-    if (state === undefined || reader === undefined || plan === undefined || state.isReading) return
-    state.isReading = true
+    if (state === undefined || reader === undefined || plan === undefined) return
     try {
       state.reading = await reader(plan)
       delete state.error
     } catch (error) {
       state.error = error instanceof Error ? error.message : String(error)
       log.warn({ event: 'market_read_failed', chain, err: state.error }, 'market_read_failed')
-    } finally {
-      state.isReading = false
     }
     const wasDegraded = current.status.isDegraded
-    current = compose()
+    try {
+      current = compose()
+    } catch (error) {
+      // A reading the market cannot use must not freeze it or crash the process: drop it, keep the last market,
+      // and let the chain go stale by the freshness rules.
+      delete state.reading
+      state.error = `the read could not be applied: ${error instanceof Error ? error.message : String(error)}`
+      log.error({ event: 'market_compose_failed', chain, err: state.error }, 'market_compose_failed')
+      current = compose()
+    }
     if (current.status.isDegraded !== wasDegraded)
       log[current.status.isDegraded ? 'warn' : 'info'](
         { event: 'market_state', degraded: current.status.isDegraded, chains: current.status.chains },

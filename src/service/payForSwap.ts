@@ -207,7 +207,8 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
         ? { state: 'pending' as const, message: 'Its outcome is reconciled by the operator.' }
         : await deps.settler.reconcile(recorded, BigInt(Math.floor(deps.clock() / 1000)))
     if (outcome.state === 'unused') {
-      if (await deps.store.releaseUnsettledPayment(recorded.payer, recorded.nonce)) {
+      const attempt = { swapRef: recorded.swapRef, transaction: recorded.transaction }
+      if (await deps.store.releaseUnsettledPayment(recorded.payer, recorded.nonce, attempt)) {
         deps.log.info({ event: 'payment_released', swap_ref: ref, payer: recorded.payer, reason: outcome.message }, 'payment_released')
         return undefined
       }
@@ -221,7 +222,14 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
         SETTLEMENT_RETRY_AFTER_SEC,
       )
     const settledAt = new Date(deps.clock())
-    await deps.store.settleUnsettledPayment(recorded.payer, recorded.nonce, { transaction: outcome.transaction, settledAt })
+    const attempt = { swapRef: recorded.swapRef, transaction: recorded.transaction }
+    if (
+      !(await deps.store.settleUnsettledPayment(recorded.payer, recorded.nonce, { transaction: outcome.transaction, settledAt }, attempt))
+    ) {
+      // Another replica reconciled this attempt meanwhile: answer from what the store now holds.
+      const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
+      return now === undefined ? undefined : answerRetry(deps, now, context)
+    }
     deps.log.info(
       { event: 'payment_reconciled', swap_ref: ref, payer: recorded.payer, transaction: outcome.transaction },
       'payment_reconciled',

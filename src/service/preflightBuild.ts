@@ -31,7 +31,7 @@ export type PreflightTransaction = {
   chain: ChainCode
   transactionRequest: { from: Address; to: Address; data: Hex; value: Hex }
   approval: { token: Address; amount: bigint; spender: Address }
-  /** For the log: the route or the batch. */
+  /** What was built (the route and its minimum, or the batch): part of the cache key, and the log's. */
   label: string
 }
 
@@ -41,7 +41,7 @@ export function swapTransactionOf(built: BuildSwapTransactionReturnType): Prefli
     chain: built.quote.fromChain,
     transactionRequest: built.build.transactionRequest,
     approval: built.build.approval,
-    label: built.quote.route.id,
+    label: `${built.quote.route.id} for at least ${built.quote.toAmountMin} ${built.quote.toToken}`,
   }
 }
 
@@ -72,7 +72,8 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
     state.block.set(chain, block)
     for (const key of state.outcomes.keys()) if (key.startsWith(`${chain}:`)) state.outcomes.delete(key)
   }
-  const key = `${chain}:${block}:${requestKey}`
+  // What was built, not only what was asked: a keyed swap builds its quote's route, and minimums move with the market.
+  const key = `${chain}:${block}:${requestKey}:${built.label}`
   let outcome = block === undefined ? undefined : state.outcomes.get(key)
   if (outcome === undefined) {
     if (caller !== undefined) admitCaller(deps, state, caller)
@@ -84,7 +85,8 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
       value: hexToBigInt(tx.value),
       input: { token: approval.token, amount: approval.amount, spender: approval.spender },
     })
-    if (block !== undefined && state.outcomes.size < CACHE_MAX_ENTRIES) state.outcomes.set(key, outcome)
+    // An inconclusive simulation (an RPC blip) is not kept: the next request tries again.
+    if (block !== undefined && outcome.ok !== 'unknown' && state.outcomes.size < CACHE_MAX_ENTRIES) state.outcomes.set(key, outcome)
   }
   if (outcome.ok === 'unknown') {
     deps.log.warn({ event: 'simulation_inconclusive', chain, why: outcome.why, route: built.label }, 'simulation_inconclusive')

@@ -19,6 +19,9 @@ import {
 
 export type { PaymentReservation, PaymentRow, PaymentStatus, StoredSwap, SwapChannel, SwapRecord } from './swapRows.ts'
 
+/** One settlement attempt of a payment: the swap it was for and the transaction broadcast (null when none is known). */
+export type UnsettledAttempt = { swapRef: string; transaction: string | null }
+
 /** What the use cases need from the database; both drivers run the same statements. */
 export type Store = {
   /** Claims (payer, nonce) for one swap; false when any replica already holds it (single use, DESIGN 7.9). */
@@ -31,12 +34,18 @@ export type Store = {
    */
   markPaymentUnsettled(payer: string, nonce: string, detail: { transaction?: string; error: string }, swap?: SwapRecord): Promise<void>
   /** An unsettled payment whose settlement was found confirmed: settled now (its swap is already recorded). */
-  settleUnsettledPayment(payer: string, nonce: string, settlement: { transaction: string; settledAt: Date }): Promise<boolean>
+  settleUnsettledPayment(
+    payer: string,
+    nonce: string,
+    settlement: { transaction: string; settledAt: Date },
+    /** The settlement attempt reconciled (its swap and broadcast): another attempt's row is left alone. */
+    attempt: UnsettledAttempt,
+  ): Promise<boolean>
   /**
    * An unsettled payment found never to have moved money (its settlement reverted and the authorization is unused):
    * the payment and the swap recorded with it go, so the same authorization can pay again. False if not unsettled.
    */
-  releaseUnsettledPayment(payer: string, nonce: string): Promise<boolean>
+  releaseUnsettledPayment(payer: string, nonce: string, attempt: UnsettledAttempt): Promise<boolean>
   /**
    * Reserves, settles and records in one statement, for payments whose settlement is the record itself (the
    * ledger): false, with nothing written, when any replica already holds (payer, nonce).
@@ -124,19 +133,29 @@ export function createStore(sql: Sql): Store {
         if (marked.length === 1 && swap !== undefined) await insertSwap(tx, { ...swap, payment: { payer, nonce } })
       })
     },
-    async settleUnsettledPayment(payer, nonce, settlement) {
+    async settleUnsettledPayment(payer, nonce, settlement, attempt) {
       const rows = await sql.query(
         `update x402_payments set status = 'settled', transaction = $3, settled_at = $4, error = null
-         where payer = $1 and nonce = $2 and status = 'unsettled' returning payer`,
-        [payer.toLowerCase(), nonce.toLowerCase(), settlement.transaction, settlement.settledAt.toISOString()],
+         where payer = $1 and nonce = $2 and status = 'unsettled' and swap_ref = $5 and transaction is not distinct from $6
+         returning payer`,
+        [
+          payer.toLowerCase(),
+          nonce.toLowerCase(),
+          settlement.transaction,
+          settlement.settledAt.toISOString(),
+          attempt.swapRef,
+          attempt.transaction,
+        ],
       )
       return rows.length === 1
     },
-    async releaseUnsettledPayment(payer, nonce) {
+    async releaseUnsettledPayment(payer, nonce, attempt) {
       return sql.transaction(async (tx) => {
         const released = await tx.query<{ swap_ref: string }>(
-          `delete from x402_payments where payer = $1 and nonce = $2 and status = 'unsettled' returning swap_ref`,
-          [payer.toLowerCase(), nonce.toLowerCase()],
+          `delete from x402_payments
+           where payer = $1 and nonce = $2 and status = 'unsettled' and swap_ref = $3 and transaction is not distinct from $4
+           returning swap_ref`,
+          [payer.toLowerCase(), nonce.toLowerCase(), attempt.swapRef, attempt.transaction],
         )
         const [row] = released
         if (row === undefined) return false

@@ -340,36 +340,6 @@ describe('settlement_pending on a real chain (issue 16 item 6)', () => {
     expect(await balances(payer.address, payTo)).toEqual({ payer: before.payer - FEE, payTo: before.payTo + FEE })
     expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
   }, 60_000)
-
-  it('releases a payment whose broadcast never landed once its authorization expired: nothing charged, nothing kept', async () => {
-    const payer = await newPayer(1_000_000n)
-    const payTo = freshAddress()
-    let skewMs = 0
-    const app = testApp({ clock: () => Date.now() + skewMs, store, settler: impatient(), payTo })
-    const before = await balances(payer.address, payTo)
-    let paid: PaidRequest
-    await chain.anvil.testClient.setAutomine(false)
-    try {
-      const client = payingClient(() => app, payer)
-      expect((await challengeOf(await client.swap())).error).toBe('settlement_pending')
-      paid = onlyPayment(client)
-      const transaction = (await store.getPayment(payer.address, paid.payload.payload.authorization.nonce))?.transaction
-      // The transaction leaves the mempool unmined (a node restart, a fee spike), and the authorization runs out.
-      await chain.anvil.testClient.dropTransaction({ hash: transaction as Hash })
-    } finally {
-      await chain.anvil.testClient.setAutomine(true)
-    }
-    skewMs = (Number(paid.payload.payload.authorization.validBefore) - Math.floor(Date.now() / 1000) + 60) * 1000
-
-    const retry = await challengeOf(
-      await postJson(app, SWAP, quoteBody({ fromAddress: payer.address.toLowerCase() }), { 'x-payment': paid.header }),
-    )
-    expect(retry.error).toBe('authorization_expired')
-    expect(retry.detail).toMatch(/Nothing was charged\.$/)
-    expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toBeUndefined()
-    expect(await rowsOf(payer.address)).toEqual({ payments: 0, swaps: 0 })
-    expect(await balances(payer.address, payTo)).toEqual(before)
-  }, 60_000)
 })
 
 describe('a settlement that does not complete', () => {
@@ -473,6 +443,44 @@ describe('a settlement that does not complete', () => {
       transaction,
     })
     expect(await rowsOf(payer.address)).toEqual({ payments: 1, swaps: 1 })
+    expect(await balances(payer.address, payTo)).toEqual(before)
+  }, 60_000)
+})
+
+describe("a pending settlement whose authorization expired on chain (the last test: it moves the chain's clock)", () => {
+  const impatient = (): Settler => baseOnchainSettler({ rpcUrl: chain.anvil.rpcUrl, settlerPrivateKey: devKey(6), receiptTimeoutMs: 500 })
+
+  it('releases a payment whose broadcast never landed once its authorization expired: nothing charged, nothing kept', async () => {
+    const payer = await newPayer(1_000_000n)
+    const payTo = freshAddress()
+    let skewMs = 0
+    const app = testApp({ clock: () => Date.now() + skewMs, store, settler: impatient(), payTo })
+    const before = await balances(payer.address, payTo)
+    let paid: PaidRequest
+    await chain.anvil.testClient.setAutomine(false)
+    try {
+      const client = payingClient(() => app, payer)
+      expect((await challengeOf(await client.swap())).error).toBe('settlement_pending')
+      paid = onlyPayment(client)
+      const transaction = (await store.getPayment(payer.address, paid.payload.payload.authorization.nonce))?.transaction
+      // The transaction leaves the mempool unmined (a node restart, a fee spike), and the authorization runs out.
+      await chain.anvil.testClient.dropTransaction({ hash: transaction as Hash })
+    } finally {
+      await chain.anvil.testClient.setAutomine(true)
+    }
+    skewMs = (Number(paid.payload.payload.authorization.validBefore) - Math.floor(Date.now() / 1000) + 60) * 1000
+    // Expiry is judged by the chain's time: Base's clock passes validBefore too (the last test of the file, since
+    // the chain stays ahead of the wall clock afterwards).
+    await chain.anvil.testClient.increaseTime({ seconds: skewMs / 1000 })
+    await chain.anvil.testClient.mine({ blocks: 1 })
+
+    const retry = await challengeOf(
+      await postJson(app, SWAP, quoteBody({ fromAddress: payer.address.toLowerCase() }), { 'x-payment': paid.header }),
+    )
+    expect(retry.error).toBe('authorization_expired')
+    expect(retry.detail).toMatch(/Nothing was charged\.$/)
+    expect(await store.getPayment(payer.address, paid.payload.payload.authorization.nonce)).toBeUndefined()
+    expect(await rowsOf(payer.address)).toEqual({ payments: 0, swaps: 0 })
     expect(await balances(payer.address, payTo)).toEqual(before)
   }, 60_000)
 })

@@ -190,6 +190,38 @@ describe('the live market', () => {
     const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2, blockAgoSec: 60 }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')).toMatchObject({ stale: expect.arrayContaining(['gas']), blockAgeSec: 60 })
+    // Its FX answers are not used either, though each is within its own heartbeat: the chain vouches for nothing.
+    expect(market.status().currencies.find((c) => c.currency === 'EUR')?.stale).toMatch(/ETH stale: last read at block/)
+    expect((await postJson(appOn(market), '/api/x402/quote', eurcToUsdc)).status).toBe(503)
+  })
+
+  it('a reading the market cannot apply is dropped, not thrown: the last market stays and the chain goes stale', async () => {
+    let broken = false
+    const chain = scriptedChain(
+      () => WEDNESDAY_MS,
+      () => ({ eurUsd: 1.2 }),
+    )
+    const read: ReadChain = async (plan) => {
+      const reading = await chain.read(plan)
+      // Balances no StableSwap maths can price would not do; an FX answer of 10^70 USD overflows nothing but is
+      // absurd: the throwing case is a reading whose figures the compile refuses.
+      return broken ? { ...reading, gas: { baseFeePerGas: -1n, priorityFeePerGas: 0n } } : reading
+    }
+    const market = createLiveMarket({
+      files,
+      feeds,
+      readers: { ETH: read },
+      refreshMs: 4000,
+      clock: () => WEDNESDAY_MS,
+      log: pino({ level: 'silent' }),
+    })
+    await market.refresh()
+    const before = market.catalogue()
+    broken = true
+    await expect(market.refresh()).resolves.toBeUndefined()
+    expect(market.status().chains.find((c) => c.chain === 'ETH')).toMatchObject({ stale: expect.arrayContaining(['gas']) })
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.error).toMatch(/^the read could not be applied: /)
+    expect(market.catalogue()).not.toBe(before)
   })
 
   it('an L2 whose sequencer is down is not offered', async () => {

@@ -123,6 +123,7 @@ describe('onchainSettler', () => {
       simulateContract: chain.anvil.publicClient.simulateContract,
       waitForTransactionReceipt: chain.anvil.publicClient.waitForTransactionReceipt,
       getTransactionReceipt: chain.anvil.publicClient.getTransactionReceipt,
+      getBlock: chain.anvil.publicClient.getBlock,
     }
     expect(await onchainSettler({ publicClient: confused, walletClient: chain.anvil.walletClient(gasWallet()) }).check(payment)).toEqual({
       ok: false,
@@ -168,6 +169,7 @@ describe('onchainSettler', () => {
       simulateContract: real.simulateContract,
       waitForTransactionReceipt: () => Promise.reject(new Error('socket hang up')),
       getTransactionReceipt: real.getTransactionReceipt,
+      getBlock: real.getBlock,
     }
     const outcome = await onchainSettler({
       publicClient: blindAfterBroadcast,
@@ -208,6 +210,7 @@ describe('onchainSettler', () => {
       simulateContract: async () => ({}),
       waitForTransactionReceipt: real.waitForTransactionReceipt,
       getTransactionReceipt: real.getTransactionReceipt,
+      getBlock: real.getBlock,
     }
     expect(
       await onchainSettler({ publicClient: staleSimulation, walletClient: chain.anvil.walletClient(gasWallet()) }).settle(
@@ -255,6 +258,7 @@ describe('onchainSettler', () => {
       simulateContract: async () => ({}),
       waitForTransactionReceipt: real.waitForTransactionReceipt,
       getTransactionReceipt: real.getTransactionReceipt,
+      getBlock: real.getBlock,
     }
     const fixedGasWallet: OnchainSettlerWalletClient = {
       account: wallet.account,

@@ -280,15 +280,23 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       expect(await store().getSwap(r.swapRef)).toMatchObject({ ref: r.swapRef, payment: { payer: r.payer.toLowerCase() } })
 
       const settledAt = new Date('2026-11-20T12:05:00.000Z')
-      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xfeed', settledAt })).toBe(true)
-      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xother', settledAt })).toBe(false)
+      const attempt = { swapRef: r.swapRef, transaction: '0xfeed' }
+      // Another attempt's reconciliation (another swap, or another broadcast) leaves this one alone.
+      expect(
+        await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xfeed', settledAt }, { ...attempt, swapRef: 'swp_other' }),
+      ).toBe(false)
+      expect(
+        await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xfeed', settledAt }, { ...attempt, transaction: null }),
+      ).toBe(false)
+      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xfeed', settledAt }, attempt)).toBe(true)
+      expect(await store().settleUnsettledPayment(r.payer, r.nonce, { transaction: '0xother', settledAt }, attempt)).toBe(false)
       expect(await store().getPayment(r.payer, r.nonce)).toMatchObject({
         status: 'settled',
         transaction: '0xfeed',
         error: null,
         settledAt: settledAt.toISOString(),
       })
-      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce, attempt)).toBe(false)
       expect(await store().getSwap(r.swapRef)).toBeDefined()
     })
 
@@ -296,17 +304,19 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
       await store().markPaymentUnsettled(r.payer, r.nonce, { transaction: '0xdead', error: 'timed out' }, swapRecord(r.swapRef))
-      expect(await store().releaseUnsettledPayment(upperHex(r.payer), upperHex(r.nonce))).toBe(true)
+      const attempt = { swapRef: r.swapRef, transaction: '0xdead' }
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce, { ...attempt, transaction: '0xlater' })).toBe(false)
+      expect(await store().releaseUnsettledPayment(upperHex(r.payer), upperHex(r.nonce), attempt)).toBe(true)
       expect(await store().getPayment(r.payer, r.nonce)).toBeUndefined()
       expect(await store().getSwap(r.swapRef)).toBeUndefined()
-      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce, attempt)).toBe(false)
       expect(await store().reservePayment({ ...r, swapRef: randomRef() })).toBe(true)
     })
 
     it('never releases a payment still reserved by a request in progress', async () => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
-      expect(await store().releaseUnsettledPayment(r.payer, r.nonce)).toBe(false)
+      expect(await store().releaseUnsettledPayment(r.payer, r.nonce, { swapRef: r.swapRef, transaction: null })).toBe(false)
       expect((await store().getPayment(r.payer, r.nonce))?.status).toBe('reserved')
     })
   })

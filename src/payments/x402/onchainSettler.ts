@@ -40,6 +40,7 @@ type AuthorizationStateRead = {
   abi: Eip3009Abi
   functionName: 'authorizationState'
   args: readonly [authorizer: Address, nonce: Hex]
+  blockNumber?: bigint
 }
 type BalanceOfRead = { address: Address; abi: Eip3009Abi; functionName: 'balanceOf'; args: readonly [account: Address] }
 
@@ -54,6 +55,8 @@ export type OnchainSettlerPublicClient = {
   waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted' }>
   /** Rejects with viem's TransactionReceiptNotFoundError while the transaction is not mined. */
   getTransactionReceipt(parameters: { hash: Hash }): Promise<{ status: 'success' | 'reverted' }>
+  /** The node's latest block: reconciliation judges expiry by chain time, at one block. */
+  getBlock(parameters: { blockTag: 'latest' }): Promise<{ number: bigint; timestamp: bigint }>
 }
 
 /** The gas-paying wallet that broadcasts the settlement; a viem wallet client with an account and a chain fits. */
@@ -174,7 +177,8 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
       return { ok: true, transaction: hash }
     },
 
-    reconcile: (payment, nowSec) => reconcileOnchain(publicClient, payment, nowSec),
+    // Expiry is judged by the chain's time, not ours (reconcileOnchain).
+    reconcile: (payment) => reconcileOnchain(publicClient, payment),
   }
   return externalSettler('onchain', external)
 }
@@ -184,7 +188,7 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
  * receipt, then USDC's `authorizationState`. Money moved only under a successful receipt; it can no longer move once
  * our transaction reverted, or once the authorization expired, while the nonce is unused. Anything else is pending.
  */
-async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, payment: PaymentRow, nowSec: bigint): Promise<ReconcileOutcome> {
+async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, payment: PaymentRow): Promise<ReconcileOutcome> {
   const pending = (why: string): ReconcileOutcome => ({ state: 'pending', message: why })
   const hash = payment.transaction !== null && isHash(payment.transaction) ? payment.transaction : undefined
   let receipt: { status: 'success' | 'reverted' } | undefined
@@ -196,13 +200,18 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
         return pending('Base could not be reached to look up the settlement (RPC error).')
     }
   if (receipt?.status === 'success' && hash !== undefined) return { state: 'settled', transaction: hash }
+  // The authorization's state and its expiry are judged at one block of this node, by chain time: a node that lags
+  // can only see an older block, where an unused, unexpired authorization stays pending.
   let isUsed: unknown
+  let block: { number: bigint; timestamp: bigint }
   try {
+    block = await publicClient.getBlock({ blockTag: 'latest' })
     isUsed = await publicClient.readContract({
       address: payment.asset as Address,
       abi: eip3009Abi,
       functionName: 'authorizationState',
       args: [payment.payer as Address, payment.nonce as Hex],
+      blockNumber: block.number,
     })
   } catch {
     return pending('Base could not be reached to look up the authorization (RPC error).')
@@ -213,7 +222,7 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
   if (isUsed !== false) return pending('Base gave an unexpected answer about the authorization.')
   if (receipt?.status === 'reverted')
     return { state: 'unused', message: `The settlement transaction ${hash} reverted; nothing was charged.` }
-  if (nowSec >= payment.validBefore)
+  if (block.timestamp >= payment.validBefore)
     return { state: 'unused', message: 'The authorization expired unused, so it can no longer move money; nothing was charged.' }
   return pending(
     hash === undefined
