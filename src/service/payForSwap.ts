@@ -50,6 +50,12 @@ export type PayForSwapReturnType =
 type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
 type Challenge = (error: string, detail: string, retryAfterSec?: number) => PaymentRequired
 
+/**
+ * A reservation older than this has lost the request that made it: settlement waits at most 60 s for a receipt and
+ * its RPC calls are bounded, so a live request finishes well within it.
+ */
+const STALE_RESERVATION_MS = 180_000
+
 /** How long a payer waits before repeating a request whose payment is still settling. */
 const SETTLEMENT_RETRY_AFTER_SEC = 5
 
@@ -192,6 +198,15 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
       'payment_already_used',
       `This authorization (payer and nonce) already paid for swap ${ref}${describeBought(recorded.result)}. Repeat that same request with this payment to receive ${ref} again; for a different swap, sign a new payment with a fresh nonce (x402 clients do so on every call). Nothing was charged for this request.`,
     )
+  }
+  if (recorded.status === 'reserved' && deps.clock() - Date.parse(recorded.reservedAt) > STALE_RESERVATION_MS) {
+    // The request that reserved it stopped (a crash or a deploy mid-settlement): hand it to reconciliation.
+    await deps.store.markPaymentUnsettled(recorded.payer, recorded.nonce, {
+      error: 'the request settling this payment stopped before it finished',
+    })
+    const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
+    if (now === undefined) return undefined
+    if (now.status !== 'reserved') return answerRetry(deps, now, context)
   }
   if (recorded.status === 'reserved')
     return isSameRequest

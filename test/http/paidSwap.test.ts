@@ -8,7 +8,10 @@ import { X402Challenge } from '../../src/schemas/x402.ts'
 import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { encodeHeader, signPayment, USDC_BASE } from '../payments/signPayment.ts'
 import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
-import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+import { QuoteParams } from '../../src/schemas/quote.ts'
+import { paidRequestKey } from '../../src/service/payForSwap.ts'
+import { resolveQuoteRequest } from '../../src/service/resolveQuoteRequest.ts'
+import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp, testDeps } from './testApp.ts'
 
 const SWAP = '/api/x402/swap'
 const payer = privateKeyToAccount(generatePrivateKey())
@@ -250,6 +253,54 @@ describe('single use, and a paid retry that never loses the swap', () => {
     expect(refs.size).toBe(1)
     expect(await countRows('swaps')).toBe(swapsBefore + 1)
     expect(await countRows('x402_payments')).toBe(paymentsBefore + 1)
+  })
+})
+
+describe('a payment whose settling request stopped (a crash mid-settlement)', () => {
+  it('is pending while its request may still be running, then is reconciled: released and paid afresh once money cannot move', async () => {
+    const reconciled: string[] = []
+    const settler = externalSettler('onchain', {
+      check: async () => ({ ok: true }),
+      settle: async (_payment, swapEaziRef) => ({ ok: true, transaction: `0x${'5e'.repeat(32)}:${swapEaziRef}` }),
+      reconcile: async (row) => {
+        reconciled.push(row.swapRef)
+        return { state: 'unused', message: 'The authorization expired unused.' }
+      },
+    })
+    let now = Date.now()
+    const app = testApp({ clock: () => now, store, settler })
+    const { payload, header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const { authorization, signature } = (payload as { payload: { authorization: Record<string, string>; signature: string } }).payload
+    // What a request that died after reserving leaves behind: the reservation, and no swap.
+    await store.reservePayment({
+      payer: authorization['from'] ?? '',
+      nonce: authorization['nonce'] ?? '',
+      value: BigInt(authorization['value'] ?? 0),
+      asset: USDC_BASE,
+      payTo: PAY_TO,
+      validAfter: BigInt(authorization['validAfter'] ?? 0),
+      validBefore: BigInt(authorization['validBefore'] ?? 0),
+      signature,
+      settlementMode: 'onchain',
+      swapRef: 'swp_stopped',
+      reservedAt: new Date(now),
+      requestKey: paidRequestKey(resolveQuoteRequest(testDeps(), QuoteParams.parse(body))),
+      result: { swapEaziRef: 'swp_stopped' },
+    })
+    const pending = await challengeOf(await postJson(app, SWAP, body, { 'x-payment': header }))
+    expect(pending.error).toBe('settlement_pending')
+    expect(reconciled).toEqual([])
+
+    now += 181_000
+    const paid = await postJson(app, SWAP, body, { 'x-payment': header })
+    expect(paid.status).toBe(200)
+    expect(reconciled).toEqual(['swp_stopped'])
+    const swap = SwapResult.parse(await readJson(paid))
+    expect(swap.swapEaziRef).not.toBe('swp_stopped')
+    expect(await store.getPayment(payer.address, authorization['nonce'] ?? '')).toMatchObject({
+      status: 'settled',
+      swapRef: swap.swapEaziRef,
+    })
   })
 })
 

@@ -58,6 +58,10 @@ export async function collectExternally(
       { event: 'swap_record_failed', swap_ref: swap.ref, payer: payment.payer, nonce: payment.nonce, transaction, err: error },
       'paid swap delivered but not recorded: reconcile from the transaction',
     )
+    // Keep what to reconcile in the store when it can still take it: a retry then finds the transaction and settles.
+    await store
+      .markPaymentUnsettled(payment.payer, payment.nonce, { transaction, error: 'the swap record failed after settlement' }, swap)
+      .catch(() => {})
   }
   return { ok: true, transaction }
 }
