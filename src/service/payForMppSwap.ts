@@ -64,16 +64,37 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     return refusal(deps, undefined, resource)('unsupported_scheme', `${where} Nothing was charged.`)
   }
   const refuse = refusal(deps, mpp, resource)
-  const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
-
   const named = mpp.identify(authorization)
+  // In push mode the transfer is on chain before its credential arrives: a refusal before the claim must not say
+  // "nothing was charged" when the payer has paid, but that nothing was claimed and the credential still buys a swap.
+  const unclaimed = (error: unknown): unknown => {
+    if (!(error instanceof ServiceError) || named === undefined) return error
+    return new ServiceError(
+      error.code,
+      `${error.message.replace(/,? ?and nothing was charged|nothing was charged\.? ?/gi, '').trim()} Nothing was claimed from your MPP payment (transfer ${named.hash}): if that transfer was made, the same Authorization: Payment buys a swap (this request once it can be served, or another) until its challenge expires.`,
+      { ...error.detail, transfer: named.hash, claimed: false },
+      { cause: error },
+    )
+  }
+  let requestKey: string
+  try {
+    requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
+  } catch (error) {
+    throw unclaimed(error)
+  }
+
   const recorded = named === undefined ? undefined : await deps.store.mpp.getPayment(named.hash)
   if (named !== undefined && recorded !== undefined) return answerRetry(deps, mpp, recorded, named.challengeId, requestKey, refuse)
 
-  await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
-  const built = buildSwapTransaction(deps, { params, swapEaziRef })
-  await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
+  let built: ReturnType<typeof buildSwapTransaction>
+  try {
+    await screenSwapAddresses(deps, params)
+    built = buildSwapTransaction(deps, { params, swapEaziRef })
+    await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
+  } catch (error) {
+    throw unclaimed(error)
+  }
 
   let verified: Awaited<ReturnType<TempoCharge['verify']>>
   try {

@@ -245,8 +245,15 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     const screened = await postJson(app, SWAP, quoteBody({ toAddress: SANCTIONED }), { authorization })
     expect(screened.status).toBe(403)
     expect(screened.headers.get('www-authenticate')).toBeNull()
+    // The payer has paid already (push mode): the refusal says the transfer is not claimed, never "nothing was charged".
+    const screenedDetail = String((await readJson(screened))['detail'])
+    expect(screenedDetail).toMatch(
+      /Nothing was claimed from your MPP payment \(transfer 0x[0-9a-f]{64}\): if that transfer was made, the same Authorization: Payment buys a swap/,
+    )
+    expect(screenedDetail).not.toMatch(/nothing was charged/i)
     const unroutable = await postJson(app, SWAP, { ...body, fromAmount: '100000000000' }, { authorization })
     expect(unroutable.status).toBe(422)
+    expect(await readJson(unroutable)).toMatchObject({ claimed: false })
     expect(receiptsAsked()).toBe(asked)
     expect((await postJson(app, SWAP, body, { authorization })).status).toBe(200)
   })
