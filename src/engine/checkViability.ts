@@ -1,11 +1,12 @@
 import type { NotViableReason, PricedRoute } from './route.ts'
-import { usdValue } from './swapOut.ts'
+import { exceedsLadder, usdValue } from './swapOut.ts'
 
 /**
  * Whether a priced route can deliver the promised `toAmount` within its bridge's limits. A route whose real cost
  * exceeds the fee it earns delivers less than `toAmount` and is not offered: the service never sells at a loss.
  */
 export function checkViability(priced: PricedRoute, toAmount: bigint): NotViableReason | undefined {
+  if (exceedsQuotedSize(priced)) return 'above_venue_liquidity'
   if (priced.amountOut <= 0n || toAmount <= 0n) return 'no_output'
   const lane = priced.route.bridge
   if (lane) {
@@ -16,4 +17,14 @@ export function checkViability(priced: PricedRoute, toAmount: bigint): NotViable
   }
   if (priced.amountOut < toAmount) return 'cost_exceeds_fee'
   return undefined
+}
+
+/** Whether a swap step runs more through its venue than the venue was quoted at (steps follow the route's edges). */
+function exceedsQuotedSize(priced: PricedRoute): boolean {
+  const edges = [...priced.route.sourceSwaps, ...priced.route.destinationSwaps]
+  const swaps = priced.steps.filter((step) => step.kind === 'swap')
+  return swaps.some((step, index) => {
+    const edge = edges[index]
+    return edge !== undefined && exceedsLadder(edge, step.amountIn)
+  })
 }

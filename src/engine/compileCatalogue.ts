@@ -24,11 +24,13 @@ import type {
   ChainInfo,
   DurationPrior,
   MarketGaps,
+  QuoteLadder,
   SwapEdge,
   Token,
   Venue,
   VenuePricing,
 } from './types.ts'
+import { ladderKey } from './types.ts'
 
 export type CatalogueFiles = {
   chains: z.infer<typeof ChainsFile>
@@ -148,9 +150,10 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
     if (!state) throw new CatalogueError('market', `venues.${entry.id}`, 'no state for this venue')
     let pricing: VenuePricing
     if (entry.model === 'depth') {
-      if (!('depthUsd' in state)) throw new CatalogueError('market', `venues.${entry.id}`, 'a depth venue needs depthUsd')
       if (venueTokens.length !== 2) throw new CatalogueError('venues', `${at}.tokens`, 'a depth venue has exactly two tokens')
-      pricing = { model: 'depth', depthUsdE18: parseFixed(state.depthUsd) }
+      if ('ladder' in state) pricing = { model: 'ladder', ladders: compileLadders(entry.id, entry.tokens, state.ladder) }
+      else if ('depthUsd' in state) pricing = { model: 'depth', depthUsdE18: parseFixed(state.depthUsd) }
+      else throw new CatalogueError('market', `venues.${entry.id}`, 'a depth venue needs depthUsd or a ladder of quotes')
     } else {
       if (!('balances' in state) || state.balances.length !== venueTokens.length)
         throw new CatalogueError('market', `venues.${entry.id}.balances`, `needs one balance per token (${venueTokens.length})`)
@@ -196,6 +199,8 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
     venue.tokens.forEach((from, i) => {
       venue.tokens.forEach((to, j) => {
         if (i === j || (!entry.bidirectional && !(i === 0 && j === 1))) return
+        // A live quote ladder offers only the directions it was quoted in.
+        if (venue.pricing.model === 'ladder' && !venue.pricing.ladders.has(ladderKey(i, j))) return
         const list = edgesFrom.get(from.key) ?? []
         list.push({ venue, i, j, from, to })
         edgesFrom.set(from.key, list)
@@ -293,4 +298,34 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
     },
     ...(gaps === undefined ? {} : { gaps }),
   }
+}
+
+/**
+ * A live depth venue's quote ladders by direction (market.json `ladder`): each names two of the venue's tokens, and
+ * its points rise strictly in both input and output, so interpolation between them is monotone.
+ */
+function compileLadders(
+  id: string,
+  symbols: readonly string[],
+  ladders: readonly { from: string; to: string; points: readonly (readonly [string, string])[] }[],
+): Map<string, QuoteLadder> {
+  const compiled = new Map<string, QuoteLadder>()
+  ladders.forEach((ladder, index) => {
+    const field = `venues.${id}.ladder[${index}]`
+    const i = symbols.indexOf(ladder.from)
+    const j = symbols.indexOf(ladder.to)
+    if (i < 0 || j < 0 || i === j)
+      throw new CatalogueError('market', field, `${ladder.from} to ${ladder.to} is not a direction of this venue`)
+    if (compiled.has(ladderKey(i, j))) throw new CatalogueError('market', field, `${ladder.from} to ${ladder.to} is listed twice`)
+    const amountsIn = ladder.points.map(([amountIn]) => BigInt(amountIn))
+    const amountsOut = ladder.points.map(([, amountOut]) => BigInt(amountOut))
+    for (let k = 0; k < amountsIn.length; k += 1) {
+      const previousIn = k === 0 ? 0n : (amountsIn[k - 1] as bigint)
+      const previousOut = k === 0 ? 0n : (amountsOut[k - 1] as bigint)
+      if ((amountsIn[k] as bigint) <= previousIn || (amountsOut[k] as bigint) <= previousOut)
+        throw new CatalogueError('market', `${field}.points[${k}]`, 'ladder points must rise strictly in both amountIn and amountOut')
+    }
+    compiled.set(ladderKey(i, j), { amountsIn, amountsOut })
+  })
+  return compiled
 }

@@ -29,7 +29,13 @@ export type StepEstimate = {
   amountOut: bigint
 }
 
-export type NotViableReason = 'cost_exceeds_fee' | 'below_bridge_minimum' | 'above_bridge_maximum' | 'no_output'
+export type NotViableReason =
+  | 'cost_exceeds_fee'
+  | 'below_bridge_minimum'
+  | 'above_bridge_maximum'
+  /** A swap leg is larger than the largest size its venue was quoted at live (a quote ladder): nothing is known beyond it. */
+  | 'above_venue_liquidity'
+  | 'no_output'
 
 /** A candidate route priced for one input amount. */
 export type PricedRoute = {

@@ -1,7 +1,7 @@
 import { ceilDiv, pow10 } from './decimal.ts'
 import { solidlyStableGetAmountOut } from './solidlyStable.ts'
 import { stableSwapGetDy } from './stableSwap.ts'
-import type { SwapEdge } from './types.ts'
+import { ladderKey, type QuoteLadder, type SwapEdge } from './types.ts'
 
 const PPM = 1_000_000n
 
@@ -24,7 +24,37 @@ export function swapOut(edge: SwapEdge, amountIn: bigint): bigint {
       const gross = (reserveOut * amountIn) / (reserveIn + amountIn)
       return gross - ceilDiv(gross * edge.venue.feePpm, PPM)
     }
+    case 'ladder': {
+      const ladder = pricing.ladders.get(ladderKey(edge.i, edge.j))
+      return ladder === undefined ? 0n : ladderOut(ladder, amountIn)
+    }
   }
+}
+
+/**
+ * Output of a quote ladder for `amountIn`, rounded down: linear between the points around it (from (0, 0) below the
+ * first), which for a venue's concave output never promises more than the venue quoted; 0 beyond the largest point,
+ * where nothing was quoted (`exceedsLadder` tells why).
+ */
+export function ladderOut(ladder: QuoteLadder, amountIn: bigint): bigint {
+  const { amountsIn, amountsOut } = ladder
+  let k = 0
+  while (k < amountsIn.length && (amountsIn[k] as bigint) < amountIn) k += 1
+  if (k === amountsIn.length) return 0n
+  const upperIn = amountsIn[k] as bigint
+  const upperOut = amountsOut[k] as bigint
+  if (upperIn === amountIn) return upperOut
+  const lowerIn = k === 0 ? 0n : (amountsIn[k - 1] as bigint)
+  const lowerOut = k === 0 ? 0n : (amountsOut[k - 1] as bigint)
+  return lowerOut + ((upperOut - lowerOut) * (amountIn - lowerIn)) / (upperIn - lowerIn)
+}
+
+/** Whether `amountIn` is beyond the largest size the edge's venue was quoted at (a live ladder quotes nothing there). */
+export function exceedsLadder(edge: SwapEdge, amountIn: bigint): boolean {
+  const { pricing } = edge.venue
+  if (pricing.model !== 'ladder') return false
+  const largest = pricing.ladders.get(ladderKey(edge.i, edge.j))?.amountsIn.at(-1)
+  return largest === undefined || amountIn > largest
 }
 
 /** USD value of `amount` atomic units of a token at the snapshot price, 18-decimal fixed point, rounded down. */

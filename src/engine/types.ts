@@ -49,6 +49,16 @@ export type VenuePricing =
   | { model: 'stableswap'; pool: PreparedStableSwap }
   | { model: 'solidlyStable'; pool: SolidlyStablePool }
   | { model: 'depth'; depthUsdE18: bigint }
+  | { model: 'ladder'; ladders: ReadonlyMap<string, QuoteLadder> }
+
+/**
+ * Outputs a venue was quoted at a ladder of input sizes, in atomic units, both strictly increasing (`ladderKey` names
+ * the direction). Interpolated linearly below the largest input; nothing is quoted beyond it.
+ */
+export type QuoteLadder = { amountsIn: readonly bigint[]; amountsOut: readonly bigint[] }
+
+/** The key of a ladder's direction: token indices in the venue's order. */
+export const ladderKey = (i: number, j: number): string => `${i}>${j}`
 
 export type Venue = {
   id: string

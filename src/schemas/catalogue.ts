@@ -201,6 +201,23 @@ export const ChainMarket = z.strictObject({
 export const VenueState = z.union([
   z.strictObject({ balances: z.array(IntegerString).min(2), source: Source }),
   z.strictObject({ depthUsd: DecimalString, source: Source }),
+  /**
+   * A depth venue quoted live at a ladder of input sizes (QuoterV2, Balancer queries, Mento): per direction listed,
+   * `[amountIn, amountOut]` in atomic units, both strictly increasing. The engine interpolates below the largest point
+   * and quotes nothing beyond it; a direction not listed is not offered.
+   */
+  z.strictObject({
+    ladder: z
+      .array(
+        z.strictObject({
+          from: z.string().min(1),
+          to: z.string().min(1),
+          points: z.array(z.tuple([IntegerString, IntegerString])).min(1),
+        }),
+      )
+      .min(1),
+    source: Source,
+  }),
 ])
 
 export const MarketFile = z.strictObject({
