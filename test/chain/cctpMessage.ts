@@ -1,4 +1,18 @@
-import { type Address, type Hex, encodePacked, hexToBigInt, hexToNumber, isHex, keccak256, pad, parseAbiItem, size, sliceHex } from 'viem'
+import {
+  type Address,
+  type Hex,
+  encodePacked,
+  hexToBigInt,
+  hexToNumber,
+  isHex,
+  keccak256,
+  pad,
+  parseAbiItem,
+  size,
+  sliceHex,
+  toHex,
+} from 'viem'
+import { privateKeyToAddress, sign } from 'viem/accounts'
 
 /** CCTP v2 message header version (MessageTransmitterV2) and BurnMessageV2 body version. */
 export const CCTP_V2_MESSAGE_VERSION = 1
@@ -8,6 +22,21 @@ export const CCTP_FINALITY_FAST = 1000
 export const CCTP_FINALITY_STANDARD = 2000
 export const CCTP_HEADER_LENGTH = 148
 export const CCTP_BURN_BODY_LENGTH = 228
+
+/**
+ * The test attester: every MessageTransmitterV2StandIn that test/chain/deployCatalogue.ts deploys trusts this key's
+ * address, as Circle's transmitter trusts its attesters. A fixed, public test key: never fund it anywhere.
+ */
+export const TEST_CCTP_ATTESTER_KEY: Hex = keccak256(toHex('swapeazi test cctp attester'))
+export const TEST_CCTP_ATTESTER: Address = privateKeyToAddress(TEST_CCTP_ATTESTER_KEY)
+
+/**
+ * Circle's attestation of a message with one attester: the 65-byte signature (r ‖ s ‖ v, v 27 or 28) over
+ * keccak256(message), with no eth_sign prefix, as MessageTransmitterV2 recovers it.
+ */
+export async function attestCctpMessage(message: Hex, privateKey: Hex = TEST_CCTP_ATTESTER_KEY): Promise<Hex> {
+  return sign({ hash: keccak256(message), privateKey, to: 'hex' })
+}
 
 /** TokenMessengerV2's DepositForBurn event, as Circle publishes it. */
 export const depositForBurnEvent = parseAbiItem(

@@ -9,6 +9,7 @@ import { type ChainCode, isEvmTokenEntry } from '../../src/schemas/catalogue.ts'
 import { type RouterDeployment, routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { routerTargets } from '../../src/tx/routerTargets.ts'
 import { type AnvilInstance, startAnvil, writeContractAndWait } from './anvil.ts'
+import { TEST_CCTP_ATTESTER } from './cctpMessage.ts'
 import { deployStandIn, standInAbi } from './standIns.ts'
 
 /** Reserves minted to every venue and delivery contract: far more than any test moves. */
@@ -184,7 +185,11 @@ async function deployChain(
       if (endpoint.deliveredBy && !replaced.has(endpoint.deliveredBy.toLowerCase())) {
         let address: Address
         if (bridge.protocol === 'cctp-v2')
-          address = await deployStandIn(instance, deployer, 'MessageTransmitterV2StandIn', [endpoint.domain ?? 0, token])
+          address = await deployStandIn(instance, deployer, 'MessageTransmitterV2StandIn', [
+            endpoint.domain ?? 0,
+            token,
+            TEST_CCTP_ATTESTER,
+          ])
         else if (bridge.protocol === 'across') address = swap(endpoint.deliveredBy)
         else address = await deployStandIn(instance, deployer, 'LayerZeroEndpointStandIn', [])
         replaced.set(endpoint.deliveredBy.toLowerCase(), address)

@@ -11,7 +11,10 @@ import {
   encodeFunctionData,
   encodePacked,
   getContractAddress,
+  hexToBigInt,
+  hexToNumber,
   keccak256,
+  numberToHex,
   parseEventLogs,
   parseSignature,
   sliceHex,
@@ -28,7 +31,13 @@ import {
   startAnvil,
   writeContractAndWait,
 } from './anvil.ts'
-import { cctpMessageFromDepositForBurn, decodeCctpMessage, depositForBurnEvent } from './cctpMessage.ts'
+import {
+  attestCctpMessage,
+  cctpMessageFromDepositForBurn,
+  decodeCctpMessage,
+  depositForBurnEvent,
+  TEST_CCTP_ATTESTER,
+} from './cctpMessage.ts'
 import {
   type StandInName,
   addressToBytes32,
@@ -483,7 +492,7 @@ describe('bridge stand-ins', () => {
     const usdcA = await deployUsdc(chainA)
     const messenger = await deployStandIn(chainA, deployerA, 'TokenMessengerV2StandIn', [0])
     const usdcB = await deployUsdc(chainB)
-    const transmitter = await deployStandIn(chainB, chainB.accounts[0]!, 'MessageTransmitterV2StandIn', [6, usdcB])
+    const transmitter = await deployStandIn(chainB, chainB.accounts[0]!, 'MessageTransmitterV2StandIn', [6, usdcB, TEST_CCTP_ATTESTER])
 
     await write(chainA, depositor, usdcA, 'TestToken', 'mint', [depositor.address, 50_000_000n])
     await write(chainA, depositor, usdcA, 'TestToken', 'approve', [messenger, 50_000_000n])
@@ -538,10 +547,27 @@ describe('bridge stand-ins', () => {
       hookData,
     })
 
-    const attestation: Hex = '0x'
-    await expect(
-      write(chainB, stranger, transmitter, 'MessageTransmitterV2StandIn', 'receiveMessage', [message, attestation]),
-    ).rejects.toThrow(/Invalid caller for message/)
+    const attestation = await attestCctpMessage(message)
+    // Refused as MessageTransmitterV2 refuses them: no attestation, another signer, a message changed after signing,
+    // and the malleable twin of the right signature (s replaced by n - s, v flipped).
+    const receive = (account: PrivateKeyAccount, signed: Hex, body: Hex = message) =>
+      write(chainB, account, transmitter, 'MessageTransmitterV2StandIn', 'receiveMessage', [body, signed])
+    await expect(receive(destinationCaller, '0x')).rejects.toThrow(/Invalid attestation length/)
+    await expect(receive(destinationCaller, await attestCctpMessage(message, keccak256(toHex('not the attester'))))).rejects.toThrow(
+      /Invalid signer for signature/,
+    )
+    const raised = cctpMessageFromDepositForBurn(log!, { sourceDomain: 0, feeExecuted: 1_000n })
+    await expect(receive(destinationCaller, attestation, raised)).rejects.toThrow(/Invalid signer for signature/)
+    const secp256k1n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+    const s = hexToBigInt(sliceHex(attestation, 32, 64))
+    const v = hexToNumber(sliceHex(attestation, 64))
+    const twin = concatHex([
+      sliceHex(attestation, 0, 32),
+      numberToHex(secp256k1n - s, { size: 32 }),
+      numberToHex(v === 27 ? 28 : 27, { size: 1 }),
+    ])
+    await expect(receive(destinationCaller, twin)).rejects.toThrow(/invalid signature 's' value/)
+    await expect(receive(stranger, attestation)).rejects.toThrow(/Invalid caller for message/)
     const minted = await write(chainB, destinationCaller, transmitter, 'MessageTransmitterV2StandIn', 'receiveMessage', [
       message,
       attestation,

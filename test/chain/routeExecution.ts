@@ -6,7 +6,7 @@ import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import type { BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
-import { cctpMessageFromDepositForBurn, type DepositForBurnLog } from './cctpMessage.ts'
+import { attestCctpMessage, cctpMessageFromDepositForBurn, type DepositForBurnLog } from './cctpMessage.ts'
 import type { CatalogueOnChains, ChainSetup } from './deployCatalogue.ts'
 import { standInAbi, standInEvents } from './standIns.ts'
 import { builtRoute } from '../support/builtRoute.ts'
@@ -124,18 +124,20 @@ export async function relay(world: CatalogueOnChains, plan: PlannedSwap, receipt
           feeExecuted: args.maxFee,
         },
       )
+      // Signed by the test attester, whom the stand-in transmitter trusts as Circle's trusts its own.
+      const attestation = await attestCctpMessage(message)
       if (args.hookData !== '0x')
         return writeContractAndWait(destination.instance, relayer, {
           address: destination.router.executor,
           abi: swapEaziExecutorAbi as never,
           functionName: 'relayCctp',
-          args: [deliveredBy, message, '0x'],
+          args: [deliveredBy, message, attestation],
         })
       return writeContractAndWait(destination.instance, relayer, {
         address: deliveredBy,
         abi: standInAbi('MessageTransmitterV2StandIn'),
         functionName: 'receiveMessage',
-        args: [message, '0x'],
+        args: [message, attestation],
       })
     }
     case 'across': {

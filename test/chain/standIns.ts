@@ -16,7 +16,7 @@ export type StandInConstructorArgs = {
   BalancerVaultStandIn: readonly []
   MentoBrokerStandIn: readonly []
   TokenMessengerV2StandIn: readonly [localDomain: number]
-  MessageTransmitterV2StandIn: readonly [localDomain: number, token: Address]
+  MessageTransmitterV2StandIn: readonly [localDomain: number, token: Address, attester: Address]
   SpokePoolStandIn: readonly []
   StargateOftStandIn: readonly [token: Address, feePpm: bigint]
   LayerZeroEndpointStandIn: readonly []

@@ -10,7 +10,8 @@ function addressToBytes32(address account) pure returns (bytes32) {
 /// @notice Stand-in for Circle CCTP v2 TokenMessengerV2 on the source chain. Pulls `amount` of `burnToken` from the
 /// caller, burns it (the token must have an open `burn(address,uint256)`, as TestToken does) and emits the real v2
 /// `DepositForBurn` event. There is no burn limit and no MessageTransmitter: the attestation service is played by
-/// `cctpMessageFromDepositForBurn` in test/chain/cctpMessage.ts, which turns this event into a v2 message.
+/// `cctpMessageFromDepositForBurn` in test/chain/cctpMessage.ts, which turns this event into a v2 message (and by
+/// test/lifecycle/attestationStandIn.ts, which serves it signed as Circle's API does).
 /// The remote token messenger defaults to this contract's own address (Circle deploys TokenMessengerV2 at the same
 /// address on every chain) unless set with `setRemoteTokenMessenger`.
 contract TokenMessengerV2StandIn {
@@ -106,20 +107,28 @@ contract TokenMessengerV2StandIn {
 }
 
 /// @notice Stand-in for Circle CCTP v2 MessageTransmitterV2 (with TokenMessengerV2's minting folded in) on the
-/// destination chain. `receiveMessage` parses a v2 message carrying a BurnMessageV2 body, enforces the destination
-/// domain, the destination caller and single use of the nonce, then mints amount - feeExecuted of `token` (which must
-/// have an open `mint`) to the mint recipient. The ATTESTATION IS NOT VERIFIED: this is a stand-in, and tests build
-/// the message themselves with test/chain/cctpMessage.ts. The message's burnToken and recipient are recorded, not
-/// mapped: whatever was burnt, `token` is minted. Hook data is not executed (CCTP v2 never executes it either; the
-/// destination caller does).
+/// destination chain. `receiveMessage` first verifies the attestation as MessageTransmitterV2 does with a signature
+/// threshold of one: a 65-byte ECDSA signature (r ‖ s ‖ v, low s, v 27 or 28) over keccak256(message) by the
+/// configured `attester` (test/chain/cctpMessage.ts `attestCctpMessage` signs with the test attester's key), so an
+/// unattested or wrongly attested message is refused as on chain. It then parses a v2 message carrying a
+/// BurnMessageV2 body, enforces the destination domain, the destination caller and single use of the nonce, and
+/// mints amount - feeExecuted of `token` (which must have an open `mint`) to the mint recipient. The message's
+/// burnToken and recipient are recorded, not mapped: whatever was burnt, `token` is minted. Hook data is not
+/// executed (CCTP v2 never executes it either; the destination caller does).
 contract MessageTransmitterV2StandIn {
     uint32 public constant MESSAGE_VERSION = 1;
     uint32 public constant MESSAGE_BODY_VERSION = 1;
     uint256 private constant HEADER_LENGTH = 148;
     uint256 private constant BURN_BODY_LENGTH = 228;
 
+    uint256 private constant SIGNATURE_LENGTH = 65;
+    /// @dev secp256k1n / 2: a higher s is the malleable twin of a valid signature, refused as OpenZeppelin's ECDSA does.
+    uint256 private constant MAX_S = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
+
     uint32 public immutable localDomain;
     address public immutable token;
+    /// @notice The one enabled attester (Circle's threshold is one signature per enabled attester up to the threshold).
+    address public immutable attester;
     /// @notice 1 once a nonce has been received, as in MessageTransmitterV2.
     mapping(bytes32 => uint256) public usedNonces;
 
@@ -154,14 +163,16 @@ contract MessageTransmitterV2StandIn {
     );
     event MintAndWithdraw(address indexed mintRecipient, uint256 amount, address indexed mintToken, uint256 feeCollected);
 
-    constructor(uint32 localDomain_, address token_) {
+    constructor(uint32 localDomain_, address token_, address attester_) {
+        require(attester_ != address(0), "New attester must be nonzero");
         localDomain = localDomain_;
         token = token_;
+        attester = attester_;
     }
 
-    /// @param attestation Ignored: the stand-in does not verify Circle's signatures.
+    /// @param attestation The attester's signature over keccak256(message), as Circle's attestation service gives it.
     function receiveMessage(bytes calldata message, bytes calldata attestation) external returns (bool success) {
-        attestation;
+        _verifyAttestation(message, attestation);
         require(message.length >= HEADER_LENGTH + BURN_BODY_LENGTH, "Invalid message: too short");
         require(uint32(bytes4(message[0:4])) == MESSAGE_VERSION, "Invalid message version");
         Header memory header = _header(message);
@@ -193,6 +204,20 @@ contract MessageTransmitterV2StandIn {
         );
         emit MintAndWithdraw(recipient, minted, token, body.feeExecuted);
         return true;
+    }
+
+    /// @dev MessageTransmitterV2's _verifyAttestationSignatures with one attester: the signature must recover, from
+    /// the raw digest (no eth_sign prefix), to the enabled attester.
+    function _verifyAttestation(bytes calldata message, bytes calldata attestation) private view {
+        require(attestation.length == SIGNATURE_LENGTH, "Invalid attestation length");
+        bytes32 r = bytes32(attestation[0:32]);
+        bytes32 s = bytes32(attestation[32:64]);
+        uint8 v = uint8(attestation[64]);
+        require(uint256(s) <= MAX_S, "ECDSA: invalid signature 's' value");
+        require(v == 27 || v == 28, "ECDSA: invalid signature 'v' value");
+        address signer = ecrecover(keccak256(message), v, r, s);
+        require(signer != address(0), "ECDSA: invalid signature");
+        require(signer == attester, "Invalid signer for signature");
     }
 
     function _header(bytes calldata m) private pure returns (Header memory h) {
