@@ -5,6 +5,7 @@ import { createMppPaymentStore, type MppPaymentStore } from './createMppPaymentS
 import { createIntelStore, type IntelStore } from './createIntelStore.ts'
 import { createGroupCommit } from './groupCommit.ts'
 import { createKeyStore, type KeyStore } from './createKeyStore.ts'
+import { createLifecycleStore, type LifecycleStore } from './createLifecycleStore.ts'
 import { createMemoryRateLimitStore, createRateLimitStore, type RateLimitStore } from './createRateLimitStore.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
 import {
@@ -18,6 +19,22 @@ import {
 } from './swapRows.ts'
 
 export type { PaymentReservation, PaymentRow, PaymentStatus, StoredSwap, SwapChannel, SwapRecord } from './swapRows.ts'
+export type {
+  ChainCursor,
+  LeaseStore,
+  LegName,
+  LegPosition,
+  LifecycleAmount,
+  LifecycleLegs,
+  LifecycleRecord,
+  LifecycleState,
+  LifecycleStore,
+  LifecycleSubstatus,
+  LifecycleTransition,
+  LifecycleUpdate,
+  LifecycleUpdateReturnType,
+  TrackedSwap,
+} from './createLifecycleStore.ts'
 
 /** One settlement attempt of a payment: the swap it was for and the transaction broadcast (null when none is known). */
 export type UnsettledAttempt = { swapRef: string; transaction: string | null }
@@ -76,6 +93,8 @@ export type Store = {
   rateLimits: RateLimitStore
   /** The MCP payer's daily spend (DESIGN 8). */
   budget: BudgetStore
+  /** Swap lifecycles (DESIGN 7.29): states and transitions, per-chain cursors, and the leases replicas share work by. */
+  lifecycle: LifecycleStore
   sql: Sql
 }
 
@@ -90,6 +109,7 @@ export function createStore(sql: Sql): Store {
     intel: createIntelStore(sql),
     rateLimits: sql.isExclusive ? createMemoryRateLimitStore((id) => keys.isRevoked(id)) : createRateLimitStore(sql),
     budget: createBudgetStore(sql),
+    lifecycle: createLifecycleStore(sql),
     async reservePayment(r) {
       const rows = await sql.query(
         `insert into x402_payments (${PAYMENT_COLUMNS}, status)

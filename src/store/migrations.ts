@@ -351,6 +351,53 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       create index mpp_payments_swap_ref on mpp_payments (swap_ref);
     `,
   },
+  {
+    id: 11,
+    name: 'swap lifecycle: states and their transitions, per-chain cursors, leases',
+    // swap_lifecycle: one row per swap (or batch leg, `dsb_….<index>`) once a tracker has seen it move; a swap
+    // without a row is still `built`. legs, sent and received are JSON with bigints as decimal strings.
+    // destination_from_block: the destination block from which its delivery is still to be looked for.
+    // swap_transitions: every change of state or substatus, in order, with its time and the legs known then.
+    // chain_cursors: the last block a tracker processed per chain (final at its confirmation depth), with its hash
+    // (a different hash there later is a reorganisation) and time (an order whose deadline is before it has expired).
+    // leases: who does a piece of work (a chain's scan, a swap's following) until when, by the database's clock.
+    sql: `
+      create table swap_lifecycle (
+        ref text primary key,
+        state text not null check (state in ('built', 'pending', 'done', 'failed', 'expired')),
+        substatus text check (substatus in ('completed', 'partial', 'refunded')),
+        reason text,
+        legs jsonb not null,
+        sent jsonb,
+        received jsonb,
+        destination_from_block numeric(78, 0),
+        updated_at timestamptz not null
+      );
+      create index swap_lifecycle_open on swap_lifecycle (state) where state in ('built', 'pending');
+      create table swap_transitions (
+        ref text not null,
+        seq integer not null,
+        state text not null,
+        substatus text,
+        reason text,
+        legs jsonb not null,
+        at timestamptz not null,
+        primary key (ref, seq)
+      );
+      create table chain_cursors (
+        chain text primary key,
+        block numeric(78, 0) not null,
+        block_hash text not null,
+        block_time timestamptz not null,
+        updated_at timestamptz not null
+      );
+      create table leases (
+        name text primary key,
+        holder text not null,
+        expires_at timestamptz not null
+      );
+    `,
+  },
 ]
 
 /**
