@@ -23,6 +23,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   payment_unavailable: 503,
   market_unavailable: 503,
   simulation_failed: 422,
+  transaction_mismatch: 422,
+  tracking_unavailable: 503,
   internal_error: 500,
 }
 
@@ -46,6 +48,8 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   payment_unavailable: 'Payment verification unavailable',
   market_unavailable: 'Market unavailable',
   simulation_failed: 'Simulation failed',
+  transaction_mismatch: 'Transaction does not match the swap',
+  tracking_unavailable: 'Tracking unavailable',
   internal_error: 'Internal error',
 }
 

@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   'payment_unavailable',
   'market_unavailable',
   'simulation_failed',
+  'transaction_mismatch',
+  'tracking_unavailable',
   'internal_error',
 ] as const
 export const ErrorCode = z.enum(ERROR_CODES)
