@@ -149,7 +149,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         const resource = `${deps.publicUrl}${path}`
         const mpp = isMppPath ? deps.mpp : undefined
         if (sent[0] === 'Authorization: Payment' && authorization !== undefined) {
-          const paid = await payForMppSwap(deps, { params, authorization, resource, mpp })
+          const paid = await payForMppSwap(deps, { params, authorization, resource, mpp, caller: ip.ipHash })
           if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
           if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
           return c.json(paid.challenge, 402, {

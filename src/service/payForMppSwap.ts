@@ -27,6 +27,8 @@ export type PayForMppSwapParameters = {
   resource: string
   /** The rail, where this endpoint offers MPP (on /api/mpp/swap with a Tempo RPC configured); else MPP is refused. */
   mpp: TempoCharge | undefined
+  /** The caller's IP subject: the simulations its credentials cause are limited per minute (preflightBuild.ts). */
+  caller?: string
 }
 
 export type PayForMppSwapReturnType =
@@ -91,7 +93,12 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   try {
     await screenSwapAddresses(deps, params)
     built = buildSwapTransaction(deps, { params, swapEaziRef })
-    await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
+    await preflightBuild(deps, {
+      built: swapTransactionOf(built, deps.routerOn),
+      requestKey,
+      isPaid: true,
+      ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
+    })
   } catch (error) {
     throw unclaimed(error)
   }

@@ -83,7 +83,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     await screenSwapAddresses(deps, params)
     const built = buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
     await preflightBuild(deps, {
-      built: swapTransactionOf(built),
+      built: swapTransactionOf(built, deps.routerOn),
       requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
       ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
     })
@@ -109,10 +109,16 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
-  await preflightBuild(deps, { built: swapTransactionOf(built), requestKey })
+  // The signature is checked before the simulation, which costs RPC calls; a forged payment gets no simulation.
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
   if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
   const payment = verified.payment
+  await preflightBuild(deps, {
+    built: swapTransactionOf(built, deps.routerOn),
+    requestKey,
+    isPaid: true,
+    ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
+  })
   const result = formatSwapResult(built, { atomic: AGENT_CALL_FEE_ATOMIC })
 
   const collected = await deps.settler.collect({

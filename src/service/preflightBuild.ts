@@ -1,4 +1,6 @@
-import { type Address, type Hex, hexToBigInt } from 'viem'
+import { type Address, encodeFunctionData, type Hex, hexToBigInt, numberToHex } from 'viem'
+import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
+import { formatAtomic } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { Simulation, Simulators } from '../tx/simulateTransaction.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
@@ -7,6 +9,11 @@ import { ServiceError } from './serviceError.ts'
 
 /** Simulations an unpaid caller (one IP) may cause a minute: the 402 path costs nothing, so it must not flood the RPC. */
 export const SIMULATIONS_PER_CALLER_MINUTE = 20
+/**
+ * Simulations one caller's payment-bearing requests may cause a minute. A payment's signature is checked before its
+ * simulation, but signing costs nothing and is checked without the chain, so these are limited too, more loosely.
+ */
+export const PAID_SIMULATIONS_PER_CALLER_MINUTE = 120
 /** Outcomes kept per block; a new block empties them. */
 const CACHE_MAX_ENTRIES = 2048
 
@@ -33,15 +40,44 @@ export type PreflightTransaction = {
   approval: { token: Address; amount: bigint; spender: Address }
   /** What was built (the route and its minimum, or the batch): part of the cache key, and the log's. */
   label: string
+  /**
+   * A cross-chain route's destination leg: our executor's `runDestination` of the built order, called by the
+   * executor itself on the destination chain holding the amount the bridge is expected to deliver.
+   */
+  destination?: PreflightTransaction & { tokenSymbol: string; decimals: number }
 }
 
-/** A built swap as the pre-flight takes it. */
-export function swapTransactionOf(built: BuildSwapTransactionReturnType): PreflightTransaction {
+/** A built swap as the pre-flight takes it: the source transaction and, after a bridge, the destination order. */
+export function swapTransactionOf(built: BuildSwapTransactionReturnType, routerOn: ServiceDeps['routerOn']): PreflightTransaction {
+  const label = `${built.quote.route.id} for at least ${built.quote.toAmountMin} ${built.quote.toToken}`
+  const order = built.build.destinationOrder
+  const lane = built.build.sized.route.bridge
+  const bridged = built.build.sized.steps.find((step) => step.kind === 'bridge')?.amountOut
+  const destination =
+    order === undefined || lane === undefined || bridged === undefined
+      ? undefined
+      : (() => {
+          const executor = routerOn(lane.to.chain).executor
+          return {
+            chain: lane.to.chain,
+            transactionRequest: {
+              from: executor,
+              to: executor,
+              data: encodeFunctionData({ abi: swapEaziExecutorAbi, functionName: 'runDestination', args: [order] }),
+              value: numberToHex(0n),
+            },
+            approval: { token: order.token, amount: bridged, spender: executor },
+            label: `${label}: destination leg`,
+            tokenSymbol: lane.to.symbol,
+            decimals: lane.to.decimals,
+          }
+        })()
   return {
     chain: built.quote.fromChain,
     transactionRequest: built.build.transactionRequest,
     approval: built.build.approval,
-    label: `${built.quote.route.id} for at least ${built.quote.toAmountMin} ${built.quote.toToken}`,
+    label,
+    ...(destination === undefined ? {} : { destination }),
   }
 }
 
@@ -49,8 +85,10 @@ export type PreflightBuildParameters = {
   built: PreflightTransaction
   /** The normalised request (paidRequestKey): with the chain's last block read, the cache key. */
   requestKey: string
-  /** An unpaid caller's IP subject: simulations it causes are limited per minute. */
+  /** The caller's IP subject: simulations it causes are limited per minute. */
   caller?: string
+  /** The request carries a payment whose signature was checked: its caller gets the looser limit. */
+  isPaid?: boolean
 }
 
 /**
@@ -61,11 +99,39 @@ export type PreflightBuildParameters = {
  * found, the RPC down) lets the build through and is logged. Cross-chain routes simulate the source-chain leg.
  */
 export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBuildParameters): Promise<void> {
-  const { built, requestKey, caller } = parameters
+  const { built } = parameters
+  const source = await simulateOnce(deps, parameters, built)
+  if (source !== undefined && !source.ok)
+    throw new ServiceError(
+      'simulation_failed',
+      `Not built, and nothing was charged: the transaction would revert on ${built.chain} at its current state (${source.reason}). The pools moved since the market was read; quote again, or try a smaller amount or a larger slippage.`,
+      { chain: built.chain, reason: source.reason },
+    )
+  const destination = built.destination
+  if (destination === undefined) return
+  const leg = await simulateOnce(deps, parameters, destination)
+  if (leg !== undefined && !leg.ok)
+    throw new ServiceError(
+      'simulation_failed',
+      `Not built, and nothing was charged: on ${destination.chain}, the destination swap of the ${formatAtomic(destination.approval.amount, destination.decimals)} ${destination.tokenSymbol} the bridge is expected to deliver would not meet the minimum at the chain's current state (${leg.reason}), so the executor would deliver the bridged ${destination.tokenSymbol} instead. Quote again, or try a smaller amount or a larger slippage.`,
+      { chain: destination.chain, reason: leg.reason, leg: 'destination' },
+    )
+}
+
+/**
+ * One transaction's simulation on its chain, from the per-block cache or the RPC: undefined when the chain has no
+ * simulator or the simulation could not conclude (logged; the build goes through).
+ */
+async function simulateOnce(
+  deps: ServiceDeps,
+  parameters: PreflightBuildParameters,
+  built: PreflightTransaction,
+): Promise<Exclude<Simulation, { ok: 'unknown' }> | undefined> {
+  const { requestKey, caller } = parameters
   const simulators = deps.simulators
   const { chain } = built
   const simulate = simulators?.[chain]
-  if (simulators === undefined || simulate === undefined) return
+  if (simulators === undefined || simulate === undefined) return undefined
   const state = stateOf(simulators)
   const block = deps.market?.status().chains.find((status) => status.chain === chain)?.block
   if (block !== undefined && state.block.get(chain) !== block) {
@@ -76,7 +142,7 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
   const key = `${chain}:${block}:${requestKey}:${built.label}`
   let outcome = block === undefined ? undefined : state.outcomes.get(key)
   if (outcome === undefined) {
-    if (caller !== undefined) admitCaller(deps, state, caller)
+    if (caller !== undefined) admitCaller(deps, state, caller, parameters.isPaid === true)
     const { transactionRequest: tx, approval } = built
     outcome = await simulate({
       from: tx.from,
@@ -90,28 +156,27 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
   }
   if (outcome.ok === 'unknown') {
     deps.log.warn({ event: 'simulation_inconclusive', chain, why: outcome.why, route: built.label }, 'simulation_inconclusive')
-    return
+    return undefined
   }
-  if (!outcome.ok)
-    throw new ServiceError(
-      'simulation_failed',
-      `Not built, and nothing was charged: the transaction would revert on ${chain} at its current state (${outcome.reason}). The pools moved since the market was read; quote again, or try a smaller amount or a larger slippage.`,
-      { chain, reason: outcome.reason },
-    )
+  return outcome
 }
 
-function admitCaller(deps: ServiceDeps, state: PreflightState, caller: string): void {
+function admitCaller(deps: ServiceDeps, state: PreflightState, caller: string, isPaid: boolean): void {
   const minute = Math.floor(deps.clock() / 60_000)
-  const seen = state.callers.get(caller)
+  const subject = isPaid ? `paid:${caller}` : caller
+  const limit = isPaid ? PAID_SIMULATIONS_PER_CALLER_MINUTE : SIMULATIONS_PER_CALLER_MINUTE
+  const seen = state.callers.get(subject)
   const count = seen?.minute === minute ? seen.count + 1 : 1
   if (seen?.minute !== minute && state.callers.size > 10_000) state.callers.clear()
-  state.callers.set(caller, { minute, count })
-  if (count > SIMULATIONS_PER_CALLER_MINUTE) {
+  state.callers.set(subject, { minute, count })
+  if (count > limit) {
     const retryAfterSec = 60 - Math.floor((deps.clock() % 60_000) / 1000)
     throw new ServiceError(
       'rate_limited',
-      `Too many unpaid swap requests from this address this minute (each is simulated on chain before the 402): at most ${SIMULATIONS_PER_CALLER_MINUTE}. Retry in ${retryAfterSec} s, or pay with the first 402's challenge.`,
-      { limit: SIMULATIONS_PER_CALLER_MINUTE, policy: 'preflight', retryAfterSec },
+      isPaid
+        ? `Too many paid swap requests from this address this minute (each is simulated on chain before the payment is taken): at most ${limit}. Nothing was charged; retry in ${retryAfterSec} s with the same payment.`
+        : `Too many unpaid swap requests from this address this minute (each is simulated on chain before the 402): at most ${limit}. Retry in ${retryAfterSec} s, or pay with the first 402's challenge.`,
+      { limit, policy: isPaid ? 'preflight-paid' : 'preflight', retryAfterSec },
     )
   }
 }

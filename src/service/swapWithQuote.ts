@@ -56,7 +56,7 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
 
   const swapEaziRef = newSwapRef(deps.clock(), swapRefRandom)
   const built = buildRoute(deps, { request, amounts: found.amounts, priced: quoted, swapEaziRef })
-  await preflightBuild(deps, { built: swapTransactionOf(built), requestKey: paidRequestKey(request) })
+  await preflightBuild(deps, { built: swapTransactionOf(built, deps.routerOn), requestKey: paidRequestKey(request) })
   await deps.store.recordKeyedSwap({ ...swapRecordOf(built, 'api_key', new Date(deps.clock())), keyId: parameters.keyId })
   deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
   return formatSwapResult(built, null)
