@@ -1,0 +1,306 @@
+import type { Logger } from 'pino'
+import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, isAddressEqual } from 'viem'
+import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
+import type { LeaseStore } from '../store/createLifecycleStore.ts'
+import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
+import {
+  attestedMessageFields,
+  type HookedBurn,
+  hookedBurnsOf,
+  isSameBurn,
+  messageTransmitterAbi,
+  orderRefOfSwap,
+  type ReceiptLog,
+} from './cctpMessages.ts'
+
+/** The executor's `relayCctp(transmitter, message, attestation)`, as simulation and broadcast take it. */
+export type RelayCctpCall = {
+  address: Address
+  abi: typeof swapEaziExecutorAbi
+  functionName: 'relayCctp'
+  args: readonly [transmitter: Address, message: Hex, attestation: Hex]
+}
+
+type UsedNoncesRead = { address: Address; abi: typeof messageTransmitterAbi; functionName: 'usedNonces'; args: readonly [Hex] }
+
+/** What the relayer reads on a destination chain; a viem public client fits. */
+export type RelayerPublicClient = {
+  readContract(parameters: UsedNoncesRead): Promise<unknown>
+  /** Resolves if the call would succeed from `account`; rejects with the revert otherwise. */
+  simulateContract(parameters: RelayCctpCall & { account: Address }): Promise<unknown>
+  getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
+  waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted'; gasUsed: bigint }>
+}
+
+/** The relayer key's wallet on a destination chain; a viem wallet client with an account and a chain fits. */
+export type RelayerWalletClient = {
+  account: { address: Address }
+  writeContract(parameters: RelayCctpCall & { nonce: number }): Promise<Hash>
+}
+
+/** A chain the relayer delivers to: its CCTP domain, our executor and Circle's transmitter there. */
+export type CctpDestination = {
+  chain: string
+  domain: number
+  executor: Address
+  transmitter: Address
+  publicClient: RelayerPublicClient
+  walletClient: RelayerWalletClient
+}
+
+export type CctpRelayerParameters = {
+  attestations: AttestationClient
+  /** Each source chain's CCTP domain (manifest/bridges.json). */
+  sourceDomains: Readonly<Record<string, number>>
+  destinations: readonly CctpDestination[]
+  /** Submissions from one relayer key on one chain are made by one replica at a time. */
+  leases: LeaseStore
+  /** This replica's name in the lease table. */
+  holder: string
+  log: Logger
+  clock?: () => number
+  /** How long to wait for Circle's attestation after the source is final. Default 2 hours (a standard transfer from Ethereum takes ~15-20 minutes). */
+  attestationWaitMs?: number
+  /** The lease is taken for this long and renewed while a submission is waited for. Default 60 000. */
+  leaseTtlMs?: number
+  /** How long one submission's receipt is waited for. Default 120 000. */
+  receiptTimeoutMs?: number
+  /** Tests: the waits between lease attempts. */
+  sleep?: (ms: number) => Promise<void>
+}
+
+/** The record the tracker passes its onSourceFinal hook: a tracked swap, or its reference and source chain. */
+export type RelayRecord = { ref: string; fromChain: string } | { swap: { ref: string; fromChain: string }; lifecycle: { ref: string } }
+/** The source transaction's receipt; viem's fits. */
+export type RelayReceipt = { transactionHash: Hex; logs: readonly ReceiptLog[] }
+
+/** What became of one attested message. */
+export type MessageRelayOutcome =
+  | { kind: 'relayed'; nonce: Hex; transaction: Hash; gasUsed: bigint }
+  /** Its nonce was already used on the destination: someone (another replica, a keeper, the user) minted it. */
+  | { kind: 'already_received'; nonce: Hex }
+  /** Not submitted, or submitted and reverted, for `reason`; a later call may try again. */
+  | { kind: 'failed'; nonce: Hex | null; reason: string; transaction?: Hash }
+
+export type RelayOutcome = { ref: string; messages: MessageRelayOutcome[] }
+
+export type CctpRelayer = {
+  /**
+   * For a swap whose source leg is final: finds the burns carrying our DestinationOrder, waits for Circle's
+   * attestation, and submits each through our executor's `relayCctp` on its destination. Never rejects: every outcome
+   * is a value, so the tracker's hook may call it without awaiting. Idempotent: a message already received is not
+   * submitted again.
+   */
+  relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome>
+  /** Submits one attested message (what relayForSwap does per message); exported for operators and tests. */
+  relayMessage(destination: CctpDestination, attested: AttestedMessage): Promise<MessageRelayOutcome>
+  /** Stops waiting: relays in progress end as failed; the lease is given back. */
+  close(): Promise<void>
+}
+
+const DEFAULT_ATTESTATION_WAIT_MS = 2 * 60 * 60 * 1000
+const DEFAULT_LEASE_TTL_MS = 60_000
+const DEFAULT_RECEIPT_TIMEOUT_MS = 120_000
+const LEASE_RETRY_MS = 1_000
+
+/**
+ * Our own CCTP relayer (live-chain.md (c): Circle's forwarding service cannot call our executor). A duplicate
+ * submission cannot pay twice: the transmitter marks the message's nonce used in the transaction that mints, so a
+ * second `receiveMessage` reverts ("Nonce already used"), and with it the whole `relayCctp`, before any order runs.
+ * The relayer also reads `usedNonces` and simulates before it sends, so it does not spend gas on a message already
+ * received; one replica at a time sends from the key (the lease `cctp-relay:<chain>:<address>`), taking the next
+ * nonce from the node's pending count, so two replicas never race for one nonce.
+ */
+export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelayer {
+  const { attestations, sourceDomains, destinations, leases, holder, log } = parameters
+  const clock = parameters.clock ?? Date.now
+  const attestationWaitMs = parameters.attestationWaitMs ?? DEFAULT_ATTESTATION_WAIT_MS
+  const leaseTtlMs = parameters.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
+  const receiptTimeoutMs = parameters.receiptTimeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
+  const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+  const stopping = new AbortController()
+  /** Within this process, one submission per lease at a time (the lease itself is re-entrant for its holder). */
+  const localQueues = new Map<string, Promise<unknown>>()
+
+  function destinationOf(burn: HookedBurn): CctpDestination | undefined {
+    return destinations.find((entry) => entry.domain === burn.destinationDomain && isAddressEqual(entry.executor, burn.destinationCaller))
+  }
+
+  async function withLease<T>(name: string, deadlineMs: number, work: () => Promise<T>): Promise<T | 'lease_unavailable'> {
+    const previous = localQueues.get(name) ?? Promise.resolve()
+    let done: () => void = () => {}
+    const mine = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    const queued = previous.then(() => mine)
+    localQueues.set(name, queued)
+    await previous
+    try {
+      while (!(await leases.tryAcquire(name, holder, leaseTtlMs))) {
+        if (clock() >= deadlineMs || stopping.signal.aborted) return 'lease_unavailable'
+        await sleep(LEASE_RETRY_MS)
+      }
+      const renewal = setInterval(
+        () => {
+          leases
+            .renew(name, holder, leaseTtlMs)
+            .catch((error: unknown) => log.warn({ event: 'relay_lease_renew_failed', lease: name, err: error }))
+        },
+        Math.max(1_000, Math.floor(leaseTtlMs / 3)),
+      )
+      try {
+        return await work()
+      } finally {
+        clearInterval(renewal)
+        await leases.release(name, holder).catch(() => {})
+      }
+    } finally {
+      done()
+      if (localQueues.get(name) === queued) localQueues.delete(name)
+    }
+  }
+
+  async function relayMessage(destination: CctpDestination, attested: AttestedMessage): Promise<MessageRelayOutcome> {
+    const fields = attestedMessageFields(attested.message)
+    if (fields === undefined) return { kind: 'failed', nonce: null, reason: 'the attested message is not a CCTP v2 burn message' }
+    const { nonce } = fields
+    const account = destination.walletClient.account.address
+    const lease = `cctp-relay:${destination.chain}:${account.toLowerCase()}`
+    const call: RelayCctpCall = {
+      address: destination.executor,
+      abi: swapEaziExecutorAbi,
+      functionName: 'relayCctp',
+      args: [destination.transmitter, attested.message, attested.attestation],
+    }
+    const outcome = await withLease(lease, clock() + leaseTtlMs * 5, async (): Promise<MessageRelayOutcome> => {
+      let used: unknown
+      try {
+        used = await destination.publicClient.readContract({
+          address: destination.transmitter,
+          abi: messageTransmitterAbi,
+          functionName: 'usedNonces',
+          args: [nonce],
+        })
+      } catch {
+        return { kind: 'failed', nonce, reason: `${destination.chain} could not be reached to read the transmitter (RPC error)` }
+      }
+      if (used === 1n) return { kind: 'already_received', nonce }
+      try {
+        await destination.publicClient.simulateContract({ ...call, account })
+      } catch (error) {
+        const revert = revertReason(error)
+        return {
+          kind: 'failed',
+          nonce,
+          reason: revert === undefined ? `${destination.chain} RPC error in simulation` : `relayCctp reverts: ${revert}`,
+        }
+      }
+      let hash: Hash
+      try {
+        const txNonce = await destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
+        hash = await destination.walletClient.writeContract({ ...call, nonce: txNonce })
+      } catch (error) {
+        const revert = revertReason(error)
+        return {
+          kind: 'failed',
+          nonce,
+          reason: revert === undefined ? `sending relayCctp failed on ${destination.chain}` : `relayCctp reverts: ${revert}`,
+        }
+      }
+      try {
+        const receipt = await destination.publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs })
+        if (receipt.status === 'success') return { kind: 'relayed', nonce, transaction: hash, gasUsed: receipt.gasUsed }
+        return {
+          kind: 'failed',
+          nonce,
+          reason: 'relayCctp reverted on chain (the message was received meanwhile, or the order failed)',
+          transaction: hash,
+        }
+      } catch {
+        // Still pending: a later call reads usedNonces; if this one mines later, a resubmission only reverts.
+        return { kind: 'failed', nonce, reason: `relayCctp ${hash} not mined within ${receiptTimeoutMs / 1000} s`, transaction: hash }
+      }
+    })
+    return outcome === 'lease_unavailable'
+      ? { kind: 'failed', nonce, reason: `another replica held the relayer lease ${lease} throughout` }
+      : outcome
+  }
+
+  async function relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome> {
+    const { ref, fromChain } = 'swap' in record ? { ref: record.lifecycle.ref, fromChain: record.swap.fromChain } : record
+    const orderRef = orderRefOfSwap(ref).toLowerCase()
+    const burns = hookedBurnsOf(receipt.logs).flatMap((burn) => {
+      const destination = destinationOf(burn)
+      return burn.orderRef.toLowerCase() === orderRef && destination !== undefined ? [{ burn, destination }] : []
+    })
+    if (burns.length === 0) return { ref, messages: [] }
+    const sourceDomain = sourceDomains[fromChain]
+    if (sourceDomain === undefined)
+      return { ref, messages: [{ kind: 'failed', nonce: null, reason: `${fromChain} has no CCTP domain in the catalogue` }] }
+    let attested: AttestedMessage[]
+    try {
+      attested = await attestations.waitForAttestation(sourceDomain, receipt.transactionHash, {
+        deadlineMs: clock() + attestationWaitMs,
+        now: clock,
+        signal: stopping.signal,
+      })
+    } catch (error) {
+      const reason = error instanceof AttestationServiceError ? error.message : 'the relayer stopped before the attestation came'
+      log.warn(
+        { event: 'cctp_attestation_missing', swap_ref: ref, transaction: receipt.transactionHash, reason },
+        'cctp_attestation_missing',
+      )
+      return { ref, messages: [{ kind: 'failed', nonce: null, reason }] }
+    }
+    const messages: MessageRelayOutcome[] = []
+    for (const { burn, destination } of burns) {
+      const match = attested.find((entry) => {
+        const fields = attestedMessageFields(entry.message)
+        return fields !== undefined && isSameBurn(burn, fields)
+      })
+      if (match === undefined) {
+        messages.push({ kind: 'failed', nonce: null, reason: 'the attestation service gave no message for this burn' })
+        continue
+      }
+      const outcome = await relayMessage(destination, match)
+      messages.push(outcome)
+      log.info(
+        {
+          event: `cctp_${outcome.kind}`,
+          swap_ref: ref,
+          chain: destination.chain,
+          nonce: outcome.nonce,
+          ...(outcome.kind === 'relayed' ? { transaction: outcome.transaction, gas_used: outcome.gasUsed.toString() } : {}),
+          ...(outcome.kind === 'failed' ? { reason: outcome.reason } : {}),
+        },
+        `cctp_${outcome.kind}`,
+      )
+    }
+    return { ref, messages }
+  }
+
+  return {
+    async relayForSwap(record, receipt) {
+      try {
+        return await relayForSwap(record, receipt)
+      } catch (error) {
+        const ref = 'swap' in record ? record.lifecycle.ref : record.ref
+        log.error({ event: 'cctp_relay_error', swap_ref: ref, err: error }, 'cctp_relay_error')
+        return { ref, messages: [{ kind: 'failed', nonce: null, reason: 'the relayer failed unexpectedly (logged)' }] }
+      }
+    },
+    relayMessage,
+    async close() {
+      stopping.abort()
+      await Promise.allSettled([...localQueues.values()])
+    },
+  }
+}
+
+/** The contract's revert reason, or undefined when the error is not a revert (an RPC or transport failure). */
+function revertReason(error: unknown): string | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError)
+  if (!(reverted instanceof ContractFunctionRevertedError)) return undefined
+  return reverted.reason ?? reverted.shortMessage
+}

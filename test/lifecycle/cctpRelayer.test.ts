@@ -1,0 +1,288 @@
+// Our CCTP relayer on two anvil chains (BAS → POL) with the catalogue's stand-ins, through the local stand-in of
+// Circle's attestation service: a bridge followed by a swap on arrival is relayed and executed; an unattested or
+// wrongly attested message is refused on chain; a duplicate cannot pay twice; two relayers sharing one PostgreSQL
+// submit each message once.
+import pino from 'pino'
+import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLogs, stringToHex, toHex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
+import { type AttestationClient, createAttestationClient } from '../../src/lifecycle/attestationClient.ts'
+import { messageTransmitterAbi } from '../../src/lifecycle/cctpMessages.ts'
+import { type CctpDestination, type CctpRelayer, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
+import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
+import { createStore } from '../../src/store/createStore.ts'
+import { migrate } from '../../src/store/migrations.ts'
+import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
+import { newSwapRef } from '../../src/service/swapRef.ts'
+import { attestCctpMessage } from '../chain/cctpMessage.ts'
+import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
+import { balanceOf, executeSwap, type PlannedSwap, planSwap, setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { dropSchema, type OpenedStore, storeDrivers, TEST_DATABASE_URL, uniqueSchemaName } from '../store/storeDrivers.ts'
+import { type AttestationStandIn, startAttestationStandIn } from './attestationStandIn.ts'
+
+const MANIFEST = new URL('../../manifest', import.meta.url).pathname
+const log = pino({ level: 'silent' })
+const CCTP_WITH_SWAP = (id: string): boolean => id.startsWith('cctp-v2-fast:BAS>POL|pol-univ3-eure-usdc-500')
+
+let world: CatalogueOnChains
+let standIn: AttestationStandIn
+let opened: OpenedStore
+let destination: CctpDestination
+let attestations: AttestationClient
+let counter = 0
+
+beforeAll(async () => {
+  world = await deployCatalogueOnChains(loadCatalogue(MANIFEST).files, ['BAS', 'POL'])
+  standIn = await startAttestationStandIn({ chains: new Map([[6, setupOf(world, 'BAS').instance]]), pendingPolls: 1 })
+  opened = await storeDrivers()[0]!.open()
+  attestations = createAttestationClient({ url: standIn.url, pollMs: { firstMs: 20, maxMs: 100 } })
+  destination = destinationOn(world, setupOf(world, 'POL').instance.accounts[7]!)
+}, 120_000)
+afterAll(async () => {
+  await attestations?.close()
+  await standIn?.close()
+  await opened?.cleanup()
+  await world?.stop()
+})
+
+/** POL as the relayer sees it: domain 7, our executor, the stand-in transmitter, and the relayer key's wallet. */
+function destinationOn(on: CatalogueOnChains, relayerAccount: ReturnType<typeof setupOf>['instance']['accounts'][number]): CctpDestination {
+  const pol = setupOf(on, 'POL')
+  const endpoint = on.files.bridges.bridges
+    .find((bridge) => bridge.id === 'cctp-v2-fast')!
+    .endpoints.find((entry) => entry.chain === 'POL')!
+  return {
+    chain: 'POL',
+    domain: 7,
+    executor: pol.router.executor,
+    transmitter: getAddress(endpoint.deliveredBy!),
+    publicClient: pol.instance.publicClient,
+    walletClient: pol.instance.walletClient(relayerAccount),
+  }
+}
+
+function relayerWith(leases: LeaseStore, holder: string): CctpRelayer {
+  return createCctpRelayer({
+    attestations,
+    sourceDomains: { BAS: 6, POL: 7 },
+    destinations: [destination],
+    leases,
+    holder,
+    log,
+    attestationWaitMs: 30_000,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50))),
+  })
+}
+
+/** A CCTP-with-hook swap signed and mined on BAS under a fresh reference. */
+async function burnOnBase(): Promise<{ ref: string; plan: PlannedSwap; receipt: Awaited<ReturnType<typeof executeSwap>> }> {
+  counter += 1
+  const ref = newSwapRef(Date.now() + counter)
+  const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, CCTP_WITH_SWAP, { ref: stringToHex(ref, { size: 32 }) })
+  const receipt = await executeSwap(world, plan)
+  expect(receipt.status).toBe('success')
+  return { ref, plan, receipt }
+}
+
+/** Every DestinationExecuted and DestinationFallback our executor on POL emitted for `ref`, over the whole chain. */
+async function deliveriesOf(ref: string): Promise<number> {
+  const logs = await setupOf(world, 'POL').instance.publicClient.getLogs({ address: destination.executor, fromBlock: 0n })
+  const events = parseEventLogs({ abi: swapEaziExecutorAbi, logs, eventName: ['DestinationExecuted', 'DestinationFallback'] })
+  return events.filter((event) => event.args.ref === stringToHex(ref, { size: 32 })).length
+}
+
+async function attestedMessageOf(receipt: { transactionHash: Hash }): Promise<{ message: Hex; attestation: Hex }> {
+  const [attested] = await attestations.waitForAttestation(6, receipt.transactionHash, { deadlineMs: Date.now() + 10_000 })
+  return attested!
+}
+
+const nonceOf = (message: Hex): Hex => `0x${message.slice(2 + 24, 2 + 24 + 64)}`
+
+describe('the CCTP relayer (issue 18 item 4)', () => {
+  it('relays a bridge followed by a swap on arrival through the attestation service: the executor runs the order', async () => {
+    const { ref, plan, receipt } = await burnOnBase()
+    const pol = setupOf(world, 'POL')
+    const eure = tokenOf(world, 'POL:EURe')
+    const before = await balanceOf(pol.instance, eure, plan.recipient)
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    const requestsBefore = standIn.requests.length
+
+    const outcome = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    await relayer.close()
+
+    expect(outcome.ref).toBe(ref)
+    expect(outcome.messages).toHaveLength(1)
+    const [relayed] = outcome.messages
+    if (relayed?.kind !== 'relayed')
+      throw new Error(`not relayed: ${JSON.stringify(relayed, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`)
+    // Polled until complete: the first answer was pending (and a pending message is never submitted).
+    expect(standIn.requests.length - requestsBefore).toBeGreaterThanOrEqual(2)
+    const delivery = await pol.instance.publicClient.getTransactionReceipt({ hash: relayed.transaction })
+    expect(delivery.status).toBe('success')
+    expect(getAddress(delivery.from)).toBe(destination.walletClient.account.address)
+    expect(getAddress(delivery.to!)).toBe(destination.executor)
+    const [executed] = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
+    const received = (await balanceOf(pol.instance, eure, plan.recipient)) - before
+    expect(executed?.args).toMatchObject({ ref: stringToHex(ref, { size: 32 }), recipient: plan.recipient, amountOut: received })
+    expect(received >= plan.toAmountMin).toBe(true)
+    expect(
+      await pol.instance.publicClient.readContract({
+        address: destination.transmitter,
+        abi: messageTransmitterAbi,
+        functionName: 'usedNonces',
+        args: [relayed.nonce],
+      }),
+    ).toBe(1n)
+
+    // Relaying costs the relayer destination gas: the quote prices the bridge's destination gas, the router's overhead
+    // and the venue on arrival (src/engine/simulateRoute.ts), which must cover relayCctp's gas plus the base fee.
+    const lane = plan.priced.route.bridge!
+    const venue = plan.priced.route.destinationSwaps[0]!.venue
+    const pricedUnits = lane.bridge.destinationGasUnits + world.catalogue.pricing.routerOverheadGasUnits + venue.gasUnits
+    console.info(`relayCctp gasUsed on anvil: ${delivery.gasUsed} (quote prices ${pricedUnits} destination gas units)`)
+    expect(delivery.gasUsed).toBeLessThanOrEqual(pricedUnits)
+  })
+
+  it('a swap with no hooked burn for our executor has nothing to relay, and asks the service nothing', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'cctp-v2-fast:BAS>POL')
+    const receipt = await executeSwap(world, plan)
+    const requestsBefore = standIn.requests.length
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    expect(await relayer.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, receipt)).toMatchObject({ messages: [] })
+    await relayer.close()
+    expect(standIn.requests.length).toBe(requestsBefore)
+  })
+
+  it('an unattested or wrongly attested message is refused on chain: nothing minted, the nonce stays unused', async () => {
+    const { ref, receipt } = await burnOnBase()
+    const { message, attestation } = await attestedMessageOf(receipt)
+    const pol = setupOf(world, 'POL')
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    const wrongKey = keccak256(toHex('not the attester'))
+    try {
+      expect(await relayer.relayMessage(destination, { message, attestation: '0x', eventNonce: null })).toMatchObject({
+        kind: 'failed',
+        reason: 'relayCctp reverts: Invalid attestation length',
+      })
+      expect(
+        await relayer.relayMessage(destination, { message, attestation: await attestCctpMessage(message, wrongKey), eventNonce: null }),
+      ).toMatchObject({ kind: 'failed', reason: 'relayCctp reverts: Invalid signer for signature' })
+    } finally {
+      await relayer.close()
+    }
+    // The same refusal on chain, for a transaction sent without simulation (a fixed gas limit skips estimation).
+    const wallet = pol.instance.walletClient(pol.instance.accounts[6]!)
+    const hash = await wallet.writeContract({
+      address: destination.executor,
+      abi: swapEaziExecutorAbi,
+      functionName: 'relayCctp',
+      args: [destination.transmitter, message, '0x'],
+      gas: 1_000_000n,
+    })
+    expect((await pol.instance.publicClient.waitForTransactionReceipt({ hash })).status).toBe('reverted')
+    const read = {
+      address: destination.transmitter,
+      abi: messageTransmitterAbi,
+      functionName: 'usedNonces',
+      args: [nonceOf(message)],
+    } as const
+    expect(await pol.instance.publicClient.readContract(read)).toBe(0n)
+    expect(await deliveriesOf(ref)).toBe(0)
+    // The right attestation still goes through afterwards.
+    expect(attestation).not.toBe('0x')
+  })
+
+  it('a duplicate relay reverts harmlessly: no second payout, and the relayer does not even send it', async () => {
+    const { ref, plan, receipt } = await burnOnBase()
+    const pol = setupOf(world, 'POL')
+    const eure = tokenOf(world, 'POL:EURe')
+    const usdc = tokenOf(world, 'POL:USDC')
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    const first = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    expect(first.messages[0]?.kind).toBe('relayed')
+    const relayerAddress = destination.walletClient.account.address
+    const sentBefore = await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })
+    const balances = async (): Promise<bigint[]> =>
+      Promise.all([
+        balanceOf(pol.instance, eure, plan.recipient),
+        balanceOf(pol.instance, usdc, plan.recipient),
+        balanceOf(pol.instance, eure, destination.executor),
+        balanceOf(pol.instance, usdc, destination.executor),
+      ])
+    const held = await balances()
+
+    // Asked again (a tracker's retry, a restart): the nonce is used, so nothing is sent.
+    const again = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    await relayer.close()
+    expect(again.messages).toEqual([{ kind: 'already_received', nonce: first.messages[0]!.nonce }])
+    expect(await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })).toBe(sentBefore)
+
+    // Forced through anyway (another relayer, without simulation): the transmitter refuses the used nonce, the whole
+    // relayCctp reverts, and nobody is paid twice.
+    const { message, attestation } = await attestedMessageOf(receipt)
+    const hash = await pol.instance.walletClient(pol.instance.accounts[6]!).writeContract({
+      address: destination.executor,
+      abi: swapEaziExecutorAbi,
+      functionName: 'relayCctp',
+      args: [destination.transmitter, message, attestation],
+      gas: 1_000_000n,
+    })
+    const duplicate = await pol.instance.publicClient.waitForTransactionReceipt({ hash })
+    expect(duplicate.status).toBe('reverted')
+    expect(duplicate.logs).toEqual([])
+    expect(await balances()).toEqual(held)
+    expect(await deliveriesOf(ref)).toBe(1)
+    await expect(
+      pol.instance.publicClient.simulateContract({
+        address: destination.executor,
+        abi: swapEaziExecutorAbi,
+        functionName: 'relayCctp',
+        args: [destination.transmitter, message, attestation],
+        account: pol.instance.accounts[6]!,
+      }),
+    ).rejects.toThrow(/Nonce already used/)
+  })
+})
+
+describe.skipIf(TEST_DATABASE_URL === undefined)('two relayers on one PostgreSQL', () => {
+  it('submit each message once: one relays it, the other finds it received', async () => {
+    const url = TEST_DATABASE_URL ?? ''
+    const schema = uniqueSchemaName()
+    const first = await openPostgresSql(url, { schema })
+    await migrate(first)
+    const second = await openPostgresSql(url, { schema })
+    try {
+      const replicas = [
+        relayerWith(createStore(first).lifecycle.leases, 'replica-1'),
+        relayerWith(createStore(second).lifecycle.leases, 'replica-2'),
+      ]
+      const relayerAddress: Address = destination.walletClient.account.address
+      const pol = setupOf(world, 'POL')
+      for (let round = 0; round < 3; round++) {
+        const { ref, receipt } = await burnOnBase()
+        const sentBefore = await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })
+        // Blocks every second, not per transaction: a submission stays pending for a while, so without the lease
+        // both replicas would read the nonce unused and both send.
+        await pol.instance.testClient.setAutomine(false)
+        await pol.instance.testClient.setIntervalMining({ interval: 1 })
+        let outcomes: Awaited<ReturnType<CctpRelayer['relayForSwap']>>[]
+        try {
+          outcomes = await Promise.all(replicas.map((replica) => replica.relayForSwap({ ref, fromChain: 'BAS' }, receipt)))
+        } finally {
+          await pol.instance.testClient.setIntervalMining({ interval: 0 })
+          await pol.instance.testClient.setAutomine(true)
+        }
+        const kinds = outcomes.flatMap((outcome) => outcome.messages.map((message) => message.kind)).sort()
+        expect(kinds).toEqual(['already_received', 'relayed'])
+        expect(await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })).toBe(sentBefore + 1)
+        expect(await deliveriesOf(ref)).toBe(1)
+      }
+      await Promise.all(replicas.map((replica) => replica.close()))
+    } finally {
+      await first.close()
+      await second.close()
+      await dropSchema(url, schema)
+    }
+  })
+})
