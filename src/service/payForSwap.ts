@@ -1,4 +1,5 @@
 import { decodePaymentHeader } from '../payments/x402/decodePaymentHeader.ts'
+import { reconcilePayment, unsettleStaleReservation } from '../payments/x402/reconcilePayment.ts'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import type { PaymentRejection, SettlementMode } from '../payments/x402/settlement.ts'
 import { decodePaymentSignature, normalisePaymentV2, paymentRequiredV2Of } from '../payments/x402/v2.ts'
@@ -49,12 +50,6 @@ export type PayForSwapReturnType =
 
 type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
 type Challenge = (error: string, detail: string, retryAfterSec?: number) => PaymentRequired
-
-/**
- * A reservation older than this has lost the request that made it: settlement waits at most 60 s for a receipt and
- * its RPC calls are bounded, so a live request finishes well within it.
- */
-const STALE_RESERVATION_MS = 180_000
 
 /** How long a payer waits before repeating a request whose payment is still settling. */
 const SETTLEMENT_RETRY_AFTER_SEC = 5
@@ -205,12 +200,9 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
       `This authorization (payer and nonce) already paid for swap ${ref}${describeBought(recorded.result)}. Repeat that same request with this payment to receive ${ref} again; for a different swap, sign a new payment with a fresh nonce (x402 clients do so on every call). Nothing was charged for this request.`,
     )
   }
-  if (recorded.status === 'reserved' && deps.clock() - Date.parse(recorded.reservedAt) > STALE_RESERVATION_MS) {
+  if (recorded.status === 'reserved') {
     // The request that reserved it stopped (a crash or a deploy mid-settlement): hand it to reconciliation.
-    await deps.store.markPaymentUnsettled(recorded.payer, recorded.nonce, {
-      error: 'the request settling this payment stopped before it finished',
-    })
-    const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
+    const now = await unsettleStaleReservation(deps, recorded)
     if (now === undefined) return undefined
     if (now.status !== 'reserved') return answerRetry(deps, now, context)
   }
@@ -223,39 +215,22 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
         )
       : boughtElsewhere()
   if (recorded.status === 'unsettled') {
-    const outcome =
-      deps.settler.reconcile === undefined
-        ? { state: 'pending' as const, message: 'Its outcome is reconciled by the operator.' }
-        : await deps.settler.reconcile(recorded, BigInt(Math.floor(deps.clock() / 1000)))
-    if (outcome.state === 'unused') {
-      const attempt = { swapRef: recorded.swapRef, transaction: recorded.transaction }
-      if (await deps.store.releaseUnsettledPayment(recorded.payer, recorded.nonce, attempt)) {
-        deps.log.info({ event: 'payment_released', swap_ref: ref, payer: recorded.payer, reason: outcome.message }, 'payment_released')
+    const outcome = await reconcilePayment(deps, recorded)
+    switch (outcome.state) {
+      case 'released':
         return undefined
-      }
-      const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
-      return now === undefined ? undefined : answerRetry(deps, now, context)
+      case 'changed':
+        // Another replica reconciled this attempt meanwhile: answer from what the store now holds.
+        return outcome.now === undefined ? undefined : answerRetry(deps, outcome.now, context)
+      case 'pending':
+        return challenge(
+          'settlement_pending',
+          `The settlement of this payment${recorded.transaction === null ? '' : ` (transaction ${recorded.transaction} on Base)`} for swap ${ref} is not confirmed yet: ${outcome.message} Repeat the same request with the same payment later to receive the swap; nothing is broadcast again, so it is charged at most once.`,
+          SETTLEMENT_RETRY_AFTER_SEC,
+        )
+      case 'settled':
+        return answerRetry(deps, { ...recorded, status: 'settled', transaction: outcome.transaction }, context)
     }
-    if (outcome.state === 'pending')
-      return challenge(
-        'settlement_pending',
-        `The settlement of this payment${recorded.transaction === null ? '' : ` (transaction ${recorded.transaction} on Base)`} for swap ${ref} is not confirmed yet: ${outcome.message} Repeat the same request with the same payment later to receive the swap; nothing is broadcast again, so it is charged at most once.`,
-        SETTLEMENT_RETRY_AFTER_SEC,
-      )
-    const settledAt = new Date(deps.clock())
-    const attempt = { swapRef: recorded.swapRef, transaction: recorded.transaction }
-    if (
-      !(await deps.store.settleUnsettledPayment(recorded.payer, recorded.nonce, { transaction: outcome.transaction, settledAt }, attempt))
-    ) {
-      // Another replica reconciled this attempt meanwhile: answer from what the store now holds.
-      const now = await deps.store.getPayment(recorded.payer, recorded.nonce)
-      return now === undefined ? undefined : answerRetry(deps, now, context)
-    }
-    deps.log.info(
-      { event: 'payment_reconciled', swap_ref: ref, payer: recorded.payer, transaction: outcome.transaction },
-      'payment_reconciled',
-    )
-    return answerRetry(deps, { ...recorded, status: 'settled', transaction: outcome.transaction }, context)
   }
   if (!isSameRequest) return boughtElsewhere()
   deps.log.info({ event: 'swap_redelivered', swap_ref: ref, payer: recorded.payer }, 'swap_redelivered')
