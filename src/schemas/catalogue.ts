@@ -44,6 +44,7 @@ export const ChainEntry = z.strictObject({
   chainId: z.number().int().positive(),
   tokens: z.array(z.string().min(1)).min(1),
   note: z.string().min(1).optional(),
+  explorer: z.url({ protocol: /^https$/ }).optional().describe("The chain's block explorer: a transaction is <explorer>/tx/<hash>"),
 })
 export type ChainEntry = z.infer<typeof ChainEntry>
 export const ChainsFile = z.strictObject({ chains: z.array(ChainEntry) })
