@@ -7,6 +7,7 @@ import { disburseEndpoint, getSwap, swapWithKey } from './keyedSwapEndpoints.ts'
 import { buildOpenApi } from './openapi.ts'
 import { portalPage, portalScript, portalStyles, tronPage } from './portalEndpoints.ts'
 import { quoteMpp, quoteRanked, quoteX402 } from './quoteEndpoints.ts'
+import { getSwapStatusEndpoint, hintTransactionEndpoint } from './swapStatusEndpoints.ts'
 import { getX402Manifest, swapMpp, swapX402 } from './swapEndpoints.ts'
 
 /** GET /openapi.json: the document derived from this app's endpoints, built once. */
@@ -39,6 +40,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
   getCorridorIntelligenceEndpoint,
   swapWithKey,
   getSwap,
+  getSwapStatusEndpoint,
+  hintTransactionEndpoint,
   disburseEndpoint,
   getOpenApi,
   portalPage,

@@ -3,6 +3,7 @@ import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '.
 import { Problem } from '../schemas/problem.ts'
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts'
+import { SwapStatusWire, TransactionHint } from '../schemas/swapStatus.ts'
 import { DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
@@ -44,6 +45,8 @@ const COMPONENTS: readonly (readonly [string, z.ZodType, 'input' | 'output'])[] 
   ['DisbursementResult', DisbursementResult, 'output'],
   ['KeyedSwapRequest', KeyedSwapRequest, 'input'],
   ['SwapRecord', SwapRecordWire, 'output'],
+  ['SwapStatus', SwapStatusWire, 'output'],
+  ['TransactionHint', TransactionHint, 'input'],
 ]
 
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }

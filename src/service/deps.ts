@@ -11,6 +11,7 @@ import type { CatalogueFiles } from '../engine/index.ts'
 import type { Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { RouterDeployment } from '../tx/routerDeployment.ts'
+import type { SwapTracking } from './swapTracking.ts'
 
 /** What the use cases need; built once in the CLI, or with literals in tests. */
 export type ServiceDeps = {
@@ -48,4 +49,6 @@ export type ServiceDeps = {
   simulators?: Simulators
   /** Requests per minute on /api/v1/* for anonymous callers (per IP), free keys and pro keys (DESIGN 7.16). */
   rateLimits: RateLimits
+  /** The swap lifecycle the status reads (swapTracking.ts); absent, every swap reads as built and untracked. */
+  tracking?: SwapTracking
 }

@@ -216,6 +216,8 @@ describe('GET /openapi.json', () => {
         "/api/v1/quote",
         "/api/v1/swap",
         "/api/v1/swap/{ref}",
+        "/api/v1/swap/{ref}/status",
+        "/api/v1/swap/{ref}/transaction",
         "/api/x402/quote",
         "/api/x402/swap",
         "/openapi.json",
@@ -231,9 +233,11 @@ describe('GET /openapi.json', () => {
       '/api/v1/keys',
       '/api/v1/swap',
       '/api/v1/batch/disburse',
+      '/api/v1/swap/{ref}/transaction',
     ])
       expect(methods[path]).toEqual(['post'])
-    for (const path of ['/api/v1/swap/{ref}', '/api/v1/intelligence/corridor/{pair}']) expect(methods[path]).toEqual(['get'])
+    for (const path of ['/api/v1/swap/{ref}', '/api/v1/swap/{ref}/status', '/api/v1/intelligence/corridor/{pair}'])
+      expect(methods[path]).toEqual(['get'])
     for (const path of [
       '/api/mpp/routes',
       '/api/v1/health',

@@ -1,0 +1,27 @@
+import type { Hex } from 'viem'
+import type { ChainCode } from '../schemas/catalogue.ts'
+
+/**
+ * What a hinted source transaction came to, as the tracker's `hintSourceTransaction` (src/lifecycle) answers: checked,
+ * with the records as they are now (`isFinal` false: mined, not yet at the confirmation depth), or refused with a
+ * stable reason and a sentence.
+ */
+export type HintSourceTransactionReturnType =
+  | { ok: true; isFinal: boolean }
+  | {
+      ok: false
+      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap'
+      detail: string
+    }
+
+/**
+ * What the status endpoints and `track_swap` need of the tracker beyond its records in the store (store.lifecycle):
+ * which chains it follows (those with an RPC), and the hint of a source transaction. The tracker (src/lifecycle)
+ * provides it; absent, every swap reads as untracked and a hint is 503 tracking_unavailable.
+ */
+export type SwapTracking = {
+  /** Whether a tracker follows swaps whose source is on `chain` (an RPC is configured for it). */
+  follows(chain: ChainCode): boolean
+  /** Checks that `txHash`'s receipt holds the router's `Swapped` event for `ref`, and records it as the source. */
+  hintSourceTransaction(ref: string, txHash: Hex): Promise<HintSourceTransactionReturnType>
+}
