@@ -1,4 +1,4 @@
-import type { Address } from 'viem'
+import type { Address, Hex } from 'viem'
 import type { ChainCode } from '../schemas/catalogue.ts'
 
 /** A Chainlink AggregatorV3 feed the live market reads on one chain (DESIGN 5; live-chain.md (d)). */
@@ -21,6 +21,35 @@ export type PoolSpec = {
   coins: number
 }
 
+/**
+ * How one direction of a depth venue is quoted, one call per ladder size (live-chain.md (e)): Uniswap v3 and
+ * PancakeSwap v3 through QuoterV2 `quoteExactInputSingle` (non-view, read under `eth_call`), Balancer v2 through the
+ * Vault's `queryBatchSwap` with the two-step shape the builder sends (src/tx/encodeBalancerBatchSwap.ts), Mento
+ * through the Broker's `getAmountOut`.
+ */
+export type LadderQuote =
+  | { kind: 'quoterV2'; quoter: Address; tokenIn: Address; tokenOut: Address; fee: number }
+  | { kind: 'balancerQuery'; vault: Address; poolIds: readonly [Hex, Hex]; assets: readonly [Address, Address, Address] }
+  | { kind: 'mentoBroker'; broker: Address; exchangeProvider: Address; exchangeId: Hex; tokenIn: Address; tokenOut: Address }
+
+/** One direction of a depth venue: `from` in, `to` out (the catalogue's symbols), quoted at each of `amountsIn`. */
+export type LadderDirection = {
+  from: string
+  to: string
+  /** Atomic units of `from`, strictly increasing (feedCatalogue.ts LADDER_USD at the snapshot's prices). */
+  amountsIn: readonly bigint[]
+  quote: LadderQuote
+}
+
+/** A depth venue the live market prices from quotes at a fixed ladder of sizes (feedCatalogue.ts readPlanOf). */
+export type LadderSpec = {
+  /** The venue id in manifest/venues.json. */
+  id: string
+  /** What answers the quotes, for the venue state's source: `QuoterV2`, `Vault.queryBatchSwap`, `Broker.getAmountOut`. */
+  quotedBy: string
+  directions: readonly LadderDirection[]
+}
+
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {
   chain: ChainCode
@@ -29,10 +58,22 @@ export type ChainReadPlan = {
   sequencerUptimeFeed?: Address
   /** Pools whose balances price their venues (feedCatalogue.ts readPlanOf). */
   pools?: readonly PoolSpec[]
+  /** Depth venues quoted at a ladder of sizes (feedCatalogue.ts readPlanOf). */
+  ladders?: readonly LadderSpec[]
 }
 
 /** One pool's balances in atomic units, one per coin, or why they could not be read. */
 export type PoolReading = { id: string; ok: true; balances: bigint[] } | { id: string; ok: false; error: string }
+
+/**
+ * One direction's quotes: `points` as (amountIn, amountOut) in atomic units, both strictly increasing, from the
+ * smallest size up to the first that failed, ran out of liquidity or did not pay more than the one before (then
+ * `end` says which and why; the sizes above it are not quoted).
+ */
+export type LadderDirectionReading = { from: string; to: string; points: [amountIn: bigint, amountOut: bigint][]; end?: string }
+
+/** One depth venue's ladder, one reading per direction of its spec, in its order. */
+export type LadderReading = { id: string; directions: LadderDirectionReading[] }
 
 /** One feed's `latestRoundData` (and `decimals`), or why it could not be read. */
 export type FeedReading =
@@ -48,6 +89,8 @@ export type ChainReading = {
   feeds: FeedReading[]
   /** One per pool of the plan, in its order (none when the plan names none). */
   pools: PoolReading[]
+  /** One per depth venue of the plan, in its order (none when the plan names none). */
+  ladders: LadderReading[]
   /** From `eth_feeHistory` ending at that block: the next block's base fee and the median priority fee, in wei. */
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */

@@ -5,6 +5,10 @@ import {
   type ChainReadPlan,
   type FeedReading,
   type FeedSpec,
+  type LadderDirection,
+  type LadderDirectionReading,
+  type LadderQuote,
+  type LadderReading,
   type PoolReading,
   type PoolSpec,
   type ReadChain,
@@ -19,8 +23,62 @@ const aggregatorV3Abi = parseAbi([
 /** A balance-model pool's balance of coin `i`: Curve, Curve NG and PancakeSwap stable all answer it (live-chain.md (e)). */
 const poolAbi = parseAbi(['function balances(uint256 i) view returns (uint256)'])
 
+/**
+ * Uniswap v3's QuoterV2 (PancakeSwap v3's has the same interface): non-view, it runs the swap and reverts with the
+ * result, which it catches; under `eth_call` inside aggregate3 it answers like a view (live-chain.md (e)).
+ */
+const quoterV2Abi = parseAbi([
+  'function quoteExactInputSingle((address tokenIn, address tokenOut, uint256 amountIn, uint24 fee, uint160 sqrtPriceLimitX96) params) returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate)',
+])
+
+/** Balancer v2 Vault's query of a batch swap: the Vault's deltas per asset (positive in, negative out). */
+const balancerQueryAbi = parseAbi([
+  'function queryBatchSwap(uint8 kind, (bytes32 poolId, uint256 assetInIndex, uint256 assetOutIndex, uint256 amount, bytes userData)[] swaps, address[] assets, (address sender, bool fromInternalBalance, address recipient, bool toInternalBalance) funds) returns (int256[] assetDeltas)',
+])
+
+/** Mento's Broker (v2): what an exchange of its exchange provider pays for `amountIn`. */
+const mentoBrokerAbi = parseAbi([
+  'function getAmountOut(address exchangeProvider, bytes32 exchangeId, address tokenIn, address tokenOut, uint256 amountIn) view returns (uint256 amountOut)',
+])
+
+/**
+ * The price limits QuoterV2 swaps to when given a limit of 0 (TickMath's MIN_SQRT_RATIO + 1 selling token0,
+ * MAX_SQRT_RATIO - 1 selling token1). A quote that ends there ran out of liquidity before using its whole input:
+ * QuoterV2 does not check that it did, so its amountOut is not what the pool pays for that input.
+ */
+const MIN_SQRT_PRICE_LIMIT = 4_295_128_740n
+const MAX_SQRT_PRICE_LIMIT = 1_461_446_703_485_210_103_287_273_052_203_988_822_378_723_970_341n
+
+/** Balancer's SwapKind.GIVEN_IN. */
+const GIVEN_IN = 0
+const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000'
+
 type AggregatorCall = { address: Address; abi: typeof aggregatorV3Abi; functionName: 'decimals' | 'latestRoundData' }
 type PoolCall = { address: Address; abi: typeof poolAbi; functionName: 'balances'; args: readonly [bigint] }
+type QuoterCall = {
+  address: Address
+  abi: typeof quoterV2Abi
+  functionName: 'quoteExactInputSingle'
+  args: readonly [{ tokenIn: Address; tokenOut: Address; amountIn: bigint; fee: number; sqrtPriceLimitX96: bigint }]
+}
+type BalancerQueryCall = {
+  address: Address
+  abi: typeof balancerQueryAbi
+  functionName: 'queryBatchSwap'
+  args: readonly [
+    number,
+    readonly { poolId: `0x${string}`; assetInIndex: bigint; assetOutIndex: bigint; amount: bigint; userData: `0x${string}` }[],
+    readonly Address[],
+    { sender: Address; fromInternalBalance: boolean; recipient: Address; toInternalBalance: boolean },
+  ]
+}
+type MentoCall = {
+  address: Address
+  abi: typeof mentoBrokerAbi
+  functionName: 'getAmountOut'
+  args: readonly [Address, `0x${string}`, Address, Address, bigint]
+}
+type LadderCall = QuoterCall | BalancerQueryCall | MentoCall
 
 type CallResult = { status: 'success'; result?: unknown; error?: unknown } | { status: 'failure'; result?: unknown; error?: unknown }
 
@@ -32,7 +90,7 @@ export type ChainReaderClient = {
    * request works on every chain and on a bare anvil.
    */
   multicall(parameters: {
-    contracts: readonly (AggregatorCall | PoolCall)[]
+    contracts: readonly (AggregatorCall | PoolCall | LadderCall)[]
     allowFailure: true
     deployless: true
     batchSize: number
@@ -59,9 +117,10 @@ const FEE_HISTORY_BLOCKS = 5
 /**
  * A `ReadChain` over one chain's RPC. A refresh pins the latest block, then reads at that block, in parallel, one
  * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
- * each pool's `balances(i)` per coin) and `eth_feeHistory`: three requests (`rpcCalls`, transport retries not
+ * each pool's `balances(i)` per coin, each depth venue's quote per direction at each ladder size) and `eth_feeHistory`: three requests (`rpcCalls`, transport retries not
  * counted), or two with nothing to call. A feed that reverts, has no code or answers a non-positive price is a failed
- * `FeedReading`, a pool whose balance call fails or answers 0 a failed `PoolReading`; an RPC that cannot be
+ * `FeedReading`, a pool whose balance call fails or answers 0 a failed `PoolReading`, a quote that fails, runs out of
+ * liquidity or pays no more than the size below it ends its ladder there (`LadderDirectionReading.end`); an RPC that cannot be
  * reached or answers nonsense, or a sequencer-uptime feed that cannot be read, rejects with a `ChainReadError`.
  */
 export function createChainReader(client: ChainReaderClient): ReadChain {
@@ -69,7 +128,8 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const block = await rpc(plan, 'the latest block', () => client.getBlock({ blockTag: 'latest' }))
     const blockNumber = block.number
     const feedContracts = feedCalls(plan)
-    const contracts = [...feedContracts, ...poolCalls(plan)]
+    const poolContracts = poolCalls(plan)
+    const contracts = [...feedContracts, ...poolContracts, ...ladderCalls(plan)]
     // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
     const [results, feeHistory] = await Promise.all([
       contracts.length === 0
@@ -99,7 +159,8 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       blockTimestamp: Number(block.timestamp),
       feeds: plan.feeds.map((feed, index) => feedReading(feed, results[2 * index], results[2 * index + 1])),
       gas: gasFigures(plan, feeHistory),
-      pools: poolReadings(plan, results.slice(feedContracts.length)),
+      pools: poolReadings(plan, results.slice(feedContracts.length, feedContracts.length + poolContracts.length)),
+      ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length)),
       rpcCalls: contracts.length === 0 ? 2 : 3,
     }
     if (plan.sequencerUptimeFeed !== undefined)
@@ -155,6 +216,111 @@ function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReadin
     balances.push(result.result)
   }
   return { id: pool.id, ok: true, balances }
+}
+
+/** Per depth venue, per direction, one quote per ladder size, smallest first. */
+function ladderCalls(plan: ChainReadPlan): LadderCall[] {
+  return (plan.ladders ?? []).flatMap((ladder) =>
+    ladder.directions.flatMap((direction) => direction.amountsIn.map((amountIn) => ladderCall(direction.quote, amountIn))),
+  )
+}
+
+function ladderCall(quote: LadderQuote, amountIn: bigint): LadderCall {
+  switch (quote.kind) {
+    case 'quoterV2':
+      return {
+        address: quote.quoter,
+        abi: quoterV2Abi,
+        functionName: 'quoteExactInputSingle',
+        // A limit of 0: QuoterV2 swaps to the extreme price, so the answer shows when the pool ran out.
+        args: [{ tokenIn: quote.tokenIn, tokenOut: quote.tokenOut, amountIn, fee: quote.fee, sqrtPriceLimitX96: 0n }],
+      }
+    case 'balancerQuery':
+      return {
+        address: quote.vault,
+        abi: balancerQueryAbi,
+        functionName: 'queryBatchSwap',
+        args: [
+          GIVEN_IN,
+          [
+            { poolId: quote.poolIds[0], assetInIndex: 0n, assetOutIndex: 1n, amount: amountIn, userData: '0x' },
+            // Amount 0: all of the first step's output, as the built batchSwap does.
+            { poolId: quote.poolIds[1], assetInIndex: 1n, assetOutIndex: 2n, amount: 0n, userData: '0x' },
+          ],
+          [...quote.assets],
+          // A query moves nothing: no account is needed.
+          { sender: ZERO_ADDRESS, fromInternalBalance: false, recipient: ZERO_ADDRESS, toInternalBalance: false },
+        ],
+      }
+    case 'mentoBroker':
+      return {
+        address: quote.broker,
+        abi: mentoBrokerAbi,
+        functionName: 'getAmountOut',
+        args: [quote.exchangeProvider, quote.exchangeId, quote.tokenIn, quote.tokenOut, amountIn],
+      }
+  }
+}
+
+/** The ladders' results, one per size per direction, in the plan's order. */
+function ladderReadings(plan: ChainReadPlan, results: readonly CallResult[]): LadderReading[] {
+  let next = 0
+  return (plan.ladders ?? []).map((ladder) => ({
+    id: ladder.id,
+    directions: ladder.directions.map((direction) => {
+      const own = results.slice(next, next + direction.amountsIn.length)
+      next += direction.amountsIn.length
+      return ladderDirectionReading(direction, own)
+    }),
+  }))
+}
+
+/**
+ * The ladder's points from the smallest size up to the first that failed, ran out of liquidity, or did not pay
+ * strictly more than the one below it: the engine interpolates between points and refuses amounts above the last,
+ * so a point is kept only if every size below it is sound.
+ */
+function ladderDirectionReading(direction: LadderDirection, results: readonly CallResult[]): LadderDirectionReading {
+  const points: [bigint, bigint][] = []
+  const reading = (end?: string): LadderDirectionReading => ({
+    from: direction.from,
+    to: direction.to,
+    points,
+    ...(end === undefined ? {} : { end }),
+  })
+  for (const [index, amountIn] of direction.amountsIn.entries()) {
+    const result = results[index]
+    const at = `${direction.from} → ${direction.to} at ${amountIn}`
+    // On one line: the reason goes into health and into a 503's detail.
+    if (result?.status !== 'success') return reading(`${at}: the quote failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+    const amountOut = quotedOut(direction.quote, result.result)
+    if (typeof amountOut === 'string') return reading(`${at}: ${amountOut}`)
+    const previous = points.at(-1)?.[1] ?? 0n
+    if (amountOut <= previous) return reading(`${at}: the quote paid ${amountOut}, not more than ${previous} for the size below`)
+    points.push([amountIn, amountOut])
+  }
+  return reading()
+}
+
+/** What one quote pays, or why it cannot be used. */
+function quotedOut(quote: LadderQuote, result: unknown): bigint | string {
+  switch (quote.kind) {
+    case 'quoterV2': {
+      if (!Array.isArray(result) || typeof result[0] !== 'bigint' || typeof result[1] !== 'bigint')
+        return 'QuoterV2 answered in an unexpected shape'
+      const isZeroForOne = BigInt(quote.tokenIn) < BigInt(quote.tokenOut)
+      const limit = isZeroForOne ? MIN_SQRT_PRICE_LIMIT : MAX_SQRT_PRICE_LIMIT
+      if (result[1] === limit) return 'the pool ran out of liquidity (the quote reached the price limit)'
+      return result[0]
+    }
+    case 'balancerQuery': {
+      const last = Array.isArray(result) ? result[2] : undefined
+      if (typeof last !== 'bigint') return 'queryBatchSwap answered in an unexpected shape'
+      return -last
+    }
+    case 'mentoBroker':
+      return typeof result === 'bigint' ? result : 'getAmountOut answered in an unexpected shape'
+  }
 }
 
 type RoundData = readonly [roundId: bigint, answer: bigint, startedAt: bigint, updatedAt: bigint, answeredInRound: bigint]

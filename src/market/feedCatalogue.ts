@@ -1,7 +1,9 @@
+import { type Address, type Hex, isAddress, isHex } from 'viem'
 import * as z from 'zod'
+import { type CatalogueToken, E18, isEvmToken, type Token } from '../engine/index.ts'
 import { AddressSchema } from '../schemas/address.ts'
 import { ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
-import type { ChainReadPlan, FeedSpec, PoolSpec } from './chainReading.ts'
+import type { ChainReadPlan, FeedSpec, LadderDirection, LadderQuote, LadderSpec, PoolSpec } from './chainReading.ts'
 
 const Feed = z.strictObject({ address: AddressSchema, heartbeatSec: z.number().int().positive() })
 
@@ -17,6 +19,11 @@ export const FeedCatalogue = z.strictObject({
       sequencerUptime: AddressSchema.optional(),
       /** USD per one unit of each currency. */
       fx: z.partialRecord(Currency, Feed),
+      /**
+       * The QuoterV2 that quotes each concentrated-liquidity protocol's depth venues on this chain (routing.md 4.1);
+       * a depth venue of a protocol with none here is not read, and is a gap on a live chain.
+       */
+      quoters: z.partialRecord(z.enum(['uniswap-v3', 'pancakeswap-v3']), AddressSchema).optional(),
     }),
   ),
 })
@@ -36,12 +43,28 @@ export const fxFeedId = (currency: Currency): string => `fx:${currency}`
 const BALANCE_READ_PROTOCOLS: ReadonlySet<string> = new Set(['curve', 'curve-ng', 'pancakeswap-stable'])
 
 /**
- * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds, its sequencer and, given the
- * catalogue's venues, the balances of each balance-model pool on the chain (`pools`).
+ * The sizes, in USD, at which each direction of a depth venue is quoted: a decade apart from 100 to 10,000,000, each
+ * turned into the input token's atomic units at the snapshot's prices. The engine interpolates linearly between them
+ * (from zero to the first), so a quote's error is that of a straight line over a decade of the curve, and refuses
+ * any amount above the largest size the venue answered.
  */
-export function readPlanOf(feeds: FeedCatalogue, chain: ChainCode, venues?: readonly VenueEntry[]): ChainReadPlan {
+export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1_000_000n, 10_000_000n]
+
+/**
+ * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds, its sequencer and, given the
+ * catalogue's venues, the balances of each balance-model pool on the chain (`pools`) and, given also the snapshot
+ * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
+ * direction at each of `LADDER_USD` (`ladders`).
+ */
+export function readPlanOf(
+  feeds: FeedCatalogue,
+  chain: ChainCode,
+  venues?: readonly VenueEntry[],
+  tokens?: ReadonlyMap<string, CatalogueToken>,
+): ChainReadPlan {
   const pools = venues === undefined ? undefined : poolsOf(venues, chain)
-  const withPools = pools === undefined ? {} : { pools }
+  const ladders = venues === undefined || tokens === undefined ? undefined : laddersOf(feeds, venues, tokens, chain)
+  const withPools = { ...(pools === undefined ? {} : { pools }), ...(ladders === undefined ? {} : { ladders }) }
   const entry = feeds.chains[chain]
   if (entry === undefined) return { chain, feeds: [], ...withPools }
   const specs: FeedSpec[] = [{ id: NATIVE_FEED, address: entry.native.address, heartbeatSec: entry.native.heartbeatSec }]
@@ -60,4 +83,102 @@ function poolsOf(venues: readonly VenueEntry[], chain: ChainCode): PoolSpec[] {
   return venues
     .filter((venue) => venue.chain === chain && venue.model === 'stableswap' && BALANCE_READ_PROTOCOLS.has(venue.protocol))
     .map((venue) => ({ id: venue.id, address: venue.contract, coins: venue.tokens.length }))
+}
+
+/**
+ * The chain's depth venues that can be quoted, in the catalogue's order: Uniswap v3 and PancakeSwap v3 through the
+ * chain's QuoterV2 (feeds.json `quoters`), Balancer v2 through its Vault (the venue's `contract`), Mento through its
+ * Broker (the venue's `contract`). A venue that cannot be (no quoter for its protocol, a token not on the chain, a
+ * missing parameter) is left out; the live market makes it a gap (liveMarket.ts).
+ */
+function laddersOf(
+  feeds: FeedCatalogue,
+  venues: readonly VenueEntry[],
+  tokens: ReadonlyMap<string, CatalogueToken>,
+  chain: ChainCode,
+): LadderSpec[] {
+  const specs: LadderSpec[] = []
+  for (const venue of venues) {
+    if (venue.chain !== chain || venue.model !== 'depth' || venue.tokens.length !== 2) continue
+    const [first, second] = venue.tokens.map((symbol) => tokens.get(`${chain}:${symbol}`))
+    if (first === undefined || second === undefined || !isEvmToken(first) || !isEvmToken(second)) continue
+    const pairs: [Token, Token, number][] = venue.bidirectional
+      ? [
+          [first, second, 0],
+          [second, first, 1],
+        ]
+      : [[first, second, 0]]
+    const quotes = pairs.map(([from, to, i]) => ladderQuote(feeds, venue, from, to, i))
+    if (quotes.some((quote) => quote === undefined)) continue
+    specs.push({
+      id: venue.id,
+      quotedBy: quotedBy(venue.protocol),
+      directions: pairs.map(
+        ([from, to], index): LadderDirection => ({
+          from: from.symbol,
+          to: to.symbol,
+          amountsIn: LADDER_USD.map((usd) => ladderAmount(from, usd)),
+          quote: quotes[index] as LadderQuote,
+        }),
+      ),
+    })
+  }
+  return specs
+}
+
+/** Atomic units of `token` worth `usd` at the snapshot's price, rounded down. */
+function ladderAmount(token: Token, usd: bigint): bigint {
+  return (usd * E18 * 10n ** BigInt(token.decimals)) / token.priceUsdE18
+}
+
+function quotedBy(protocol: string): string {
+  if (protocol === 'balancer-v2') return 'Vault.queryBatchSwap'
+  if (protocol === 'mento') return 'Broker.getAmountOut'
+  return 'QuoterV2'
+}
+
+/** How `from` → `to` (token `i` of the venue in) is quoted, or undefined when it cannot be. */
+function ladderQuote(feeds: FeedCatalogue, venue: VenueEntry, from: Token, to: Token, i: number): LadderQuote | undefined {
+  const params = venue.params ?? {}
+  const address = (name: string): Address | undefined => {
+    const value = params[name]
+    return typeof value === 'string' && isAddress(value, { strict: false }) ? value : undefined
+  }
+  const bytes32 = (name: string): Hex | undefined => {
+    const value = params[name]
+    return typeof value === 'string' && isHex(value, { strict: true }) && value.length === 66 ? value : undefined
+  }
+  switch (venue.protocol) {
+    case 'uniswap-v3':
+    case 'pancakeswap-v3': {
+      const quoter = feeds.chains[venue.chain]?.quoters?.[venue.protocol]
+      const fee = params.feeTier
+      if (quoter === undefined || typeof fee !== 'number') return undefined
+      return { kind: 'quoterV2', quoter, tokenIn: from.address, tokenOut: to.address, fee }
+    }
+    case 'balancer-v2': {
+      // The builder's path (src/tx/encodeBalancerBatchSwap.ts): tokens[0] ⇄ hubPoolId ⇄ hubAsset ⇄ poolId ⇄
+      // tokens[1], where the Vault knows tokens[1] as vaultAsset.
+      const poolId = bytes32('poolId')
+      const hubPoolId = bytes32('hubPoolId')
+      const hubAsset = address('hubAsset')
+      const vaultAsset = address('vaultAsset')
+      if (poolId === undefined || hubPoolId === undefined || hubAsset === undefined || vaultAsset === undefined) return undefined
+      const vaultName = (token: Token, index: number): Address => (index === 1 ? vaultAsset : token.address)
+      return {
+        kind: 'balancerQuery',
+        vault: venue.contract,
+        poolIds: i === 1 ? [poolId, hubPoolId] : [hubPoolId, poolId],
+        assets: [vaultName(from, i), hubAsset, vaultName(to, 1 - i)],
+      }
+    }
+    case 'mento': {
+      const exchangeProvider = address('exchangeProvider')
+      const exchangeId = bytes32('exchangeId')
+      if (exchangeProvider === undefined || exchangeId === undefined) return undefined
+      return { kind: 'mentoBroker', broker: venue.contract, exchangeProvider, exchangeId, tokenIn: from.address, tokenOut: to.address }
+    }
+    default:
+      return undefined
+  }
 }

@@ -64,12 +64,12 @@ type ChainState = { reading?: ChainReading; error?: string }
 
 /**
  * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
- * reads the FX feeds, the native token's USD feed, the sequencer, gas and the balances of the balance-model pools
- * (Curve, Curve NG, PancakeSwap stable); each figure is checked against its maximum age (a feed: its heartbeat plus
- * 10%; gas, pools and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale one
- * becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
- * (getQuote.ts). Other venue state (depth, Solidly pools), bridge fees and the L1 data fee stay snapshot figures in
- * this version. The catalogue is recompiled off the request path and swapped in one assignment.
+ * reads the FX feeds, the native token's USD feed, the sequencer, gas, the balances of the balance-model pools
+ * (Curve, Curve NG, PancakeSwap stable) and the depth venues' quotes at a ladder of sizes (QuoterV2, Balancer's
+ * queryBatchSwap, Mento's Broker); each figure is checked against its maximum age (a feed: its heartbeat plus 10%;
+ * gas, pools, quotes and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale
+ * one becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
+ * (getQuote.ts). Solidly pools, bridge fees and the L1 data fee stay snapshot figures in this version. The catalogue is recompiled off the request path and swapped in one assignment.
  */
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
   const { files, feeds, readers, refreshMs, clock, log } = parameters
@@ -80,8 +80,19 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   const intervalMsOf = (chain: ChainCode): number => Math.max(refreshMs, (files.market.chains[chain]?.blockTimeSec ?? 1) * 1000)
 
-  /** What each live chain's refresh reads: its feeds and the balance-model pools of its venues. */
-  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues)]))
+  /**
+   * What each live chain's refresh reads: its feeds, the balance-model pools of its venues and its depth venues'
+   * quotes at the ladder of sizes (sized at the snapshot's prices).
+   */
+  const snapshotTokens = compileCatalogue(files).tokens
+  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotTokens)]))
+  /** Depth venues on a live chain the plan cannot quote (no quoter for their protocol): gaps, never the snapshot. */
+  const unquoted = new Map(
+    liveChains.map((chain) => {
+      const quoted = new Set((plans.get(chain)?.ladders ?? []).map((ladder) => ladder.id))
+      return [chain, files.venues.venues.filter((venue) => venue.chain === chain && venue.model === 'depth' && !quoted.has(venue.id))]
+    }),
+  )
 
   let current = compose()
 
@@ -113,20 +124,46 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         venueGaps.set(id, why)
       }
       const pools = plans.get(chain)?.pools ?? []
+      const ladders = plans.get(chain)?.ladders ?? []
+      for (const venue of unquoted.get(chain) ?? [])
+        venueGap(venue.id, `no quoter for ${venue.protocol} on ${chain} in manifest/feeds.json: its depth cannot be read`)
       const maxAgeSec = (STALE_AFTER_INTERVALS * intervalMsOf(chain)) / 1000
       const blockAgeSec = reading === undefined ? undefined : Math.max(0, nowSec - reading.blockTimestamp)
       if (reading === undefined || blockAgeSec === undefined) {
         gap('gas', `not read yet${state?.error === undefined ? '' : ` (${state.error})`}`)
         for (const pool of pools) venueGap(pool.id, `its pool has not been read on ${chain}`)
+        for (const ladder of ladders) venueGap(ladder.id, `its quotes have not been read on ${chain}`)
       } else if (blockAgeSec > maxAgeSec) {
         gap('gas', `last read at block ${reading.blockNumber}, ${blockAgeSec} s ago (at most ${maxAgeSec} s)`)
         for (const pool of pools) venueGap(pool.id, `its pool was last read at block ${reading.blockNumber}, ${blockAgeSec} s ago`)
+        for (const ladder of ladders) venueGap(ladder.id, `its quotes were last read at block ${reading.blockNumber}, ${blockAgeSec} s ago`)
       } else {
         for (const pool of pools) {
           const read = reading.pools.find((candidate) => candidate.id === pool.id)
           if (read === undefined) venueGap(pool.id, `its pool was not read at block ${reading.blockNumber}`)
           else if (!read.ok) venueGap(pool.id, `its pool could not be read at block ${reading.blockNumber}: ${read.error}`)
           else market.venues[pool.id] = { balances: read.balances.map(String), source: `rpc ${chain} block ${reading.blockNumber}` }
+        }
+        for (const ladder of ladders) {
+          const read = reading.ladders.find((candidate) => candidate.id === ladder.id)
+          const quoted = (read?.directions ?? []).filter((direction) => direction.points.length > 0)
+          const ends = (read?.directions ?? []).flatMap((direction) => (direction.end === undefined ? [] : [direction.end]))
+          if (read === undefined) venueGap(ladder.id, `its quotes were not read at block ${reading.blockNumber}`)
+          else if (quoted.length === 0)
+            venueGap(ladder.id, `no size could be quoted at block ${reading.blockNumber} (${ladder.quotedBy}): ${ends.join('; ')}`)
+          else {
+            // A direction with no point is not offered (the engine lists only the directions quoted): health names it.
+            for (const direction of read.directions)
+              if (direction.points.length === 0) stale.push(`venue:${ladder.id}:${direction.from}>${direction.to}`)
+            market.venues[ladder.id] = {
+              ladder: quoted.map((direction) => ({
+                from: direction.from,
+                to: direction.to,
+                points: direction.points.map(([amountIn, amountOut]): [string, string] => [String(amountIn), String(amountOut)]),
+              })),
+              source: `rpc ${chain} block ${reading.blockNumber}: ${ladder.quotedBy}`,
+            }
+          }
         }
         const snapshot = market.chains[chain]
         if (snapshot !== undefined) {
@@ -252,7 +289,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           compileCatalogue({ ...files, market: { ...files.market, venues: { ...files.market.venues, [id]: state } } })
         } catch (error) {
           venues[id] = snapshot
-          venueGaps.set(id, `its pool's balances as read cannot be priced (${error instanceof Error ? error.message : String(error)})`)
+          venueGaps.set(id, `its state as read cannot be priced (${error instanceof Error ? error.message : String(error)})`)
           const chain = files.venues.venues.find((entry) => entry.id === id)?.chain
           chainStatuses.find((entry) => entry.chain === chain)?.stale.push(`venue:${id}`)
           log.warn({ event: 'market_pool_unpriced', venue: id, err: venueGaps.get(id) }, 'market_pool_unpriced')

@@ -5,6 +5,7 @@ import type { Abi, Address } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAndWait } from './anvil.ts'
+import { type DepthPool, depthStandIns } from './depthStandIns.ts'
 import { poolStandIns } from './poolStandIns.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
@@ -29,12 +30,15 @@ export type FeedStandIns = {
   /**
    * Every feed of a live-market plan placed at its address with the answer `answers` gives its id (all required), its
    * sequencer-uptime feed, if any, up since an hour before the latest block, and each of its pools (a pool stand-in,
-   * test/chain/poolStandIns.ts) answering the balances `balances` gives its venue id (required for every pool).
+   * test/chain/poolStandIns.ts) answering the balances `balances` gives its venue id (required for every pool), and
+   * each of its depth venues quoted by a stand-in (test/chain/depthStandIns.ts) from the pool `depths` gives its
+   * venue id (required for every depth venue).
    */
   placePlan(
     plan: ChainReadPlan,
     answers: Readonly<Record<string, bigint>>,
     balances?: Readonly<Record<string, readonly bigint[]>>,
+    depths?: Readonly<Record<string, DepthPool>>,
   ): Promise<void>
   /** A new round on the feed at `address`, updated at `updatedAt` (unix seconds) or at the block that sets it. */
   setRound(address: Address, answer: bigint, updatedAt?: number): Promise<void>
@@ -96,7 +100,8 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
   return {
     anvil,
     placeFeed,
-    async placePlan(plan, answers, balances = {}) {
+    async placePlan(plan, answers, balances = {}, depths = {}) {
+      await depthStandIns(anvil).placeLadders(plan, depths)
       for (const pool of plan.pools ?? []) {
         const given = balances[pool.id]
         if (given === undefined) throw new Error(`feed stand-ins: no balances given for pool ${pool.id} on ${plan.chain}`)

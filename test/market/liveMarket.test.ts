@@ -1,9 +1,10 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { loadFeedCatalogue } from '../../src/app/marketFromConfig.ts'
-import { E18, formatAtomic } from '../../src/engine/index.ts'
+import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, swapOut } from '../../src/engine/index.ts'
 import { prepareStableSwap, stableSwapGetDy } from '../../src/engine/stableSwap.ts'
 import type { ChainReading, ChainReadPlan, ReadChain } from '../../src/market/chainReading.ts'
+import { LADDER_USD } from '../../src/market/feedCatalogue.ts'
 import { fxClosedSince } from '../../src/market/fxMarketHours.ts'
 import { createLiveMarket, type LiveMarket } from '../../src/market/liveMarket.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
@@ -29,6 +30,45 @@ type Script = {
   sequencerDown?: boolean
   /** A pool's balances by venue id, or the error its read fails with; the others answer their snapshot balances. */
   pools?: Readonly<Record<string, readonly bigint[] | { error: string }>>
+  /**
+   * A depth venue's quotes by venue id: every size failing with this error, or a function of the size; the others
+   * answer what the snapshot's depth model pays at the scripted EUR rate (so a quote ladder follows the FX feed).
+   */
+  ladders?: Readonly<Record<string, { error: string } | ((amountIn: bigint, from: string) => bigint)>>
+}
+
+/** What a depth venue of the snapshot pays for `amountIn` of `from` with EUR at `eurUsd`. */
+function depthModelOut(venueId: string, from: string, amountIn: bigint, eurUsd: number): bigint {
+  const catalogue = compileCatalogue({
+    ...files,
+    market: { ...files.market, fx: { ...files.market.fx, EUR: { usd: String(eurUsd), source: 'test' } } },
+  })
+  const venue = catalogue.venues.find((candidate) => candidate.id === venueId)
+  const i = venue?.tokens.findIndex((token) => token.symbol === from) ?? -1
+  const fromToken = venue?.tokens[i]
+  const toToken = venue?.tokens[1 - i]
+  if (venue === undefined || fromToken === undefined || toToken === undefined) throw new Error(`${venueId} has no ${from}`)
+  return swapOut({ venue, i, j: 1 - i, from: fromToken, to: toToken }, amountIn)
+}
+
+/** The ladder readings a scripted chain answers for a plan's depth venues. */
+function scriptedLadders(plan: ChainReadPlan, now: Script): ChainReading['ladders'] {
+  return (plan.ladders ?? []).map((ladder) => ({
+    id: ladder.id,
+    directions: ladder.directions.map((direction) => {
+      const scripted = now.ladders?.[ladder.id]
+      if (scripted !== undefined && 'error' in scripted)
+        return { from: direction.from, to: direction.to, points: [], end: `${direction.from} → ${direction.to}: ${scripted.error}` }
+      const points: [bigint, bigint][] = []
+      for (const amountIn of direction.amountsIn) {
+        const amountOut =
+          scripted === undefined ? depthModelOut(ladder.id, direction.from, amountIn, now.eurUsd) : scripted(amountIn, direction.from)
+        if (amountOut <= (points.at(-1)?.[1] ?? 0n)) return { from: direction.from, to: direction.to, points, end: 'no more' }
+        points.push([amountIn, amountOut])
+      }
+      return { from: direction.from, to: direction.to, points }
+    }),
+  }))
 }
 
 /** The snapshot's balances of a balance-model venue (manifest/market.json). */
@@ -67,6 +107,7 @@ function scriptedChain(clock: () => number, script: () => Script): { read: ReadC
           if (scripted !== undefined && 'error' in scripted) return { id: pool.id, ok: false as const, error: scripted.error }
           return { id: pool.id, ok: true as const, balances: [...(scripted ?? snapshotBalances(pool.id))] }
         }),
+        ladders: scriptedLadders(plan, now),
         gas: { baseFeePerGas: 2_000_000_000n, priorityFeePerGas: 1_000_000_000n },
         ...(plan.sequencerUptimeFeed === undefined ? {} : { sequencer: { isUp: now.sequencerDown !== true, since: nowSec - 86_400 } }),
         rpcCalls: 2,
@@ -94,6 +135,14 @@ const usdcToUsdt = quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'USD
 /** Only the Curve 3pool carries DAI on Ethereum. */
 const daiToUsdc = quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'DAI', toToken: 'USDC', fromAmount: '100000' })
 const THREE_POOL = 'eth-curve-3pool'
+/** Ethereum's depth venues (manifest/venues.json), quoted through QuoterV2 at the ladder of sizes. */
+const ETH_DEPTH_VENUES = [
+  'venue:eth-univ3-usdc-usdt-100',
+  'venue:eth-univ3-eure-usdc-500',
+  'venue:eth-univ3-gbpe-usdc-500',
+  'venue:eth-univ3-eurc-usdc-500',
+  'venue:eth-univ3-xsgd-usdc-500',
+]
 const [DAI_BALANCE = 0n] = snapshotBalances(THREE_POOL)
 /**
  * The 3pool with all but 5,000,000 of its 46,000,000 USDC and 78,000,000 USDT drained (both, so that DAI to USDT in
@@ -179,7 +228,7 @@ describe('the live market', () => {
     expect(health).toMatchObject({ status: 'degraded' })
     expect((health['market'] as { chains: { chain: string }[] }).chains.find((c) => c.chain === 'ETH')).toMatchObject({
       source: 'rpc',
-      stale: ['gas', 'venue:eth-curve-3pool', 'venue:eth-curve-pyusd-usdc', 'venue:eth-curve-usde-usdc'],
+      stale: ['gas', 'venue:eth-curve-3pool', 'venue:eth-curve-pyusd-usdc', 'venue:eth-curve-usde-usdc', ...ETH_DEPTH_VENUES],
       error: 'ETH: the RPC did not answer within 5000 ms',
     })
     // Other chains keep the snapshot and still quote.
@@ -316,7 +365,7 @@ describe('the live market', () => {
     })
   })
 
-  it('the pools of a chain whose read is stale are stale too, by name', async () => {
+  it('the pools and depth venues of a chain whose read is stale are stale too, by name', async () => {
     const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2, blockAgoSec: 60 }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([
@@ -324,6 +373,7 @@ describe('the live market', () => {
       'venue:eth-curve-3pool',
       'venue:eth-curve-pyusd-usdc',
       'venue:eth-curve-usde-usdc',
+      ...ETH_DEPTH_VENUES,
     ])
   })
 
@@ -339,5 +389,104 @@ describe('the live market', () => {
     expect(problem['detail']).toContain('StableSwap D did not converge')
     const pyusd = quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'PYUSD', toToken: 'USDC', fromAmount: '1000' })
     expect((await postJson(app, '/api/x402/quote', pyusd)).status).toBe(200)
+  })
+})
+
+describe('depth venues priced from quotes at a ladder of sizes', () => {
+  const EURC_USDC = 'eth-univ3-eurc-usdc-500'
+  /** 6-decimal whole units (EURC and USDC). */
+  const units = (whole: bigint): bigint => whole * 10n ** 6n
+  /** A constant product over 20,000,000 EURC and 24,000,000 USDC (EUR at 1.2), less 5 bp: what the scripted quoter answers. */
+  const eurcToUsdcOut = (amountIn: bigint): bigint => (units(24_000_000n) * amountIn * 9_995n) / ((units(20_000_000n) + amountIn) * 10_000n)
+  /** The ladder's linear interpolation, written out: the chord between the sizes around `amountIn`, rounded down. */
+  const interpolated = (sizes: readonly bigint[], out: (size: bigint) => bigint, amountIn: bigint): bigint => {
+    const upper = sizes.findIndex((size) => size >= amountIn)
+    const upperIn = sizes[upper] ?? 0n
+    const lowerIn = upper === 0 ? 0n : (sizes[upper - 1] ?? 0n)
+    const lowerOut = upper === 0 ? 0n : out(lowerIn)
+    return lowerOut + ((out(upperIn) - lowerOut) * (amountIn - lowerIn)) / (upperIn - lowerIn)
+  }
+  const eurcAmount = (whole: string) =>
+    quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'EURC', toToken: 'USDC', fromAmount: whole })
+
+  it('quotes every depth venue of the chain both ways at the ladder sizes, and prices from the ladder read', async () => {
+    const { market, calls } = liveOn(['ETH'], () => ({ eurUsd: 1.2, ladders: { [EURC_USDC]: (amountIn) => eurcToUsdcOut(amountIn) } }))
+    await market.refresh()
+    const ladders = calls[0]?.ladders ?? []
+    expect(ladders.map((ladder) => ladder.id)).toEqual(ETH_DEPTH_VENUES.map((name) => name.slice('venue:'.length)))
+    const eurc = ladders.find((ladder) => ladder.id === EURC_USDC)
+    expect(eurc?.quotedBy).toBe('QuoterV2')
+    expect(eurc?.directions.map((direction) => [direction.from, direction.to])).toEqual([
+      ['EURC', 'USDC'],
+      ['USDC', 'EURC'],
+    ])
+    // USD 100 to 10,000,000 at the snapshot's prices: a USDC is a dollar.
+    expect(eurc?.directions[1]?.amountsIn).toEqual(LADDER_USD.map((usd) => units(usd)))
+    expect(eurc?.directions[0]?.quote).toEqual({
+      kind: 'quoterV2',
+      quoter: '0x61fFE014bA17989E743c5F6cB21bF9697530B21e',
+      tokenIn: files.tokens.tokens.find((token) => token.chain === 'ETH' && token.symbol === 'EURC')?.address,
+      tokenOut: files.tokens.tokens.find((token) => token.chain === 'ETH' && token.symbol === 'USDC')?.address,
+      fee: 500,
+    })
+    const sizes = eurc?.directions[0]?.amountsIn ?? []
+    const quote = QuoteResult.parse(await readJson(await postJson(appOn(market), '/api/x402/quote', eurcAmount('2500'))))
+    expect(swapStep(quote)).toMatchObject({
+      id: EURC_USDC,
+      toAmount: formatAtomic(interpolated(sizes, eurcToUsdcOut, units(2_500n)), 6),
+    })
+    expect(market.status().isDegraded).toBe(false)
+  })
+
+  it('a ladder cut short quotes below its largest size and refuses above it (above_venue_liquidity)', async () => {
+    // The pool pays nothing more past 5,000 EURC: the ladder ends at the last size below.
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      ladders: { [EURC_USDC]: (amountIn) => eurcToUsdcOut(amountIn < units(5_000n) ? amountIn : units(5_000n)) },
+    }))
+    await market.refresh()
+    const app = appOn(market)
+    expect((await postJson(app, '/api/x402/quote', eurcAmount('500'))).status).toBe(200)
+    const refused = await postJson(app, '/api/x402/quote', eurcAmount('20000'))
+    expect(refused.status).toBe(422)
+    expect(await readJson(refused)).toMatchObject({ code: 'amount_out_of_range', limit: 'liquidity' })
+    const catalogue = market.catalogue()
+    const [from, to] = ['ETH:EURC', 'ETH:USDC'].map((key) => catalogue.tokens.get(key))
+    if (from === undefined || to === undefined || !isEvmToken(from) || !isEvmToken(to)) throw new Error('no EURC or USDC')
+    const found = findRoutes(catalogue, { from, to, amountIn: units(20_000n), slippageE18: 5n * 10n ** 15n })
+    expect(found.kind === 'no_route' ? [] : found.rejected).toContainEqual({
+      routeId: `${EURC_USDC}:EURC>USDC`,
+      reason: 'above_venue_liquidity',
+    })
+  })
+
+  it('a venue no size of which can be quoted is a gap: its routes go, with the reason in health, and the rest still quotes', async () => {
+    const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2, ladders: { [EURC_USDC]: { error: 'the quote failed: execution reverted' } } }))
+    await market.refresh()
+    const app = appOn(market)
+    const health = await readJson(await app.request('/api/v1/health'))
+    expect(health).toMatchObject({ status: 'degraded' })
+    expect((health['market'] as { chains: { chain: string; stale: string[] }[] }).chains.find((c) => c.chain === 'ETH')?.stale).toEqual([
+      `venue:${EURC_USDC}`,
+    ])
+    const refused = await postJson(app, '/api/x402/quote', eurcToUsdc)
+    expect(refused.status).toBe(503)
+    const problem = await readJson(refused)
+    expect(problem).toMatchObject({ code: 'market_unavailable', venues: [EURC_USDC] })
+    expect(problem['detail']).toContain('no size could be quoted')
+    expect(problem['detail']).toContain('execution reverted')
+    expect((await postJson(app, '/api/x402/quote', usdcToUsdt)).status).toBe(200)
+  })
+
+  it('a direction with no quote is not offered, by name in health; the other still quotes', async () => {
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      ladders: { [EURC_USDC]: (amountIn, from) => (from === 'USDC' ? 0n : eurcToUsdcOut(amountIn)) },
+    }))
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`venue:${EURC_USDC}:USDC>EURC`])
+    const edges = market.catalogue().edgesFrom
+    expect((edges.get('ETH:USDC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(false)
+    expect((edges.get('ETH:EURC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(true)
   })
 })

@@ -11,16 +11,28 @@ import { createLiveMarket, type LiveMarket } from '../../src/market/liveMarket.t
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { prepareStableSwap, stableSwapGetDy } from '../../src/engine/stableSwap.ts'
 import { formatAtomic } from '../../src/engine/index.ts'
+import { compileCatalogue, findRoutes, isEvmToken } from '../../src/engine/index.ts'
+import { type DepthPool, depthStandIns, snapshotDepthPools } from '../chain/depthStandIns.ts'
 import { type FeedStandIns, startFeedStandIns } from '../chain/feedStandIns.ts'
 import { poolStandIns } from '../chain/poolStandIns.ts'
 import { MANIFEST_DIR, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
 
 // Issue 17 item 8: the service wired from configuration (SWAPEAZI_RPC_URLS) reads anvil through the real chain
 // reader, with stand-in Chainlink feeds placed at the catalogue's own addresses (manifest/feeds.json) and stand-in
-// pools at its Curve pools' addresses (manifest/venues.json).
+// pools at its Curve pools' addresses (manifest/venues.json), and a stand-in QuoterV2 at the catalogue's quoter address
+// (manifest/feeds.json) quoting its Uniswap v3 venues from constant-product pools at the snapshot's depth.
 
 const { files } = loadCatalogue(MANIFEST_DIR)
-const plan = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues)
+const snapshot = compileCatalogue(files)
+const plan = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues, snapshot.tokens)
+const EURC_USDC = 'eth-univ3-eurc-usdc-500'
+const eurcLadder = plan.ladders?.find((ladder) => ladder.id === EURC_USDC)?.directions[0]
+const EURC_QUOTE = eurcLadder?.quote.kind === 'quoterV2' ? eurcLadder.quote : undefined
+/** The stand-in pools at the snapshot's depth, each in the order of its venue's first direction (EURC, USDC here). */
+const snapshotDepths = snapshotDepthPools(plan, snapshot)
+const EURC_POOL = snapshotDepths[EURC_USDC] ?? { reserves: [0n, 0n], feePpm: 0 }
+/** The ETH depth venues, all quoted by the one QuoterV2. */
+const ETH_DEPTH_VENUES = (plan.ladders ?? []).map((ladder) => `venue:${ladder.id}`)
 const EUR_FEED = plan.feeds.find((feed) => feed.id === 'fx:EUR')?.address ?? '0x'
 const THREE_POOL = plan.pools?.find((pool) => pool.id === 'eth-curve-3pool')?.address ?? '0x'
 /** Each ETH pool at its snapshot balances (manifest/market.json). */
@@ -41,7 +53,12 @@ let isChainStopped = false
 
 beforeAll(async () => {
   chain = await startFeedStandIns()
-  await chain.placePlan(plan, { native: usd8(3000), 'fx:EUR': usd8(1.16), 'fx:GBP': usd8(1.3), 'fx:SGD': usd8(0.77) }, snapshotBalances)
+  await chain.placePlan(
+    plan,
+    { native: usd8(3000), 'fx:EUR': usd8(1.16), 'fx:GBP': usd8(1.3), 'fx:SGD': usd8(0.77) },
+    snapshotBalances,
+    snapshotDepths,
+  )
   const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: chain.anvil.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
   market = await marketFromConfig(config, files, pino({ level: 'silent' }))
 }, 120_000)
@@ -74,6 +91,36 @@ function threePoolDaiToUsdc(balances: readonly bigint[]): string {
   return formatAtomic(stableSwapGetDy(pool, 0, 1, 100_000n * 10n ** 18n), 6)
 }
 
+/** The stand-in QuoterV2 quotes the EURC/USDC pool from this pool from the next block on. */
+async function setEurcPool(pool: Omit<DepthPool, 'feePpm'>): Promise<void> {
+  if (EURC_QUOTE === undefined) throw new Error('the plan does not quote EURC/USDC through QuoterV2')
+  await depthStandIns(chain?.anvil ?? fail()).setQuoterPool(
+    EURC_QUOTE.quoter,
+    [EURC_QUOTE.tokenIn, EURC_QUOTE.tokenOut],
+    EURC_QUOTE.fee,
+    pool,
+  )
+}
+
+/**
+ * What the market quotes for `amountIn` EURC through the EURC/USDC venue when its pool holds `reserves`: the
+ * stand-in's constant product (fee from the input) at the two ladder sizes around it, and the chord between them.
+ */
+function eurcLadderOut(reserves: readonly [bigint, bigint], amountIn: bigint): bigint {
+  const [reserveIn, reserveOut] = reserves
+  const fee = BigInt(EURC_QUOTE?.fee ?? 0)
+  const out = (size: bigint): bigint => {
+    const net = (size * (1_000_000n - fee)) / 1_000_000n
+    return (reserveOut * net) / (reserveIn + net)
+  }
+  const sizes = eurcLadder?.amountsIn ?? []
+  const upper = sizes.findIndex((size) => size >= amountIn)
+  const upperIn = sizes[upper] ?? 0n
+  const lowerIn = upper <= 0 ? 0n : (sizes[upper - 1] ?? 0n)
+  const lowerOut = upper <= 0 ? 0n : out(lowerIn)
+  return lowerOut + ((out(upperIn) - lowerOut) * (amountIn - lowerIn)) / (upperIn - lowerIn)
+}
+
 /** The quote's swap steps, as venue id and what it pays. */
 const swaps = (quote: QuoteResult) => quote.route.steps.map((step) => (step.type === 'swap' ? [step.id, step.toAmount] : [step.type]))
 
@@ -95,12 +142,78 @@ describe('the live market on anvil (SWAPEAZI_RPC_URLS)', () => {
       market: { currencies: expect.arrayContaining([{ currency: 'EUR', source: 'rpc', chain: 'ETH', block }]) },
     })
 
+    // EUR up 10%, and the EURC/USDC pool with it (as arbitrage moves it): the pool is quoted live, the feed prices
+    // what the route's costs are worth.
     await chain?.setRound(EUR_FEED, usd8(1.276))
+    const [eurcReserve, usdcReserve] = EURC_POOL.reserves
+    await setEurcPool({ reserves: [eurcReserve, (usdcReserve * 11n) / 10n] })
     await market?.refresh()
     const moved = await quote(eurcToUsdc)
+    expect(market?.catalogue().fxUsdE18.EUR).toBe(1_276n * 10n ** 15n)
     const ratio = Number(moved.toAmount) / Number(first.toAmount)
     expect(ratio).toBeGreaterThan(1.1 * 0.999)
     expect(ratio).toBeLessThan(1.1 * 1.001)
+    await chain?.setRound(EUR_FEED, usd8(1.16))
+    await setEurcPool(EURC_POOL)
+    await market?.refresh()
+  })
+
+  it('moving the stand-in pool moves the next quote within one refresh, by what its quotes at the ladder sizes give', async () => {
+    const eurc = 1_000n * 10n ** 6n
+    expect(swaps(await quote(eurcToUsdc))).toEqual([[EURC_USDC, formatAtomic(eurcLadderOut(EURC_POOL.reserves, eurc), 6)]])
+    const [eurcReserve, usdcReserve] = EURC_POOL.reserves
+    const moved: [bigint, bigint] = [eurcReserve, (usdcReserve * 1_002n) / 1_000n]
+    await setEurcPool({ reserves: moved })
+    await market?.refresh()
+    expect(swaps(await quote(eurcToUsdc))).toEqual([[EURC_USDC, formatAtomic(eurcLadderOut(moved, eurc), 6)]])
+    await setEurcPool(EURC_POOL)
+    await market?.refresh()
+  })
+
+  it('a drained pool truncates its ladder: large amounts are refused (above_venue_liquidity), small ones still quote', async () => {
+    // Only 50,000 USDC can be paid out: QuoterV2's quote at the USD 100,000 size reaches the price limit.
+    const [eurcReserve, usdcReserve] = EURC_POOL.reserves
+    await setEurcPool({ reserves: EURC_POOL.reserves, available: [eurcReserve, 50_000n * 10n ** 6n] })
+    await market?.refresh()
+    expect(usdcReserve).toBeGreaterThan(50_000n * 10n ** 6n)
+    expect(market?.status().isDegraded).toBe(false)
+    const small = quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'EURC', toToken: 'USDC', fromAmount: '5000' })
+    expect(swaps(await quote(small))).toEqual([[EURC_USDC, formatAtomic(eurcLadderOut(EURC_POOL.reserves, 5_000n * 10n ** 6n), 6)]])
+    const large = quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'EURC', toToken: 'USDC', fromAmount: '20000' })
+    const refused = await postJson(app(), '/api/x402/quote', large)
+    expect(refused.status).toBe(422)
+    expect(await readJson(refused)).toMatchObject({ code: 'amount_out_of_range', limit: 'liquidity' })
+    const catalogue = market?.catalogue() ?? fail()
+    const [from, to] = ['ETH:EURC', 'ETH:USDC'].map((key) => catalogue.tokens.get(key))
+    if (from === undefined || to === undefined || !isEvmToken(from) || !isEvmToken(to)) throw new Error('no EURC or USDC')
+    const found = findRoutes(catalogue, { from, to, amountIn: 20_000n * 10n ** 6n, slippageE18: 5n * 10n ** 15n })
+    expect(found.kind === 'no_route' ? [] : found.rejected).toContainEqual({
+      routeId: `${EURC_USDC}:EURC>USDC`,
+      reason: 'above_venue_liquidity',
+    })
+    await setEurcPool(EURC_POOL)
+    await market?.refresh()
+  })
+
+  it('a reverting quoter makes its venues gaps: their routes go, health names them with the reason, the rest still quotes', async () => {
+    if (EURC_QUOTE === undefined) throw new Error('no quoter')
+    await depthStandIns(chain?.anvil ?? fail()).setFailing(EURC_QUOTE.quoter, 'StandInQuoterV2', true)
+    await market?.refresh()
+    const refused = await postJson(app(), '/api/x402/quote', eurcToUsdc)
+    expect(refused.status).toBe(503)
+    const problem = await readJson(refused)
+    expect(problem).toMatchObject({ code: 'market_unavailable', chains: [], currencies: [], venues: [EURC_USDC] })
+    expect(problem['detail']).toContain('StandInQuoterV2: failing')
+    const health = await readJson(await app().request('/api/v1/health'))
+    expect(health).toMatchObject({ status: 'degraded' })
+    expect((health['market'] as { chains: { chain: string }[] }).chains.find((c) => c.chain === 'ETH')).toMatchObject({
+      stale: ETH_DEPTH_VENUES,
+    })
+    // USDC to USDT has the Curve 3pool besides Uniswap.
+    expect(swaps(await quote(usdcToUsdt)).map(([id]) => id)).toEqual(['eth-curve-3pool'])
+    await depthStandIns(chain?.anvil ?? fail()).setFailing(EURC_QUOTE.quoter, 'StandInQuoterV2', false)
+    await market?.refresh()
+    expect(market?.status().isDegraded).toBe(false)
   })
 
   it('a feed older than its heartbeat removes exactly its routes, with the reason', async () => {
@@ -111,7 +224,7 @@ describe('the live market on anvil (SWAPEAZI_RPC_URLS)', () => {
     expect(refused.status).toBe(503)
     expect(await readJson(refused)).toMatchObject({ code: 'market_unavailable', currencies: ['EUR'] })
     expect((await quote(usdcToUsdt)).pricedOn[0]?.source).toBe('rpc')
-    await chain?.setRound(EUR_FEED, usd8(1.2))
+    await chain?.setRound(EUR_FEED, usd8(1.16))
     await market?.refresh()
     expect((await quote(eurcToUsdc)).pricedOn[0]?.source).toBe('rpc')
   })
