@@ -1,6 +1,6 @@
 // Quote latency with the live market (issue 17 item 9): findRoutes over every agent-callable corridor pair on the
 // catalogue a live market compiled from anvil reads (ETH and BAS live, stand-in feeds at manifest/feeds.json's
-// addresses), beside the snapshot's catalogue, the two interleaved call by call in one run. The quote path reads the
+// addresses, stand-in pools and a stand-in QuoterV2 at the snapshot's balances and depth), beside the snapshot's catalogue, the two interleaved call by call in one run. The quote path reads the
 // current catalogue from memory in both; this shows the live one prices no slower.
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
@@ -11,6 +11,7 @@ import { findRoutes } from '../src/engine/index.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../src/market/createChainReader.ts'
 import { readPlanOf } from '../src/market/feedCatalogue.ts'
 import { createLiveMarket } from '../src/market/liveMarket.ts'
+import { snapshotDepthPools } from '../test/chain/depthStandIns.ts'
 import { startFeedStandIns } from '../test/chain/feedStandIns.ts'
 import { corridorQuoteCases, percentile } from './engineLatency.ts'
 
@@ -32,7 +33,7 @@ export async function runLiveQuoteLatency(measuredCalls = 20_000, warmupCalls = 
   const chain = await startFeedStandIns()
   try {
     for (const code of LIVE_CHAINS) {
-      const plan = readPlanOf(feeds, code, files.venues.venues)
+      const plan = readPlanOf(feeds, code, files.venues.venues, snapshot.tokens)
       // Answers near the snapshot's rates, so the same routes stay viable.
       const answers = Object.fromEntries(
         plan.feeds.map((feed) => {
@@ -49,7 +50,8 @@ export async function runLiveQuoteLatency(measuredCalls = 20_000, warmupCalls = 
           return [pool.id, state !== undefined && 'balances' in state ? state.balances.map(BigInt) : []]
         }),
       )
-      await chain.placePlan(plan, answers, balances)
+      // The depth venues are quoted from pools at the snapshot's depth.
+      await chain.placePlan(plan, answers, balances, snapshotDepthPools(plan, snapshot))
     }
     const client = createPublicClient({ transport: http(chain.anvil.rpcUrl, CHAIN_RPC_TRANSPORT_OPTIONS) })
     const reader = createChainReader(client)
