@@ -57,6 +57,9 @@ const Env = z.object({
   SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_RPC_URLS: z.string().optional(),
   SWAPEAZI_MARKET_REFRESH_MS: z.coerce.number().int().min(500).max(600_000).default(4000),
+  SWAPEAZI_TRACKER: z.enum(['on', 'off']).default('on'),
+  SWAPEAZI_TRACKER_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(4000),
+  SWAPEAZI_CONFIRMATIONS: z.string().optional(),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_TRUST_PROXY: z
@@ -108,6 +111,11 @@ export type Config = {
    * chain when none is set, price from the embedded snapshot. Each chain refreshes every max(refreshMs, block time).
    */
   market: { rpcUrls: Partial<Record<ChainCode, string>>; refreshMs: number }
+  /**
+   * The swap tracker (issue 18, docs/configuration.md): on by default in `serve` for the chains of `market.rpcUrls`;
+   * its poll interval, and per-chain confirmation depths over the tracker's defaults.
+   */
+  tracker: { enabled: boolean; pollMs: number; confirmations: Partial<Record<ChainCode, number>> }
   /** The router on every chain, and per-chain exceptions (the CREATE2 address is the same everywhere by design). */
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
   /** Signs `swapeazi router deploy` and `router allow`; never logged. */
@@ -248,12 +256,10 @@ function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCod
   return parsed.data
 }
 
-const RpcUrls = z.partialRecord(
-  z.enum(['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'], {
-    error: 'must be an EVM chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL',
-  }),
-  z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
-)
+const EvmChainCode = z.enum(['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'], {
+  error: 'must be an EVM chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL',
+})
+const RpcUrls = z.partialRecord(EvmChainCode, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }))
 
 /** SWAPEAZI_RPC_URLS: a JSON object of chain code to JSON-RPC URL, such as {"BAS":"https://…","POL":"https://…"}. */
 function parseRpcUrls(text: string | undefined): Partial<Record<ChainCode, string>> {
@@ -273,6 +279,23 @@ function parseRpcUrls(text: string | undefined): Partial<Record<ChainCode, strin
     )
     throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
   }
+  return parsed.data
+}
+
+/** SWAPEAZI_CONFIRMATIONS: a JSON object of chain code to a block count, such as {"BAS":10,"POL":128}. */
+function parseConfirmations(text: string | undefined): Partial<Record<ChainCode, number>> {
+  if (text === undefined) return {}
+  const problem =
+    'invalid configuration:\n  SWAPEAZI_CONFIRMATIONS: must be a JSON object of chain code to block count such as {"BAS":10,"POL":128}'
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new Error(problem)
+  }
+  const parsed = z.partialRecord(EvmChainCode, z.number().int().min(0).max(10_000)).safeParse(json)
+  if (!parsed.success)
+    throw new Error(`${problem} (${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')})`)
   return parsed.data
 }
 
@@ -344,6 +367,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(mpp === undefined ? {} : { mpp }),
     },
     market: { rpcUrls: parseRpcUrls(e.SWAPEAZI_RPC_URLS), refreshMs: e.SWAPEAZI_MARKET_REFRESH_MS },
+    tracker: {
+      enabled: e.SWAPEAZI_TRACKER === 'on',
+      pollMs: e.SWAPEAZI_TRACKER_POLL_MS,
+      confirmations: parseConfirmations(e.SWAPEAZI_CONFIRMATIONS),
+    },
     router: {
       address: e.SWAPEAZI_ROUTER_ADDRESS ?? DEFAULT_ROUTER_ADDRESS,
       byChain: parseRouterAddresses(e.SWAPEAZI_ROUTER_ADDRESSES),
