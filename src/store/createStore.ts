@@ -80,6 +80,11 @@ export type Store = {
    */
   recordKeyedSwap(swap: SwapRecord & { keyId: string }): Promise<void>
   getPayment(payer: string, nonce: string): Promise<PaymentRow | undefined>
+  /**
+   * Payments of `settlementMode` whose settlement is in doubt, oldest first: unsettled ones, and reservations made
+   * before `reservedBefore` (their request stopped). What the lifecycle reconciler works through.
+   */
+  listPaymentsToReconcile(parameters: { settlementMode: string; reservedBefore: Date; limit: number }): Promise<PaymentRow[]>
   getSwap(ref: string): Promise<StoredSwap | undefined>
   /** API key issuance and revocation (DESIGN 7.14). */
   keys: KeyStore
@@ -207,31 +212,19 @@ export function createStore(sql: Sql): Store {
     recordKeyedSwap: createGroupCommit<SwapRecord>((swaps) => insertSwaps(sql, swaps)),
     async getPayment(payer, nonce) {
       const [row] = await sql.query<Record<string, unknown>>(
-        `select payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after, valid_before::text as valid_before,
-                signature, settlement_mode, swap_ref, transaction, error, reserved_at, settled_at, request_key, result
-         from x402_payments where payer = $1 and nonce = $2`,
+        `select ${PAYMENT_ROW_COLUMNS} from x402_payments where payer = $1 and nonce = $2`,
         [payer.toLowerCase(), nonce.toLowerCase()],
       )
-      if (row === undefined) return undefined
-      return {
-        payer: String(row['payer']),
-        nonce: String(row['nonce']),
-        status: row['status'] as PaymentStatus,
-        value: BigInt(String(row['value'])),
-        asset: String(row['asset']),
-        payTo: String(row['pay_to']),
-        validAfter: BigInt(String(row['valid_after'])),
-        validBefore: BigInt(String(row['valid_before'])),
-        signature: String(row['signature']),
-        settlementMode: String(row['settlement_mode']),
-        swapRef: String(row['swap_ref']),
-        transaction: row['transaction'] === null ? null : String(row['transaction']),
-        error: row['error'] === null ? null : String(row['error']),
-        reservedAt: isoTimestamp(row['reserved_at']),
-        settledAt: row['settled_at'] === null ? null : isoTimestamp(row['settled_at']),
-        requestKey: row['request_key'] === null || row['request_key'] === undefined ? null : String(row['request_key']),
-        result: row['result'] ?? null,
-      }
+      return row === undefined ? undefined : paymentRowOf(row)
+    },
+    async listPaymentsToReconcile({ settlementMode, reservedBefore, limit }) {
+      const rows = await sql.query<Record<string, unknown>>(
+        `select ${PAYMENT_ROW_COLUMNS} from x402_payments
+         where status <> 'settled' and settlement_mode = $1 and (status = 'unsettled' or reserved_at < $2)
+         order by reserved_at limit $3`,
+        [settlementMode, reservedBefore.toISOString(), limit],
+      )
+      return rows.map(paymentRowOf)
     },
     async getSwap(ref) {
       const [row] = await sql.query<Record<string, unknown>>(`select * from swaps where ref = $1`, [ref])
@@ -250,6 +243,32 @@ export function createStore(sql: Sql): Store {
         keyId: row['key_id'] === null || row['key_id'] === undefined ? null : String(row['key_id']),
       }
     },
+  }
+}
+
+const PAYMENT_ROW_COLUMNS = `payer, nonce, status, value::text as value, asset, pay_to, valid_after::text as valid_after,
+  valid_before::text as valid_before, signature, settlement_mode, swap_ref, transaction, error, reserved_at, settled_at,
+  request_key, result`
+
+function paymentRowOf(row: Record<string, unknown>): PaymentRow {
+  return {
+    payer: String(row['payer']),
+    nonce: String(row['nonce']),
+    status: row['status'] as PaymentStatus,
+    value: BigInt(String(row['value'])),
+    asset: String(row['asset']),
+    payTo: String(row['pay_to']),
+    validAfter: BigInt(String(row['valid_after'])),
+    validBefore: BigInt(String(row['valid_before'])),
+    signature: String(row['signature']),
+    settlementMode: String(row['settlement_mode']),
+    swapRef: String(row['swap_ref']),
+    transaction: row['transaction'] === null ? null : String(row['transaction']),
+    error: row['error'] === null ? null : String(row['error']),
+    reservedAt: isoTimestamp(row['reserved_at']),
+    settledAt: row['settled_at'] === null ? null : isoTimestamp(row['settled_at']),
+    requestKey: row['request_key'] === null || row['request_key'] === undefined ? null : String(row['request_key']),
+    result: row['result'] ?? null,
   }
 }
 

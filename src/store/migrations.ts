@@ -398,6 +398,15 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 12,
+    name: 'payments whose settlement is in doubt, found without reading every settled one',
+    // The lifecycle reconciler (src/lifecycle/reconcilePayments.ts) lists the reserved and unsettled payments oldest
+    // first every interval; settled payments, nearly all of them, stay out of the index.
+    sql: `
+      create index x402_payments_in_doubt on x402_payments (reserved_at) where status <> 'settled';
+    `,
+  },
 ]
 
 /**
