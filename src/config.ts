@@ -60,6 +60,10 @@ const Env = z.object({
   SWAPEAZI_TRACKER: z.enum(['on', 'off']).default('on'),
   SWAPEAZI_TRACKER_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(4000),
   SWAPEAZI_CONFIRMATIONS: z.string().optional(),
+  SWAPEAZI_RELAYER_PRIVATE_KEY: PrivateKey.optional(),
+  SWAPEAZI_CCTP_ATTESTATION_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .default('https://iris-api.circle.com'),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
   SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_TRUST_PROXY: z
@@ -116,6 +120,11 @@ export type Config = {
    * its poll interval, and per-chain confirmation depths over the tracker's defaults.
    */
   tracker: { enabled: boolean; pollMs: number; confirmations: Partial<Record<ChainCode, number>> }
+  /**
+   * Our CCTP relayer (issue 18, docs/relaying.md): on in `serve` when a relayer key is set, for the chains of
+   * `market.rpcUrls`; it polls the attestation service (Circle's Iris by default) and pays destination gas. Never logged.
+   */
+  relayer: { privateKey?: `0x${string}`; attestationUrl: string }
   /** The router on every chain, and per-chain exceptions (the CREATE2 address is the same everywhere by design). */
   router: { address: Address; byChain: Partial<Record<ChainCode, Address>>; isDefault: boolean }
   /** Signs `swapeazi router deploy` and `router allow`; never logged. */
@@ -371,6 +380,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: e.SWAPEAZI_TRACKER === 'on',
       pollMs: e.SWAPEAZI_TRACKER_POLL_MS,
       confirmations: parseConfirmations(e.SWAPEAZI_CONFIRMATIONS),
+    },
+    relayer: {
+      ...(e.SWAPEAZI_RELAYER_PRIVATE_KEY === undefined ? {} : { privateKey: e.SWAPEAZI_RELAYER_PRIVATE_KEY }),
+      attestationUrl: e.SWAPEAZI_CCTP_ATTESTATION_URL.replace(/\/+$/, ''),
     },
     router: {
       address: e.SWAPEAZI_ROUTER_ADDRESS ?? DEFAULT_ROUTER_ADDRESS,
