@@ -69,8 +69,11 @@ export type CctpRelayerParameters = {
   sleep?: (ms: number) => Promise<void>
 }
 
-/** The record the tracker passes its onSourceFinal hook: a tracked swap, or its reference and source chain. */
-export type RelayRecord = { ref: string; fromChain: string } | { swap: { ref: string; fromChain: string }; lifecycle: { ref: string } }
+/**
+ * The swap to relay: the lifecycle record the tracker passes its onSourceFinal hook (the source chain is its source
+ * leg's), or a reference and source chain.
+ */
+export type RelayRecord = { ref: string; fromChain: string } | { ref: string; legs: { source?: { chain: string } } }
 /** The source transaction's receipt; viem's fits. */
 export type RelayReceipt = { transactionHash: Hex; logs: readonly ReceiptLog[] }
 
@@ -227,7 +230,9 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   }
 
   async function relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome> {
-    const { ref, fromChain } = 'swap' in record ? { ref: record.lifecycle.ref, fromChain: record.swap.fromChain } : record
+    const { ref } = record
+    const fromChain = 'fromChain' in record ? record.fromChain : record.legs.source?.chain
+    if (fromChain === undefined) return { ref, messages: [{ kind: 'failed', nonce: null, reason: 'the swap has no source leg yet' }] }
     const orderRef = orderRefOfSwap(ref).toLowerCase()
     const burns = hookedBurnsOf(receipt.logs).flatMap((burn) => {
       const destination = destinationOf(burn)
@@ -284,9 +289,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       try {
         return await relayForSwap(record, receipt)
       } catch (error) {
-        const ref = 'swap' in record ? record.lifecycle.ref : record.ref
-        log.error({ event: 'cctp_relay_error', swap_ref: ref, err: error }, 'cctp_relay_error')
-        return { ref, messages: [{ kind: 'failed', nonce: null, reason: 'the relayer failed unexpectedly (logged)' }] }
+        log.error({ event: 'cctp_relay_error', swap_ref: record.ref, err: error }, 'cctp_relay_error')
+        return { ref: record.ref, messages: [{ kind: 'failed', nonce: null, reason: 'the relayer failed unexpectedly (logged)' }] }
       }
     },
     relayMessage,

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { type Address, createPublicClient, createWalletClient, defineChain, getAddress, type Hex, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { Config } from '../config.ts'
+import { createAttestationClient } from '../lifecycle/attestationClient.ts'
+import { type CctpDestination, type CctpRelayer, createCctpRelayer, type RelayReceipt, type RelayRecord } from '../lifecycle/cctpRelayer.ts'
+import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/reconcilePayments.ts'
+import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
+import type { ServerDeps } from './createServer.ts'
+
+export type Relaying = {
+  /**
+   * The tracker's hook (trackerFromConfig's `hooks`): a swap whose source is final has its CCTP messages relayed in
+   * the background, so the tracker's poll never waits for Circle's attestation. Absent when the relayer is off.
+   */
+  hooks: { onSourceFinal?: (record: RelayRecord, receipt: RelayReceipt) => void }
+  /** Stops the reconciler and the relays in progress (they end; a message not yet submitted waits for a retry). */
+  stop(): Promise<void>
+}
+
+/**
+ * Starts what `swapeazi serve` runs beside the tracker (issue 18 items 4 and 5): the CCTP relayer when
+ * SWAPEAZI_RELAYER_PRIVATE_KEY is set and a destination chain of ours has an RPC in SWAPEAZI_RPC_URLS, and the
+ * reconciler of `onchain` x402 payments when that settler is configured. Each logs whether it is on and why.
+ */
+export function startRelaying(config: Config, deps: ServerDeps): Relaying {
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+  const log = deps.log.child({ component: 'relaying' })
+  const relayer = relayerFromConfig(config, deps, holder)
+  const reconciler: PaymentReconciler | undefined =
+    deps.settler.mode === 'onchain' && deps.settler.reconcile !== undefined
+      ? startPaymentReconciler({
+          settler: deps.settler,
+          store: deps.store,
+          leases: deps.store.lifecycle.leases,
+          holder,
+          clock: deps.clock,
+          log,
+        })
+      : undefined
+  log.info({ event: 'payment_reconciler', available: reconciler !== undefined }, `payment reconciler ${reconciler ? 'on' : 'off'}`)
+
+  const inFlight = new Set<Promise<unknown>>()
+  return {
+    hooks:
+      relayer === undefined
+        ? {}
+        : {
+            onSourceFinal(record, receipt) {
+              const relaying = relayer.relayForSwap(record, receipt)
+              inFlight.add(relaying)
+              void relaying.finally(() => inFlight.delete(relaying))
+            },
+          },
+    async stop() {
+      await reconciler?.stop()
+      await relayer?.close()
+      await Promise.allSettled([...inFlight])
+    },
+  }
+}
+
+/** The relayer over every chain of SWAPEAZI_RPC_URLS where a CCTP bridge of the catalogue delivers; undefined when off. */
+function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): CctpRelayer | undefined {
+  const log = deps.log.child({ component: 'cctp_relayer' })
+  const { privateKey, attestationUrl } = config.relayer
+  const off = (reason: string): undefined => {
+    log.info({ event: 'cctp_relayer', available: false, reason }, `CCTP relayer off: ${reason}`)
+    return undefined
+  }
+  if (privateKey === undefined) return off('SWAPEAZI_RELAYER_PRIVATE_KEY is not set')
+  const account = privateKeyToAccount(privateKey as Hex)
+  const sourceDomains: Record<string, number> = {}
+  const transmitters = new Map<string, { domain: number; transmitter: Address }>()
+  for (const bridge of deps.files.bridges.bridges.filter((entry) => entry.protocol === 'cctp-v2'))
+    for (const endpoint of bridge.endpoints) {
+      if (endpoint.domain === undefined) continue
+      sourceDomains[endpoint.chain] = endpoint.domain
+      if (endpoint.deliveredBy !== undefined)
+        transmitters.set(endpoint.chain, { domain: endpoint.domain, transmitter: getAddress(endpoint.deliveredBy) })
+    }
+  const destinations: CctpDestination[] = []
+  for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][]) {
+    const delivery = transmitters.get(chain)
+    const chainId = deps.catalogue.chains.get(chain)?.chainId
+    if (delivery === undefined || chainId === undefined) continue
+    const viemChain = defineChain({
+      id: chainId,
+      name: chain,
+      nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [url] } },
+    })
+    const transport = http(url, CHAIN_RPC_TRANSPORT_OPTIONS)
+    destinations.push({
+      chain,
+      domain: delivery.domain,
+      executor: deps.routerOn(chain).executor,
+      transmitter: delivery.transmitter,
+      publicClient: createPublicClient({ chain: viemChain, transport }),
+      walletClient: createWalletClient({ chain: viemChain, transport, account }),
+    })
+  }
+  if (destinations.length === 0) return off('no chain of SWAPEAZI_RPC_URLS is a CCTP destination of the catalogue')
+  log.info(
+    {
+      event: 'cctp_relayer',
+      available: true,
+      relayer: account.address,
+      chains: destinations.map((entry) => entry.chain),
+      attestation_url: attestationUrl,
+    },
+    `CCTP relayer on for ${destinations.map((entry) => entry.chain).join(', ')} from ${account.address}`,
+  )
+  const attestations = createAttestationClient({ url: attestationUrl })
+  const relayer = createCctpRelayer({
+    attestations,
+    sourceDomains,
+    destinations,
+    leases: deps.store.lifecycle.leases,
+    holder,
+    log,
+    clock: deps.clock,
+  })
+  return {
+    ...relayer,
+    async close() {
+      await relayer.close()
+      await attestations.close()
+    },
+  }
+}
