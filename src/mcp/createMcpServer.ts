@@ -7,7 +7,7 @@ import { CAPABILITIES_URI, type Tool, type ToolContext } from './tool.ts'
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }
 
 const INSTRUCTIONS =
-  'SwapEazi routes stablecoins across chains for agents. discover_routes lists the corridors; probe_corridor checks a pair without paying; get_quote prices a swap for free; build_swap pays USD 0.02 over x402 and returns the unsigned transaction the user signs (approve first if the approval says so); corridor_intelligence says which bridge to trust. Nothing moves until the user signs and broadcasts. The capability manifest is the resource swapeazi://capabilities.'
+  'SwapEazi routes stablecoins across chains for agents. discover_routes lists the corridors; probe_corridor checks a pair without paying; get_quote prices a swap for free; build_swap pays USD 0.02 over x402 and returns the unsigned transaction the user signs (approve first if the approval says so); track_swap follows it after that, from its swapEaziRef, to delivery, and says what to do next; corridor_intelligence says which bridge to trust. Nothing moves until the user signs and broadcasts. The capability manifest is the resource swapeazi://capabilities.'
 
 /**
  * One MCP server over the tools of `tools/` (DESIGN 8). Cheap to build: the HTTP transport builds one per request.

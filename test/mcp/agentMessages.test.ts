@@ -96,6 +96,7 @@ const CALLS: readonly {
     args: { ...quote, fromAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' },
   },
   { label: 'build_swap without a wallet', tool: 'build_swap', args: quote },
+  { label: 'track_swap for a reference nobody recorded', tool: 'track_swap', args: { ref: 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV' } },
   { label: 'corridor_intelligence with a bad pair', tool: 'corridor_intelligence', args: { pair: 'NOPE-ZZZ' } },
   { label: 'corridor_intelligence past the free calls', tool: 'corridor_intelligence', args: { pair: 'OPT-POL' }, via: 'exhausted' },
   { label: 'corridor_intelligence on the free tier', tool: 'corridor_intelligence', args: { pair: 'BAS-ARB' }, answer: true },

@@ -76,7 +76,7 @@ describe('mcp.json', () => {
   })
 
   it(
-    'its stdio entry starts bin/swapeazi-mcp.js from a foreign working directory: the five tools answer, a paid build included, with nothing but JSON-RPC on stdout and the logs on stderr',
+    'its stdio entry starts bin/swapeazi-mcp.js from a foreign working directory: the six tools are listed and answer, a paid build included, with nothing but JSON-RPC on stdout and the logs on stderr',
     async () => {
       // The one spawned MCP server of the suite (the other stdio tests run `swapeazi mcp` in-process,
       // test/mcp/stdio.test.ts): what only a real process shows is checked here.
@@ -126,6 +126,7 @@ describe('mcp.json', () => {
         'probe_corridor',
         'get_quote',
         'build_swap',
+        'track_swap',
         'corridor_intelligence',
       ])
 

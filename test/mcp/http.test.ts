@@ -48,7 +48,7 @@ function postMcp(on: TestApp, body: unknown, headers: Record<string, string> = {
 type RpcAnswer = { jsonrpc: string; id: number | null; result?: Record<string, unknown>; error?: { code: number; message: string } }
 
 describe('/mcp over a real socket with the SDK StreamableHTTPClientTransport', () => {
-  it('initializes, lists the five tools and quotes; stateless, so no session id is handed out', async () => {
+  it('initializes, lists the six tools and quotes; stateless, so no session id is handed out', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`))
     const client = new Client({ name: 'swapeazi-http-test', version: '1.0.0' })
     await client.connect(transport)

@@ -47,7 +47,7 @@ function toolNamed(name: string): (typeof TOOLS)[number] {
 }
 
 describe('tools/list', () => {
-  it('lists exactly the five tools, each with a description, an input schema and an object output schema', async () => {
+  it('lists exactly the six tools, each with a description, an input schema and an object output schema', async () => {
     const { tools } = await connected.client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES])
     for (const tool of tools) {
@@ -63,7 +63,7 @@ describe('tools/list', () => {
   it('carries the annotations of DESIGN 8: read-only tools say so, build_swap spends irreversibly and is not idempotent', async () => {
     const { tools } = await connected.client.listTools()
     const annotations = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))
-    for (const name of ['discover_routes', 'probe_corridor', 'get_quote', 'corridor_intelligence'])
+    for (const name of ['discover_routes', 'probe_corridor', 'get_quote', 'track_swap', 'corridor_intelligence'])
       expect(annotations[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: true })
     expect(annotations['build_swap']).toMatchObject({
       readOnlyHint: false,
@@ -324,6 +324,19 @@ const BAD: [string, string, Record<string, unknown>, RegExp[]][] = [
     'get_quote',
     quoteBody({ toToken: 'DOGE' }),
     [/^SwapEazi answered 422 \(unsupported_token\): DOGE is not listed on ETH\. Tokens on ETH: USDC, USDT/],
+  ],
+  // A reference of no swap's form, and one nobody recorded.
+  [
+    'bad ref',
+    'track_swap',
+    { ref: 'swp_short' },
+    [/must be swp_ or dsb_ and 26 characters, as build_swap answered it \(swapEaziRef\) at ref/],
+  ],
+  [
+    'unknown ref',
+    'track_swap',
+    { ref: 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV' },
+    [/^SwapEazi answered 404 \(not_found\): No swap or batch swp_01ARZ3NDEKTSV4RRFFQ69G5FAV/],
   ],
   ['unknown tool', 'swap_everything', {}, [/Tool swap_everything not found/]],
 ]

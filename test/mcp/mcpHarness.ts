@@ -8,8 +8,8 @@ import { createServiceClient, type FetchLike, inProcessFetch } from '../../src/m
 import type { ToolContext } from '../../src/mcp/tool.ts'
 import { PUBLIC_URL, type TestApp, VERSION } from '../http/testApp.ts'
 
-/** The five tools of DESIGN 8, in the order tools/index.ts lists them. */
-export const TOOL_NAMES = ['discover_routes', 'probe_corridor', 'get_quote', 'build_swap', 'corridor_intelligence'] as const
+/** The tools of DESIGN 8 and track_swap (issue 18), in the order tools/index.ts lists them. */
+export const TOOL_NAMES = ['discover_routes', 'probe_corridor', 'get_quote', 'build_swap', 'track_swap', 'corridor_intelligence'] as const
 
 /** A pino logger writing JSON lines into `lines`, at every level, so a test can read what was logged. */
 export function captureLogger(): { log: Logger; lines: string[] } {

@@ -182,7 +182,7 @@ describe.concurrent('swapeazi mcp over stdio', () => {
       transport.onerror = (error) => errors.push(error)
       await client.connect(transport)
 
-      expect((await client.listTools()).tools).toHaveLength(5)
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length)
       expect((await callTool(client, 'get_quote', quoteBody())).isError).toBeFalsy()
       const swap = await callTool(client, 'build_swap', quoteBody())
       expect(swap.isError, textOf(swap)).toBeFalsy()
