@@ -50,6 +50,20 @@ export type LadderSpec = {
   directions: readonly LadderDirection[]
 }
 
+/**
+ * A currency's USD rate from Mento's SortedOracles on Celo (live-chain.md (d)): `medianRate(rateFeedId)` as a
+ * numerator over a denominator (1e24) and `medianTimestamp(rateFeedId)`, for currencies with no Chainlink feed.
+ */
+export type OracleSpec = {
+  /** `oracle:KES`: what the rate prices (USD per one unit of the currency). */
+  id: string
+  /** SortedOracles. */
+  address: Address
+  rateFeedId: Address
+  /** How old its median may be (feeds.json; not readable on chain as a heartbeat is not). */
+  maxAgeSec: number
+}
+
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {
   chain: ChainCode
@@ -60,6 +74,8 @@ export type ChainReadPlan = {
   pools?: readonly PoolSpec[]
   /** Depth venues quoted at a ladder of sizes (feedCatalogue.ts readPlanOf). */
   ladders?: readonly LadderSpec[]
+  /** Mento SortedOracles rates (feeds.json `mentoOracle`). */
+  oracles?: readonly OracleSpec[]
 }
 
 /** One pool's balances in atomic units, one per coin, or why they could not be read. */
@@ -91,6 +107,11 @@ export type ChainReading = {
   pools: PoolReading[]
   /** One per depth venue of the plan, in its order (none when the plan names none). */
   ladders: LadderReading[]
+  /**
+   * One per oracle rate of the plan, in its order, as a feed reading: the median as an 18-decimal answer, its
+   * timestamp as `updatedAt`, round 0 (none when the plan names none).
+   */
+  oracles: FeedReading[]
   /** From `eth_feeHistory` ending at that block: the next block's base fee and the median priority fee, in wei. */
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */

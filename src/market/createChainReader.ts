@@ -9,6 +9,7 @@ import {
   type LadderDirectionReading,
   type LadderQuote,
   type LadderReading,
+  type OracleSpec,
   type PoolReading,
   type PoolSpec,
   type ReadChain,
@@ -39,6 +40,12 @@ const balancerQueryAbi = parseAbi([
 /** Mento's Broker (v2): what an exchange of its exchange provider pays for `amountIn`. */
 const mentoBrokerAbi = parseAbi([
   'function getAmountOut(address exchangeProvider, bytes32 exchangeId, address tokenIn, address tokenOut, uint256 amountIn) view returns (uint256 amountOut)',
+])
+
+/** Mento's SortedOracles (Celo): a rate feed's median rate, numerator over denominator, and when it was reported. */
+const sortedOraclesAbi = parseAbi([
+  'function medianRate(address rateFeedId) view returns (uint256 numerator, uint256 denominator)',
+  'function medianTimestamp(address rateFeedId) view returns (uint256)',
 ])
 
 /**
@@ -79,6 +86,12 @@ type MentoCall = {
   args: readonly [Address, `0x${string}`, Address, Address, bigint]
 }
 type LadderCall = QuoterCall | BalancerQueryCall | MentoCall
+type OracleCall = {
+  address: Address
+  abi: typeof sortedOraclesAbi
+  functionName: 'medianRate' | 'medianTimestamp'
+  args: readonly [Address]
+}
 
 type CallResult = { status: 'success'; result?: unknown; error?: unknown } | { status: 'failure'; result?: unknown; error?: unknown }
 
@@ -90,7 +103,7 @@ export type ChainReaderClient = {
    * request works on every chain and on a bare anvil.
    */
   multicall(parameters: {
-    contracts: readonly (AggregatorCall | PoolCall | LadderCall)[]
+    contracts: readonly (AggregatorCall | PoolCall | LadderCall | OracleCall)[]
     allowFailure: true
     deployless: true
     batchSize: number
@@ -129,7 +142,8 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const blockNumber = block.number
     const feedContracts = feedCalls(plan)
     const poolContracts = poolCalls(plan)
-    const contracts = [...feedContracts, ...poolContracts, ...ladderCalls(plan)]
+    const ladderContracts = ladderCalls(plan)
+    const contracts = [...feedContracts, ...poolContracts, ...ladderContracts, ...oracleCalls(plan)]
     // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
     const [results, feeHistory] = await Promise.all([
       contracts.length === 0
@@ -161,6 +175,7 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       gas: gasFigures(plan, feeHistory),
       pools: poolReadings(plan, results.slice(feedContracts.length, feedContracts.length + poolContracts.length)),
       ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length)),
+      oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length)),
       rpcCalls: contracts.length === 0 ? 2 : 3,
     }
     if (plan.sequencerUptimeFeed !== undefined)
@@ -216,6 +231,41 @@ function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReadin
     balances.push(result.result)
   }
   return { id: pool.id, ok: true, balances }
+}
+
+/** Per oracle rate, `medianRate` then `medianTimestamp`. */
+function oracleCalls(plan: ChainReadPlan): OracleCall[] {
+  return (plan.oracles ?? []).flatMap((oracle): OracleCall[] => [
+    { address: oracle.address, abi: sortedOraclesAbi, functionName: 'medianRate', args: [oracle.rateFeedId] },
+    { address: oracle.address, abi: sortedOraclesAbi, functionName: 'medianTimestamp', args: [oracle.rateFeedId] },
+  ])
+}
+
+/** Kept to 18 decimals, as Chainlink answers are at most. */
+const ORACLE_DECIMALS = 18
+
+function oracleReadings(plan: ChainReadPlan, results: readonly CallResult[]): FeedReading[] {
+  return (plan.oracles ?? []).map((oracle, index) => oracleReading(oracle, results[2 * index], results[2 * index + 1]))
+}
+
+/** A SortedOracles median as a feed reading: numerator × 10^18 / denominator, rounded down, at its median timestamp. */
+function oracleReading(oracle: OracleSpec, rate: CallResult | undefined, timestamp: CallResult | undefined): FeedReading {
+  const failed = (error: string): FeedReading => ({
+    id: oracle.id,
+    ok: false,
+    error: `${oracle.id} (rate feed ${oracle.rateFeedId} of SortedOracles ${oracle.address}): ${error}`,
+  })
+  if (rate?.status !== 'success') return failed(`medianRate() failed: ${describe(rate?.error)}`)
+  if (timestamp?.status !== 'success') return failed(`medianTimestamp() failed: ${describe(timestamp?.error)}`)
+  const pair = rate.result
+  if (!Array.isArray(pair) || typeof pair[0] !== 'bigint' || typeof pair[1] !== 'bigint' || typeof timestamp.result !== 'bigint')
+    return failed('the oracle answered in an unexpected shape')
+  const [numerator, denominator] = pair as [bigint, bigint]
+  if (denominator === 0n || numerator === 0n) return failed('it has no median rate (no report)')
+  if (timestamp.result === 0n) return failed('it has no median timestamp (no report)')
+  const answer = (numerator * 10n ** BigInt(ORACLE_DECIMALS)) / denominator
+  if (answer === 0n) return failed('its median rate is below 10^-18')
+  return { id: oracle.id, ok: true, answer, decimals: ORACLE_DECIMALS, updatedAt: Number(timestamp.result), roundId: 0n }
 }
 
 /** Per depth venue, per direction, one quote per ladder size, smallest first. */

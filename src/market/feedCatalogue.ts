@@ -3,7 +3,7 @@ import * as z from 'zod'
 import { type CatalogueToken, E18, isEvmToken, type Token } from '../engine/index.ts'
 import { AddressSchema } from '../schemas/address.ts'
 import { ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
-import type { ChainReadPlan, FeedSpec, LadderDirection, LadderQuote, LadderSpec, PoolSpec } from './chainReading.ts'
+import type { ChainReadPlan, FeedSpec, LadderDirection, LadderQuote, LadderSpec, OracleSpec, PoolSpec } from './chainReading.ts'
 
 const Feed = z.strictObject({ address: AddressSchema, heartbeatSec: z.number().int().positive() })
 
@@ -24,6 +24,16 @@ export const FeedCatalogue = z.strictObject({
        * a depth venue of a protocol with none here is not read, and is a gap on a live chain.
        */
       quoters: z.partialRecord(z.enum(['uniswap-v3', 'pancakeswap-v3']), AddressSchema).optional(),
+      /**
+       * Mento's SortedOracles (Celo): USD per one unit of each currency listed, by rate feed id, for currencies with
+       * no usable Chainlink feed; each with its own maximum age in seconds.
+       */
+      mentoOracle: z
+        .strictObject({
+          address: AddressSchema,
+          fx: z.partialRecord(Currency, z.strictObject({ rateFeedId: AddressSchema, maxAgeSec: z.number().int().positive() })),
+        })
+        .optional(),
     }),
   ),
 })
@@ -34,6 +44,9 @@ export const NATIVE_FEED = 'native'
 
 /** The feed id of a currency's USD rate. */
 export const fxFeedId = (currency: Currency): string => `fx:${currency}`
+
+/** The id of a currency's USD rate from Mento's SortedOracles. */
+export const oracleFeedId = (currency: Currency): string => `oracle:${currency}`
 
 /**
  * The protocols whose `stableswap` venues are priced from balances the venue's `contract` answers with
@@ -51,7 +64,8 @@ const BALANCE_READ_PROTOCOLS: ReadonlySet<string> = new Set(['curve', 'curve-ng'
 export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1_000_000n, 10_000_000n]
 
 /**
- * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds, its sequencer and, given the
+ * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds (Chainlink, and Mento's
+ * SortedOracles where feeds.json names it), its sequencer and, given the
  * catalogue's venues, the balances of each balance-model pool on the chain (`pools`) and, given also the snapshot
  * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
  * direction at each of `LADDER_USD` (`ladders`).
@@ -70,9 +84,20 @@ export function readPlanOf(
   const specs: FeedSpec[] = [{ id: NATIVE_FEED, address: entry.native.address, heartbeatSec: entry.native.heartbeatSec }]
   for (const [currency, feed] of Object.entries(entry.fx))
     if (feed !== undefined) specs.push({ id: fxFeedId(currency as Currency), address: feed.address, heartbeatSec: feed.heartbeatSec })
+  const oracle = entry.mentoOracle
+  const oracles: OracleSpec[] = []
+  for (const [currency, rate] of Object.entries(oracle?.fx ?? {}))
+    if (oracle !== undefined && rate !== undefined)
+      oracles.push({
+        id: oracleFeedId(currency as Currency),
+        address: oracle.address,
+        rateFeedId: rate.rateFeedId,
+        maxAgeSec: rate.maxAgeSec,
+      })
   return {
     chain,
     feeds: specs,
+    ...(oracles.length === 0 ? {} : { oracles }),
     ...(entry.sequencerUptime === undefined ? {} : { sequencerUptimeFeed: entry.sequencerUptime }),
     ...withPools,
   }

@@ -2,13 +2,15 @@ import type { Logger } from 'pino'
 import { type Catalogue, type CatalogueFiles, compileCatalogue, formatAtomic, type PricedOn } from '../engine/index.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ChainReading, ReadChain } from './chainReading.ts'
-import { type FeedCatalogue, fxFeedId, NATIVE_FEED, readPlanOf } from './feedCatalogue.ts'
+import { type FeedCatalogue, fxFeedId, NATIVE_FEED, oracleFeedId, readPlanOf } from './feedCatalogue.ts'
 import { fxClosedSince } from './fxMarketHours.ts'
 
 /** A feed's answer is usable for its heartbeat plus this share of it (DESIGN 5: heartbeat + 10%). */
 const HEARTBEAT_MARGIN = 1.1
 /** Venue state and gas are usable for this many refresh intervals. */
 const STALE_AFTER_INTERVALS = 3
+/** An oracle rate further than this factor from the snapshot's, either way, is not used (farFromSnapshotRate). */
+const ORACLE_SNAPSHOT_FACTOR = 2n
 /** After an L2 sequencer comes back up, its feeds and prices are not trusted for this long (Chainlink's advice). */
 const SEQUENCER_GRACE_SEC = 3600
 
@@ -62,6 +64,21 @@ export type CreateLiveMarketParameters = {
 
 type ChainState = { reading?: ChainReading; error?: string }
 
+/** One place a currency's USD rate is read (a Chainlink feed, or Mento's SortedOracles), and how old it may be. */
+type RateSource = {
+  chain: ChainCode
+  /** The reading's id: `fx:EUR` (Chainlink) or `oracle:KES` (SortedOracles). */
+  id: string
+  /** For the rate's source: `Chainlink EUR/USD`. */
+  name: string
+  /** For a stale rate's reason: `feed`, `Mento SortedOracles KES/USD`. */
+  shortName: string
+  allowedSec: number
+  /** The age limit, as the reason for a stale rate names it. */
+  limit: string
+  isCheckedAgainstSnapshot: boolean
+}
+
 /**
  * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
  * reads the FX feeds, the native token's USD feed, the sequencer, gas, the balances of the balance-model pools
@@ -84,8 +101,8 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
    * What each live chain's refresh reads: its feeds, the balance-model pools of its venues and its depth venues'
    * quotes at the ladder of sizes (sized at the snapshot's prices).
    */
-  const snapshotTokens = compileCatalogue(files).tokens
-  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotTokens)]))
+  const snapshotCatalogue = compileCatalogue(files)
+  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens)]))
   /** Depth venues on a live chain the plan cannot quote (no quoter for their protocol): gaps, never the snapshot. */
   const unquoted = new Map(
     liveChains.map((chain) => {
@@ -93,6 +110,51 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       return [chain, files.venues.venues.filter((venue) => venue.chain === chain && venue.model === 'depth' && !quoted.has(venue.id))]
     }),
   )
+
+  /**
+   * Where `currency`'s USD rate is read on `chain`, each with how old its answer may be: Chainlink's feed (its
+   * heartbeat plus 10%) and Mento's SortedOracles (feeds.json `maxAgeSec`), both widened through the FX closure.
+   */
+  function rateSourcesOf(chain: ChainCode, currency: Currency): RateSource[] {
+    const entry = feeds.chains[chain]
+    const chainlink = entry?.fx[currency]
+    const oracle = entry?.mentoOracle?.fx[currency]
+    const sources: RateSource[] = []
+    if (chainlink !== undefined)
+      sources.push({
+        chain,
+        id: fxFeedId(currency),
+        name: `Chainlink ${currency}/USD`,
+        shortName: 'feed',
+        allowedSec: chainlink.heartbeatSec * HEARTBEAT_MARGIN,
+        limit: `heartbeat ${chainlink.heartbeatSec} s`,
+        isCheckedAgainstSnapshot: false,
+      })
+    if (oracle !== undefined)
+      sources.push({
+        chain,
+        id: oracleFeedId(currency),
+        name: `Mento SortedOracles ${currency}/USD`,
+        shortName: `Mento SortedOracles ${currency}/USD`,
+        allowedSec: oracle.maxAgeSec,
+        limit: `max age ${oracle.maxAgeSec} s`,
+        isCheckedAgainstSnapshot: true,
+      })
+    return sources
+  }
+
+  /**
+   * Why an oracle's rate is not believed: more than ORACLE_SNAPSHOT_FACTOR times the snapshot's rate, or less than
+   * its share. Which way round a SortedOracles rate feed quotes (USD per unit, or units per USD) is not checked on a
+   * live chain (live-chain.md (d)); a rate upside down is off by orders of magnitude, and must not price a swap.
+   */
+  function farFromSnapshotRate(currency: Currency, answer: bigint, decimals: number): string | undefined {
+    const snapshotE18 = snapshotCatalogue.fxUsdE18[currency]
+    const answerE18 = answer * 10n ** BigInt(18 - decimals)
+    if (snapshotE18 === undefined || snapshotE18 === 0n) return undefined
+    if (answerE18 <= snapshotE18 * ORACLE_SNAPSHOT_FACTOR && answerE18 * ORACLE_SNAPSHOT_FACTOR >= snapshotE18) return undefined
+    return `its rate ${formatAtomic(answerE18, 18)} USD is more than ${ORACLE_SNAPSHOT_FACTOR}× away from the snapshot's ${formatAtomic(snapshotE18, 18)}: check the rate feed id and which way round it quotes`
+  }
 
   let current = compose()
 
@@ -203,31 +265,30 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     const currencies: MarketStatus['currencies'] = []
     const fxNotes = new Map<Currency, string>()
     for (const currency of Object.keys(files.market.fx) as Currency[]) {
-      const spec = liveChains.flatMap((chain) => {
-        const feed = feeds.chains[chain]?.fx[currency]
-        return feed === undefined ? [] : [{ chain, feed }]
-      })
+      const spec = liveChains.flatMap((chain) => rateSourcesOf(chain, currency))
       if (spec.length === 0) {
         currencies.push({ currency, source: 'snapshot' })
         continue
       }
-      let best: { chain: ChainCode; block: bigint; answer: bigint; decimals: number; updatedAt: number } | undefined
+      let best: { chain: ChainCode; block: bigint; answer: bigint; decimals: number; updatedAt: number; name: string } | undefined
       const why: string[] = []
-      for (const { chain, feed } of spec) {
+      for (const { chain, id, name, shortName, allowedSec, limit, isCheckedAgainstSnapshot } of spec) {
         const reading = states.get(chain)?.reading
-        const read = reading?.feeds.find((candidate) => candidate.id === fxFeedId(currency))
+        const read = [...(reading?.feeds ?? []), ...(reading?.oracles ?? [])].find((candidate) => candidate.id === id)
         const chainStale = chainStatuses.find((status) => status.chain === chain)?.stale ?? []
         if (reading === undefined || read === undefined) why.push(`${chain} not read`)
         // A chain whose read is too old, or whose sequencer is not trusted, vouches for none of its figures.
         else if (chainStale.includes('gas') || chainStale.includes('sequencer')) why.push(`${chain} stale: ${chainGaps.get(chain)}`)
-        else if (!read.ok) why.push(`${chain} feed failed: ${read.error}`)
+        else if (!read.ok) why.push(`${chain} ${shortName} failed: ${read.error}`)
         else {
           // FX feeds hold still while FX markets are closed: the last answer before the close stays usable.
-          const allowedSec = feed.heartbeatSec * HEARTBEAT_MARGIN + (closedSince === undefined ? 0 : (nowMs - closedSince) / 1000)
+          const closureSec = closedSince === undefined ? 0 : (nowMs - closedSince) / 1000
           const ageSec = nowSec - read.updatedAt
-          if (ageSec > allowedSec) why.push(`${chain} feed last updated ${ageSec} s ago (heartbeat ${feed.heartbeatSec} s)`)
+          const farFromSnapshot = isCheckedAgainstSnapshot ? farFromSnapshotRate(currency, read.answer, read.decimals) : undefined
+          if (ageSec > allowedSec + closureSec) why.push(`${chain} ${shortName} last updated ${ageSec} s ago (${limit})`)
+          else if (farFromSnapshot !== undefined) why.push(`${chain} ${shortName}: ${farFromSnapshot}`)
           else if (best === undefined || read.updatedAt > best.updatedAt)
-            best = { chain, block: reading.blockNumber, answer: read.answer, decimals: read.decimals, updatedAt: read.updatedAt }
+            best = { chain, block: reading.blockNumber, answer: read.answer, decimals: read.decimals, updatedAt: read.updatedAt, name }
         }
       }
       if (best === undefined) {
@@ -238,7 +299,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       }
       market.fx[currency] = {
         usd: formatAtomic(best.answer, best.decimals),
-        source: `rpc ${best.chain} block ${best.block}: Chainlink ${currency}/USD`,
+        source: `rpc ${best.chain} block ${best.block}: ${best.name}`,
       }
       currencies.push({ currency, source: 'rpc', chain: best.chain, block: best.block.toString() })
       if (closedSince !== undefined)

@@ -35,6 +35,9 @@ type Script = {
    * answer what the snapshot's depth model pays at the scripted EUR rate (so a quote ladder follows the FX feed).
    */
   ladders?: Readonly<Record<string, { error: string } | ((amountIn: bigint, from: string) => bigint)>>
+  /** What Mento's SortedOracles answers for KES (USD per KES; default the snapshot's 0.00774), and how long ago. */
+  kesUsd?: number
+  kesUpdatedAgoSec?: number
 }
 
 /** What a depth venue of the snapshot pays for `amountIn` of `from` with EUR at `eurUsd`. */
@@ -108,6 +111,14 @@ function scriptedChain(clock: () => number, script: () => Script): { read: ReadC
           return { id: pool.id, ok: true as const, balances: [...(scripted ?? snapshotBalances(pool.id))] }
         }),
         ladders: scriptedLadders(plan, now),
+        oracles: (plan.oracles ?? []).map((oracle) => ({
+          id: oracle.id,
+          ok: true as const,
+          answer: BigInt(Math.round((now.kesUsd ?? 0.00774) * 1e12)) * 10n ** 6n,
+          decimals: 18,
+          updatedAt: nowSec - (now.kesUpdatedAgoSec ?? 60),
+          roundId: 0n,
+        })),
         gas: { baseFeePerGas: 2_000_000_000n, priorityFeePerGas: 1_000_000_000n },
         ...(plan.sequencerUptimeFeed === undefined ? {} : { sequencer: { isUp: now.sequencerDown !== true, since: nowSec - 86_400 } }),
         rpcCalls: 2,
@@ -488,5 +499,40 @@ describe('depth venues priced from quotes at a ladder of sizes', () => {
     const edges = market.catalogue().edgesFrom
     expect((edges.get('ETH:USDC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(false)
     expect((edges.get('ETH:EURC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(true)
+  })
+})
+
+describe('KES from Mento’s SortedOracles on Celo', () => {
+  it('prices KES from the oracle’s median at the block read, in the same plan, and says where it came from', async () => {
+    const { market, calls } = liveOn(['CEL'], () => ({ eurUsd: 1.2, kesUsd: 0.0081 }))
+    await market.refresh()
+    expect(calls[0]?.oracles).toEqual([
+      {
+        id: 'oracle:KES',
+        address: '0xefB84935239dAcdecF7c5bA76d8dE40b077B7b33',
+        rateFeedId: '0xbAcEE37d31b9f022Ef5d232B9fD53F05a531c169',
+        maxAgeSec: 900,
+      },
+    ])
+    expect(market.catalogue().fxUsdE18.KES).toBe(81n * 10n ** 14n)
+    expect(market.status().currencies).toContainEqual({ currency: 'KES', source: 'rpc', chain: 'CEL', block: expect.any(String) })
+  })
+
+  it('a median older than its maximum age is a gap for KES, with the reason', async () => {
+    const { market } = liveOn(['CEL'], () => ({ eurUsd: 1.2, kesUpdatedAgoSec: 901 }))
+    await market.refresh()
+    const kes = market.status().currencies.find((entry) => entry.currency === 'KES')
+    expect(kes?.stale).toBe('no fresh KES/USD feed (CEL Mento SortedOracles KES/USD last updated 901 s ago (max age 900 s))')
+    expect(market.status().isDegraded).toBe(true)
+    expect(market.catalogue().gaps?.currencies.has('KES')).toBe(true)
+  })
+
+  it('a rate upside down (KES per USD) is refused, not used: it is more than twice the snapshot’s', async () => {
+    const { market } = liveOn(['CEL'], () => ({ eurUsd: 1.2, kesUsd: 129.2 }))
+    await market.refresh()
+    expect(market.status().currencies.find((entry) => entry.currency === 'KES')?.stale).toContain(
+      "is more than 2× away from the snapshot's 0.00774: check the rate feed id and which way round it quotes",
+    )
+    expect(market.catalogue().gaps?.currencies.has('KES')).toBe(true)
   })
 })
