@@ -25,3 +25,22 @@ export type SwapTracking = {
   /** Checks that `txHash`'s receipt holds the router's `Swapped` event for `ref`, and records it as the source. */
   hintSourceTransaction(ref: string, txHash: Hex): Promise<HintSourceTransactionReturnType>
 }
+
+/** What `trackingOf` reads of a tracker (src/lifecycle/createTracker.ts's Tracker fits). */
+export type TrackerLike = {
+  /** The chains it follows: those with an RPC. */
+  chains: readonly ChainCode[]
+  hintSourceTransaction(ref: string, txHash: string): Promise<HintSourceTransactionReturnType>
+}
+
+/**
+ * The tracking the status endpoints read, over a tracker: a replica that does not poll (SWAPEAZI_TRACKER off, the
+ * tracker run apart by `swapeazi track`) still builds one where RPCs are configured, so its status says the swap is
+ * tracked and its hints are checked.
+ */
+export function trackingOf(tracker: TrackerLike): SwapTracking {
+  return {
+    follows: (chain) => tracker.chains.includes(chain),
+    hintSourceTransaction: (ref, txHash) => tracker.hintSourceTransaction(ref, txHash),
+  }
+}

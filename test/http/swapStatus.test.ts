@@ -5,7 +5,8 @@ import { signApiKey } from '../../src/auth/apiKey.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
-import type { HintSourceTransactionReturnType, SwapTracking } from '../../src/service/swapTracking.ts'
+import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { type HintSourceTransactionReturnType, type SwapTracking, trackingOf } from '../../src/service/swapTracking.ts'
 import type { LegPosition, LifecycleUpdate } from '../../src/store/createStore.ts'
 import { agentTextOffences } from '../support/agentText.ts'
 import { encodeHeader, signPayment } from '../payments/signPayment.ts'
@@ -246,17 +247,20 @@ describe('GET /api/v1/swap/{ref}/status', () => {
   })
 })
 
-/** A SwapTracking whose hint answers `hint` and that follows `follows`; the hints it was given are in `hints`. */
-function tracking(parameters: { follows: string[]; hint?: HintSourceTransactionReturnType }): SwapTracking & { hints: [string, Hex][] } {
-  const hints: [string, Hex][] = []
-  return {
-    hints,
-    follows: (chain) => parameters.follows.includes(chain),
-    async hintSourceTransaction(ref, txHash) {
+/** The tracking of a tracker following `follows` whose hint answers `hint`; the hints it was given are in `hints`. */
+function tracking(parameters: {
+  follows: ChainCode[]
+  hint?: HintSourceTransactionReturnType
+}): SwapTracking & { hints: [string, string][] } {
+  const hints: [string, string][] = []
+  const tracker = {
+    chains: parameters.follows,
+    async hintSourceTransaction(ref: string, txHash: string): Promise<HintSourceTransactionReturnType> {
       hints.push([ref, txHash])
       return parameters.hint ?? { ok: true, isFinal: true }
     },
   }
+  return { ...trackingOf(tracker), hints }
 }
 
 describe('POST /api/v1/swap/{ref}/transaction', () => {
