@@ -7,7 +7,7 @@ const OPEN_TIMEOUT_MS = 120_000
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 const id26 = (): string => Array.from(randomBytes(26), (byte) => ALPHABET[byte % 32]).join('')
 
-function swap(ref: string, overrides: Partial<SwapRecord> = {}): SwapRecord {
+function swap(ref: string, overrides: Partial<SwapRecord> = {}): SwapRecord & { keyId: string } {
   return {
     ref,
     channel: 'api_key',

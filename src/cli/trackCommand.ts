@@ -1,0 +1,62 @@
+import type { Writable } from 'node:stream'
+import { createLogger } from '../app/createLogger.ts'
+import { trackerFromConfig } from '../app/trackerFromConfig.ts'
+import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
+import type { Config } from '../config.ts'
+import { openStore } from '../store/openStore.ts'
+import { routerDeployment } from '../tx/routerDeployment.ts'
+
+export type TrackIo = {
+  /** The tracker's pino logs. */
+  stderr: Writable
+  /** Tests: stops the tracker as SIGTERM does. */
+  stop?: AbortSignal
+}
+
+/**
+ * `swapeazi track`: the swap tracker alone, for operators who run it apart from `serve` (SWAPEAZI_TRACKER=off there),
+ * on the configured store: PostgreSQL shared with the replicas, or an embedded store no `serve` holds. Runs until
+ * SIGINT or SIGTERM, then finishes its poll, gives up its leases and closes the store.
+ */
+export async function runTrack(config: Config, io: TrackIo): Promise<void> {
+  if (Object.keys(config.market.rpcUrls).length === 0)
+    throw new Error('nothing to track: SWAPEAZI_RPC_URLS names no chain; set it to the JSON-RPC URL of each chain to follow')
+  const log = createLogger(config.logLevel, io.stderr)
+  const { catalogue } = loadCatalogue(config.manifestDir)
+  const store = await openStore(config.store)
+  const tracker = trackerFromConfig(config, {
+    store,
+    catalogue: () => catalogue,
+    routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
+    clock: Date.now,
+    log,
+  })
+  try {
+    tracker?.start()
+    const signal = await stopped(io.stop)
+    log.info({ event: 'tracker_stopping', signal }, 'tracker: finishing the poll under way')
+  } finally {
+    await tracker?.stop()
+    await store.sql.close()
+  }
+  log.info({ event: 'stopped' }, 'stopped: store closed')
+}
+
+/** The first SIGTERM or SIGINT (or the test's stop), listened for only while the tracker runs. */
+function stopped(stop: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (signal: string) => (): void => {
+      process.off('SIGTERM', onTerm)
+      process.off('SIGINT', onInt)
+      stop?.removeEventListener('abort', onStop)
+      resolve(signal)
+    }
+    const onTerm = done('SIGTERM')
+    const onInt = done('SIGINT')
+    const onStop = done('stop')
+    process.on('SIGTERM', onTerm)
+    process.on('SIGINT', onInt)
+    stop?.addEventListener('abort', onStop, { once: true })
+    if (stop?.aborted) onStop()
+  })
+}

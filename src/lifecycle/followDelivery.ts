@@ -1,0 +1,125 @@
+import { getAddress, type Hex } from 'viem'
+import type { LegPosition, LifecycleAmount, LifecycleSubstatus, TrackedSwap } from '../store/createStore.ts'
+import { blockAtOrBefore } from './blockAtOrBefore.ts'
+import { type ExpectedOrder, expectedOrderOf } from './expectedOrder.ts'
+import { destinationExecutedEvent, destinationFallbackEvent, reasonText, transferEvent } from './lifecycleEvents.ts'
+import { legOfLog } from './recordSource.ts'
+import { runHook, type TrackerClient, type TrackerContext } from './trackerContext.ts'
+
+/** A delivery found on the destination chain. */
+type Delivery = { leg: LegPosition; substatus: LifecycleSubstatus; received: LifecycleAmount; reason: string | null }
+
+/**
+ * One step of following a pending swap's delivery, under the swap's lease: reads the destination chain's final blocks
+ * from where the last step stopped, for our executor's `DestinationExecuted` (done/completed) or `DestinationFallback`
+ * (done/partial: the bridged token, how much) with the swap's reference and recipient, or, on a route with no
+ * destination swap, the destination token's Transfer to the recipient of at least toAmountMin (the bridge's fill or
+ * mint). A log another leg of the same batch already claimed is skipped. Returns true when the swap is done.
+ */
+export async function followDelivery(context: TrackerContext, tracked: TrackedSwap): Promise<boolean> {
+  const expected = expectedOrderOf(tracked.swap, context.catalogue())
+  const destination = expected?.destination
+  if (expected === undefined || destination === undefined) return false
+  const client = context.clients[destination.chain]
+  if (client === undefined) return false
+  const { lifecycle } = context.store
+  const ref = tracked.swap.ref
+  let fromBlock = tracked.lifecycle.destinationFromBlock
+  if (fromBlock === null) {
+    const source = tracked.lifecycle.legs.source
+    if (source === undefined) return false
+    const sourceBlock = await context.clients[expected.chain]?.getBlock({ blockNumber: source.blockNumber })
+    const blockTime = context.catalogue().chains.get(destination.chain)?.blockTimeSec ?? 2
+    fromBlock = sourceBlock === undefined ? 0n : await blockAtOrBefore(client, sourceBlock.timestamp, blockTime)
+  }
+  const final = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(context.confirmations(destination.chain))
+  if (fromBlock > final) return false
+  const toBlock = final < fromBlock + context.maxBlockRange - 1n ? final : fromBlock + context.maxBlockRange - 1n
+  const claimed = await claimedBySiblings(context, tracked)
+  const found = await findDelivery(context, client, expected, fromBlock, toBlock, claimed)
+  const at = new Date(context.clock())
+  if (found === undefined) {
+    await lifecycle.update(ref, { state: 'pending', destinationFromBlock: toBlock + 1n, at }, ['pending'])
+    return false
+  }
+  const done = await lifecycle.update(
+    ref,
+    { state: 'done', substatus: found.substatus, reason: found.reason, legs: { destination: found.leg }, received: found.received, at },
+    ['pending'],
+  )
+  if (!done?.updated) return false
+  context.log.info(
+    { event: 'swap_done', ref, substatus: found.substatus, chain: destination.chain, tx: found.leg.txHash },
+    `swap_done: ${found.substatus}`,
+  )
+  await runHook(context, 'onFinished', ref, () => context.onFinished?.(done.record, tracked))
+  return true
+}
+
+/** Destination logs the other legs of the same batch were matched to (`txHash:logIndex`). */
+async function claimedBySiblings(context: TrackerContext, tracked: TrackedSwap): Promise<Set<string>> {
+  const claimed = new Set<string>()
+  const batch = tracked.lifecycle.disbursementRef
+  if (batch === null) return claimed
+  for (const leg of await context.store.lifecycle.getBatchLegs(batch)) {
+    const destination = leg.legs.destination
+    if (leg.ref !== tracked.swap.ref && destination !== undefined) claimed.add(`${destination.txHash}:${destination.logIndex}`)
+  }
+  return claimed
+}
+
+async function findDelivery(
+  context: TrackerContext,
+  client: TrackerClient,
+  expected: ExpectedOrder,
+  fromBlock: bigint,
+  toBlock: bigint,
+  claimed: ReadonlySet<string>,
+): Promise<Delivery | undefined> {
+  const destination = expected.destination
+  if (destination === undefined) return undefined
+  const chain = destination.chain
+  const isFree = (log: { transactionHash: string; logIndex: number }): boolean => !claimed.has(`${log.transactionHash}:${log.logIndex}`)
+  if (destination.kind === 'executor') {
+    const executor = context.routerOn(chain).executor
+    const args = { ref: expected.orderRefBytes32, recipient: expected.recipient }
+    const [executed, fellBack] = await Promise.all([
+      client.getLogs({ address: executor, event: destinationExecutedEvent, args, fromBlock, toBlock, strict: true }),
+      client.getLogs({ address: executor, event: destinationFallbackEvent, args, fromBlock, toBlock, strict: true }),
+    ])
+    const candidates = [
+      ...executed.filter(isFree).map((log) => ({
+        log,
+        substatus: 'completed' as const,
+        received: { chain, token: getAddress(log.args.tokenOut), amount: log.args.amountOut },
+        reason: null,
+      })),
+      ...fellBack.filter(isFree).map((log) => ({
+        log,
+        substatus: 'partial' as const,
+        received: { chain, token: getAddress(log.args.token), amount: log.args.amount },
+        reason: `the destination swap did not run (${reasonText(log.args.reason as Hex)}): the recipient got the bridged token`,
+      })),
+    ].sort((a, b) =>
+      a.log.blockNumber === b.log.blockNumber ? a.log.logIndex - b.log.logIndex : a.log.blockNumber < b.log.blockNumber ? -1 : 1,
+    )
+    const first = candidates[0]
+    return first === undefined ? undefined : { ...first, leg: legOfLog(chain, first.log) }
+  }
+  const transfers = await client.getLogs({
+    address: destination.token,
+    event: transferEvent,
+    args: { to: expected.recipient },
+    fromBlock,
+    toBlock,
+    strict: true,
+  })
+  const paid = transfers.find((log) => isFree(log) && log.args.value >= destination.minAmount)
+  if (paid === undefined) return undefined
+  return {
+    leg: legOfLog(chain, paid),
+    substatus: 'completed',
+    received: { chain, token: destination.token, amount: paid.args.value },
+    reason: null,
+  }
+}

@@ -1,0 +1,113 @@
+import { type Hex, isHash, parseEventLogs } from 'viem'
+import type { ChainCode } from '../schemas/catalogue.ts'
+import type { LifecycleRecord, TrackedSwap } from '../store/createStore.ts'
+import { expectedOrderOf } from './expectedOrder.ts'
+import { refOfBytes32, swappedEvent } from './lifecycleEvents.ts'
+import { mismatchOf, recordSourceFinal, type SwappedLog } from './recordSource.ts'
+import { revertReason } from './revertReason.ts'
+import { recordReverted } from './scanSourceChain.ts'
+import type { TrackerContext } from './trackerContext.ts'
+
+export type HintSourceTransactionReturnType =
+  /** Checked: the records as they are now (`isFinal` false: mined but not yet at the confirmation depth; the scan records it then). */
+  | { ok: true; isFinal: boolean; records: LifecycleRecord[] }
+  | {
+      ok: false
+      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap'
+      detail: string
+    }
+
+/**
+ * POST /api/v1/swap/{ref}/transaction: a hint of the source transaction. Its receipt must carry the router's `Swapped`
+ * event for the reference (for a batch `dsb_…`, each leg's by its order), matching the record as the scan checks it,
+ * or be a reverted router call from the swap's sender carrying the reference. A final one is recorded at once
+ * (pending, done, failed or expired); one not yet final is left for the scan. Nothing is recorded from a hint the
+ * chain does not bear out.
+ */
+export async function hintSourceTransaction(
+  context: TrackerContext,
+  ref: string,
+  txHash: string,
+): Promise<HintSourceTransactionReturnType> {
+  if (!isHash(txHash)) return { ok: false, reason: 'invalid_hash', detail: 'txHash must be 0x and 64 hex characters' }
+  const tracked = await trackedOf(context, ref)
+  const first = tracked[0]
+  if (first === undefined) return { ok: false, reason: 'unknown_ref', detail: `no swap ${ref} is recorded` }
+  const chain = first.swap.fromChain as ChainCode
+  const client = context.clients[chain]
+  if (client === undefined) return { ok: false, reason: 'chain_not_tracked', detail: `${chain} has no RPC configured to check it on` }
+  const receipt = await client.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined)
+  if (receipt === undefined) return { ok: false, reason: 'transaction_not_found', detail: `${txHash} is not mined on ${chain} (yet)` }
+  const final = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(context.confirmations(chain))
+  const isFinal = receipt.blockNumber <= final
+  const catalogue = context.catalogue()
+  const router = context.routerOn(chain).router
+  const notThis = { ok: false, reason: 'not_this_swap', detail: `${txHash} does not run ${ref} through our router on ${chain}` } as const
+
+  if (receipt.status === 'reverted') {
+    const tx = await client.getTransaction({ hash: txHash as Hex })
+    const ours = tracked.filter((entry) => {
+      const expected = expectedOrderOf(entry.swap, catalogue)
+      return (
+        expected !== undefined &&
+        tx.to?.toLowerCase() === router.toLowerCase() &&
+        tx.from.toLowerCase() === expected.sender.toLowerCase() &&
+        tx.input.toLowerCase().includes(expected.orderRefBytes32.slice(2).toLowerCase())
+      )
+    })
+    if (ours.length === 0) return notThis
+    if (isFinal) {
+      const reason = (await revertReason(client, tx, receipt.blockNumber)) ?? { text: 'reverted', isExpired: false }
+      for (const entry of ours) await recordReverted(context, chain, entry, receipt, reason)
+    }
+    return { ok: true, isFinal, records: await recordsOf(context, ours) }
+  }
+
+  const logs = parseEventLogs({ abi: [swappedEvent], logs: receipt.logs, eventName: 'Swapped', strict: true }) as unknown as SwappedLog[]
+  const matched: { entry: TrackedSwap; log: SwappedLog }[] = []
+  const positions = new Map<string, number>()
+  for (const log of logs) {
+    const orderRef = refOfBytes32(log.args.ref)
+    const position = positions.get(orderRef) ?? 0
+    positions.set(orderRef, position + 1)
+    const legRef = orderRef.startsWith('dsb_') ? `${orderRef}.${position}` : orderRef
+    const entry = tracked.find((candidate) => candidate.swap.ref === legRef)
+    const expected = entry === undefined ? undefined : expectedOrderOf(entry.swap, catalogue)
+    if (entry === undefined || expected === undefined || mismatchOf(log, expected, router) !== undefined) continue
+    matched.push({ entry, log })
+  }
+  if (matched.length === 0) return notThis
+  if (isFinal) {
+    const blockTime = (await client.getBlock({ blockNumber: receipt.blockNumber })).timestamp
+    for (const { entry, log } of matched) {
+      const expected = expectedOrderOf(entry.swap, catalogue)
+      if (expected !== undefined && entry.lifecycle.state === 'built')
+        await recordSourceFinal(context, entry, expected, log, receipt, blockTime)
+    }
+  }
+  return {
+    ok: true,
+    isFinal,
+    records: await recordsOf(
+      context,
+      matched.map(({ entry }) => entry),
+    ),
+  }
+}
+
+/** A swap, or every tracked leg of a batch. */
+async function trackedOf(context: TrackerContext, ref: string): Promise<TrackedSwap[]> {
+  const { lifecycle } = context.store
+  if (/^dsb_[0-9A-Z]{26}$/.test(ref)) {
+    const legs = await lifecycle.getBatchLegs(ref)
+    const tracked = await Promise.all(legs.map((leg) => lifecycle.getTracked(leg.ref)))
+    return tracked.filter((entry): entry is TrackedSwap => entry !== undefined)
+  }
+  const one = await lifecycle.getTracked(ref)
+  return one === undefined ? [] : [one]
+}
+
+async function recordsOf(context: TrackerContext, tracked: readonly TrackedSwap[]): Promise<LifecycleRecord[]> {
+  const records = await Promise.all(tracked.map((entry) => context.store.lifecycle.get(entry.swap.ref)))
+  return records.filter((record): record is LifecycleRecord => record !== undefined)
+}

@@ -1,0 +1,451 @@
+// The swap tracker (issue 18 items 1-3) on two anvil chains (BAS → POL) with stand-ins at the catalogue's addresses:
+// swaps built as the service builds them, signed and broadcast by a test wallet, delivered by the bridges' stand-ins
+// (relay()), and followed by the tracker to done, partial, expired or failed; a restart resumes from the cursor, a
+// reorganisation re-reads, and two trackers on one PostgreSQL follow each swap once.
+import { type Address, getAddress, parseEventLogs } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
+import type { LifecycleRecord, Store } from '../../src/store/createStore.ts'
+import { writeContractAndWait } from '../chain/anvil.ts'
+import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
+import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { moveTimeTo } from '../chain/safetyHelpers.ts'
+import { standInAbi } from '../chain/standIns.ts'
+import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
+import { balance, broadcast, buildRecorded, DEPTH, mine, recordingClient, trackerOn } from './trackerHelpers.ts'
+
+const MANIFEST = new URL('../../manifest', import.meta.url).pathname
+const [pglite, postgres] = storeDrivers()
+let world: CatalogueOnChains
+let opened: OpenedStore
+
+beforeAll(async () => {
+  ;[world, opened] = await Promise.all([deployCatalogueOnChains(loadCatalogue(MANIFEST).files, ['BAS', 'POL']), pglite!.open()])
+}, 180_000)
+afterAll(async () => {
+  await world?.stop()
+  await opened?.cleanup()
+})
+
+let recipientCount = 0
+/** A recipient nobody else on these chains uses: its balances start at zero. */
+const freshRecipient = (): Address => getAddress(`0x${'7ac4'.padEnd(36, '0')}${(++recipientCount).toString(16).padStart(4, '0')}`)
+
+const toEure = (bridge: string) => (id: string) => id.startsWith(`${bridge}:BAS>POL|pol-univ3-eure-usdc-500`)
+const acrossOnly = (id: string) => id === 'across-usdc:BAS>POL'
+
+async function lifecycle(store: Store, ref: string): Promise<LifecycleRecord> {
+  const record = await store.lifecycle.get(ref)
+  if (record === undefined) throw new Error(`${ref} is not recorded`)
+  return record
+}
+
+describe('the tracker follows a swap from its Swapped event to its delivery', () => {
+  it('bridge then destination swap: built, then pending once the source is final, then done/completed with what arrived', async () => {
+    const { store } = opened
+    const finals: { ref: string; tx: string }[] = []
+    const tracker = trackerOn(world, store, {
+      onSourceFinal: (record, receipt) => void finals.push({ ref: record.ref, tx: receipt.transactionHash }),
+    })
+    const recipient = freshRecipient()
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:EURe',
+      whole: '1000',
+      pick: toEure('across-usdc'),
+      sender: 2,
+      recipient,
+    })
+    const ref = swap.result.swapEaziRef
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('built')
+
+    const receipt = await broadcast(world, swap)
+    expect(receipt.status).toBe('success')
+    // Mined, but not yet DEPTH blocks deep: not final.
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('built')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const pending = await lifecycle(store, ref)
+    const [swapped] = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
+    expect(pending).toMatchObject({
+      state: 'pending',
+      legs: {
+        source: {
+          chain: 'BAS',
+          txHash: receipt.transactionHash,
+          blockNumber: receipt.blockNumber,
+          blockHash: receipt.blockHash,
+          logIndex: swapped!.logIndex,
+        },
+        bridge: { chain: 'BAS', txHash: receipt.transactionHash },
+      },
+      sent: { chain: 'BAS', token: tokenOf(world, 'BAS:USDC').address, amount: BigInt(swap.result.approval.amount) },
+    })
+    // The bridge leg is the deposit, before the Swapped event.
+    expect(pending.legs.bridge!.logIndex).toBeLessThan(swapped!.logIndex)
+    expect(finals).toEqual([{ ref, tx: receipt.transactionHash }])
+
+    const eure = tokenOf(world, 'POL:EURe')
+    const delivery = await relay(world, swap.plan, receipt)
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('pending')
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    const done = await lifecycle(store, ref)
+    const [executed] = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
+    const arrived = await balance(world, 'POL', eure.address, recipient)
+    expect(arrived >= BigInt(swap.plan.toAmountMin)).toBe(true)
+    expect(done).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      reason: null,
+      received: { chain: 'POL', token: eure.address, amount: arrived },
+      legs: { destination: { chain: 'POL', txHash: delivery.transactionHash, logIndex: executed!.logIndex } },
+    })
+    expect(done.transitions.map((t) => [t.state, t.substatus])).toEqual([
+      ['built', null],
+      ['pending', null],
+      ['done', 'completed'],
+    ])
+    expect(done.transitions[2]!.legs.destination?.txHash).toBe(delivery.transactionHash)
+    // onSourceFinal ran once, and a later poll moves nothing.
+    await tracker.pollOnce()
+    expect(finals).toHaveLength(1)
+    expect((await lifecycle(store, ref)).transitions).toHaveLength(3)
+  })
+
+  it('a bridge with no destination swap: done/completed at the bridge delivery to the recipient', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const recipient = freshRecipient()
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '500',
+      pick: acrossOnly,
+      sender: 2,
+      recipient,
+    })
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect((await lifecycle(store, swap.result.swapEaziRef)).state).toBe('pending')
+    const delivery = await relay(world, swap.plan, receipt)
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    const usdc = tokenOf(world, 'POL:USDC')
+    expect(await lifecycle(store, swap.result.swapEaziRef)).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      received: { chain: 'POL', token: usdc.address, amount: await balance(world, 'POL', usdc.address, recipient) },
+      legs: { destination: { chain: 'POL', txHash: delivery.transactionHash } },
+    })
+  })
+
+  it('a same-chain swap is done/completed with the Swapped event, through pending', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const recipient = freshRecipient()
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'BAS:EURC',
+      whole: '300',
+      pick: (id) => id === 'bas-univ3-eurc-usdc-500:USDC>EURC',
+      sender: 2,
+      recipient,
+    })
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const eurc = tokenOf(world, 'BAS:EURC')
+    const record = await lifecycle(store, swap.result.swapEaziRef)
+    expect(record).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      received: { chain: 'BAS', token: eurc.address, amount: await balance(world, 'BAS', eurc.address, recipient) },
+      legs: { source: { txHash: receipt.transactionHash }, destination: { txHash: receipt.transactionHash } },
+    })
+    expect(record.transitions.map((t) => t.state)).toEqual(['built', 'pending', 'done'])
+  })
+
+  it('done/partial when the destination swap cannot meet its minimum: the bridged token, and how much', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const destination = setupOf(world, 'POL')
+    const venue = world.catalogue.venues.find((entry) => entry.id === 'pol-univ3-eure-usdc-500')!
+    const usdc = tokenOf(world, 'POL:USDC')
+    const eure = tokenOf(world, 'POL:EURe')
+    const recipient = freshRecipient()
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:EURe',
+      whole: '1000',
+      pick: toEure('across-usdc'),
+      sender: 2,
+      recipient,
+    })
+    const [num, den] = (await destination.instance.publicClient.readContract({
+      address: venue.contract,
+      abi: standInAbi('UniswapV3RouterStandIn'),
+      functionName: 'rateOf',
+      args: [usdc.address, eure.address],
+    })) as [bigint, bigint]
+    const setRate = (denominator: bigint) =>
+      writeContractAndWait(destination.instance, destination.instance.accounts[0]!, {
+        address: venue.contract,
+        abi: standInAbi('UniswapV3RouterStandIn'),
+        functionName: 'setRate',
+        args: [usdc.address, eure.address, num, denominator],
+      })
+    // The pool now pays half the oracle rate: far below the minimum.
+    await setRate(den * 2n)
+    try {
+      const receipt = await broadcast(world, swap)
+      await mine(world, 'BAS')
+      await tracker.pollOnce()
+      await relay(world, swap.plan, receipt)
+      await mine(world, 'POL')
+      await tracker.pollOnce()
+    } finally {
+      await setRate(den)
+    }
+    const record = await lifecycle(store, swap.result.swapEaziRef)
+    const bridged = await balance(world, 'POL', usdc.address, recipient)
+    expect(bridged > 0n).toBe(true)
+    expect(await balance(world, 'POL', eure.address, recipient)).toBe(0n)
+    expect(record).toMatchObject({ state: 'done', substatus: 'partial', received: { chain: 'POL', token: usdc.address, amount: bridged } })
+    expect(record.reason).toMatch(/^the destination swap did not run \(Too little received\): the recipient got the bridged token$/)
+  })
+
+  it('expired when never broadcast and the deadline passed', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '200',
+      pick: acrossOnly,
+      sender: 4,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const deadline = BigInt(Date.parse(swap.result.deadline) / 1000)
+    // At the deadline itself the order could still run.
+    await moveTimeTo(world, deadline)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('built')
+    await moveTimeTo(world, deadline + 1n)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const record = await lifecycle(store, ref)
+    expect(record.state).toBe('expired')
+    expect(record.reason).toContain(`deadline ${swap.result.deadline.replace(/\.\d{3}Z$/, '')}`)
+    expect(record.transitions.map((t) => t.state)).toEqual(['built', 'expired'])
+  })
+
+  it('failed with the reason when the source transaction reverts', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:EURe',
+      whole: '100',
+      pick: toEure('across-usdc'),
+      sender: 5,
+      recipient: freshRecipient(),
+    })
+    // Signed without the approval first: the router refuses to pull the input.
+    const receipt = await broadcast(world, swap, { approve: false })
+    expect(receipt.status).toBe('reverted')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const record = await lifecycle(store, swap.result.swapEaziRef)
+    expect(record).toMatchObject({
+      state: 'failed',
+      legs: { source: { chain: 'BAS', txHash: receipt.transactionHash, blockNumber: receipt.blockNumber } },
+    })
+    expect(record.reason).toBe('source transaction reverted: SwapEazi: approve the router for the input amount first')
+  })
+
+  it('checks a hinted source transaction: the right one is recorded at once, another is refused', async () => {
+    const { store } = opened
+    // A tracker that never scans on its own here: the hint alone moves the swap.
+    const tracker = trackerOn(world, store)
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '150',
+      pick: acrossOnly,
+      sender: 6,
+      recipient: freshRecipient(),
+    })
+    const other = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '160',
+      pick: acrossOnly,
+      sender: 6,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    expect(await tracker.hintSourceTransaction(ref, receipt.transactionHash)).toMatchObject({ ok: true, isFinal: false })
+    expect((await lifecycle(store, ref)).state).toBe('built')
+    await mine(world, 'BAS')
+    const hinted = await tracker.hintSourceTransaction(ref, receipt.transactionHash)
+    expect(hinted).toMatchObject({
+      ok: true,
+      isFinal: true,
+      records: [{ ref, state: 'pending', legs: { source: { txHash: receipt.transactionHash } } }],
+    })
+    expect(await tracker.hintSourceTransaction(other.result.swapEaziRef, receipt.transactionHash)).toMatchObject({
+      ok: false,
+      reason: 'not_this_swap',
+    })
+    expect(await tracker.hintSourceTransaction(ref, `0x${'12'.repeat(32)}`)).toMatchObject({ ok: false, reason: 'transaction_not_found' })
+    expect(await tracker.hintSourceTransaction('swp_0000000000000000000000000Z', receipt.transactionHash)).toMatchObject({
+      ok: false,
+      reason: 'unknown_ref',
+    })
+    expect((await lifecycle(store, other.result.swapEaziRef)).state).toBe('built')
+  })
+
+  it('a restart resumes from the stored cursor', async () => {
+    const { store } = opened
+    await trackerOn(world, store).pollOnce()
+    const cursor = await store.lifecycle.getCursor('BAS')
+    expect(cursor?.block).toBe((await setupOf(world, 'BAS').instance.publicClient.getBlockNumber()) - BigInt(DEPTH))
+    // While no tracker runs, a swap is mined.
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '120',
+      pick: acrossOnly,
+      sender: 2,
+      recipient: freshRecipient(),
+    })
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    const client = recordingClient(setupOf(world, 'BAS').instance.publicClient as never)
+    await trackerOn(world, store, { clients: { BAS: client } }).pollOnce()
+    expect(client.fromBlocks[0]).toBe(cursor!.block + 1n)
+    expect(client.fromBlocks[0]! <= receipt.blockNumber).toBe(true)
+    expect(await lifecycle(store, swap.result.swapEaziRef)).toMatchObject({
+      state: 'pending',
+      legs: { source: { txHash: receipt.transactionHash } },
+    })
+  })
+
+  it('a reorganisation past the depth: the swap goes back to built and is found again in the new chain', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const { instance } = setupOf(world, 'BAS')
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '110',
+      pick: acrossOnly,
+      sender: 3,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const snapshot = await instance.testClient.snapshot()
+    const first = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).legs.source?.blockHash).toBe(first.blockHash)
+    // The chain is replaced from before the swap: other blocks at the same heights, then the swap again, later.
+    await instance.testClient.revert({ id: snapshot })
+    await mine(world, 'BAS', 3)
+    const again = await broadcast(world, swap)
+    expect(again.blockHash).not.toBe(first.blockHash)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const rewound = await lifecycle(store, ref)
+    expect(rewound.transitions.map((t) => t.state)).toContain('built')
+    await tracker.pollOnce()
+    const record = await lifecycle(store, ref)
+    expect(record).toMatchObject({ state: 'pending', legs: { source: { txHash: again.transactionHash, blockHash: again.blockHash } } })
+    expect(record.transitions.map((t) => t.state)).toEqual(['built', 'pending', 'built', 'pending'])
+    expect(record.transitions[2]!.reason).toMatch(/reorganised/)
+  })
+})
+
+describe.skipIf(postgres === undefined)('two trackers on one PostgreSQL', () => {
+  let shared: OpenedStore
+  beforeAll(async () => {
+    shared = await postgres!.open()
+  }, 60_000)
+  afterAll(async () => shared?.cleanup())
+
+  it('follow each swap once, and a dead replica’s work passes to the other when its leases expire', async () => {
+    const { store } = shared
+    const finals: string[] = []
+    const finished: string[] = []
+    const options = (holder: string) => ({
+      holder,
+      leaseTtlMs: 1500,
+      onSourceFinal: (record: LifecycleRecord) => void finals.push(`${holder}:${record.ref}`),
+      onFinished: (record: LifecycleRecord) => void finished.push(`${holder}:${record.ref}`),
+    })
+    const a = trackerOn(world, store, options('a'))
+    const b = trackerOn(world, store, options('b'))
+    const swaps = []
+    for (const whole of ['101', '102', '103'])
+      swaps.push(
+        await buildRecorded(world, store, {
+          from: 'BAS:USDC',
+          to: 'POL:EURe',
+          whole,
+          pick: toEure('across-usdc'),
+          sender: 2,
+          recipient: freshRecipient(),
+        }),
+      )
+    const receipts = []
+    for (const swap of swaps) receipts.push(await broadcast(world, swap))
+    await mine(world, 'BAS')
+    await Promise.all([a.pollOnce(), b.pollOnce(), a.pollOnce(), b.pollOnce()])
+    for (const [k, swap] of swaps.entries()) await relay(world, swap.plan, receipts[k]!)
+    await mine(world, 'POL')
+    await Promise.all([a.pollOnce(), b.pollOnce()])
+    await Promise.all([a.pollOnce(), b.pollOnce()])
+    const refs = swaps.map((swap) => swap.result.swapEaziRef)
+    for (const ref of refs) {
+      const record = await lifecycle(store, ref)
+      expect(record.transitions.map((t) => [t.state, t.substatus])).toEqual([
+        ['built', null],
+        ['pending', null],
+        ['done', 'completed'],
+      ])
+    }
+    // Each source recorded once and each swap finished once, by one replica or the other.
+    expect(finals.map((entry) => entry.slice(2)).sort()).toEqual([...refs].sort())
+    expect(finished.map((entry) => entry.slice(2)).sort()).toEqual([...refs].sort())
+
+    // The replica that holds the chain's scan dies without giving up its lease; the other takes over once it expires.
+    const holder = (await store.sql.query<{ holder: string }>(`select holder from leases where name = 'tracker:chain:BAS'`))[0]?.holder
+    const [dead, alive] = holder === 'a' ? [a, b] : [b, a]
+    await dead.stop({ release: false })
+    const late = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '104',
+      pick: acrossOnly,
+      sender: 2,
+      recipient: freshRecipient(),
+    })
+    await broadcast(world, late)
+    await mine(world, 'BAS')
+    await alive.pollOnce()
+    expect((await lifecycle(store, late.result.swapEaziRef)).state).toBe('built')
+    await new Promise((resolve) => setTimeout(resolve, 1600))
+    await alive.pollOnce()
+    expect((await lifecycle(store, late.result.swapEaziRef)).state).toBe('pending')
+    expect(finals.at(-1)).toBe(`${alive.holder}:${late.result.swapEaziRef}`)
+  })
+})
