@@ -6,6 +6,7 @@ import type { Config } from '../config.ts'
 import { createAttestationClient } from '../lifecycle/attestationClient.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer, type RelayReceipt, type RelayRecord } from '../lifecycle/cctpRelayer.ts'
 import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/reconcilePayments.ts'
+import { createRelayScheduler } from '../lifecycle/relayPendingSwaps.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { ServerDeps } from './createServer.ts'
@@ -42,25 +43,42 @@ export function startRelaying(config: Config, deps: ServerDeps): Relaying {
       : undefined
   log.info({ event: 'payment_reconciler', available: reconciler !== undefined }, `payment reconciler ${reconciler ? 'on' : 'off'}`)
 
-  const inFlight = new Set<Promise<unknown>>()
+  if (relayer === undefined)
+    return {
+      hooks: {},
+      stop: async () => {
+        await reconciler?.stop()
+      },
+    }
+  const clients: Record<string, ReturnType<typeof createPublicClient>> = {}
+  for (const [chain, url] of Object.entries(config.market.rpcUrls))
+    clients[chain] = createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) })
+  const scheduler = createRelayScheduler({
+    relayer,
+    lifecycle: deps.store.lifecycle,
+    leases: deps.store.lifecycle.leases,
+    holder,
+    clients,
+    log,
+  })
+  // The hook is called once per swap: the sweep relays what a restart, a failure or a dead replica left behind.
+  const sweeping = setInterval(() => {
+    scheduler.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
+  }, RELAY_SWEEP_INTERVAL_MS)
+  sweeping.unref()
   return {
-    hooks:
-      relayer === undefined
-        ? {}
-        : {
-            onSourceFinal(record, receipt) {
-              const relaying = relayer.relayForSwap(record, receipt)
-              inFlight.add(relaying)
-              void relaying.finally(() => inFlight.delete(relaying))
-            },
-          },
+    hooks: { onSourceFinal: (record, receipt) => scheduler.schedule(record, receipt) },
     async stop() {
+      clearInterval(sweeping)
       await reconciler?.stop()
-      await relayer?.close()
-      await Promise.allSettled([...inFlight])
+      await relayer.close()
+      await scheduler.idle()
     },
   }
 }
+
+/** How often the pending swaps are swept for a CCTP message still to relay. */
+const RELAY_SWEEP_INTERVAL_MS = 60_000
 
 /** The relayer over every chain of SWAPEAZI_RPC_URLS where a CCTP bridge of the catalogue delivers; undefined when off. */
 function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): CctpRelayer | undefined {

@@ -10,6 +10,7 @@ import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { type AttestationClient, createAttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { messageTransmitterAbi } from '../../src/lifecycle/cctpMessages.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
+import { createRelayScheduler } from '../../src/lifecycle/relayPendingSwaps.ts'
 import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
 import { createStore } from '../../src/store/createStore.ts'
 import { migrate } from '../../src/store/migrations.ts'
@@ -242,6 +243,84 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
         account: pol.instance.accounts[6]!,
       }),
     ).rejects.toThrow(/Nonce already used/)
+  })
+})
+
+describe('the relay sweep', () => {
+  it('relays a swap the tracker left pending when its hook never ran (a restart), once, and never a swap not ours', async () => {
+    const { ref, plan, receipt } = await burnOnBase()
+    const across = await planSwap(world, 'BAS:USDC', 'POL:EURe', 100n, (id) => id.startsWith('across-usdc:BAS>POL|'))
+    const acrossReceipt = await executeSwap(world, across)
+    const acrossRef = newSwapRef(Date.now() + 500)
+    const { store } = opened
+    const source = (hash: Hash, blockNumber: bigint, blockHash: Hex) => ({
+      chain: 'BAS',
+      txHash: hash,
+      blockNumber,
+      blockHash,
+      logIndex: 0,
+    })
+    for (const [swapRef, mined] of [
+      [ref, receipt],
+      [acrossRef, acrossReceipt],
+    ] as const) {
+      await store.recordKeyedSwap({
+        ref: swapRef,
+        channel: 'api_key',
+        status: 'built',
+        fromChain: 'BAS',
+        toChain: 'POL',
+        fromToken: 'USDC',
+        toToken: 'EURe',
+        fromAmount: '1000',
+        toAmount: String(plan.toAmount),
+        toAmountMin: String(plan.toAmountMin),
+        fromAddress: plan.sender.address,
+        toAddress: plan.recipient,
+        quote: {},
+        transactionRequest: {},
+        keyId: 'k_sweep',
+        createdAt: new Date(),
+      })
+      const moved = await store.lifecycle.update(
+        swapRef,
+        { state: 'pending', legs: { source: source(mined.transactionHash, mined.blockNumber, mined.blockHash) }, at: new Date() },
+        ['built'],
+      )
+      expect(moved?.updated).toBe(true)
+    }
+    const relayer = relayerWith(store.lifecycle.leases, 'replica-a')
+    const bas = setupOf(world, 'BAS').instance.publicClient
+    const scheduler = createRelayScheduler({
+      relayer,
+      lifecycle: store.lifecycle,
+      leases: store.lifecycle.leases,
+      holder: 'replica-a',
+      clients: { BAS: bas },
+      log,
+    })
+    const requestsBefore = standIn.requests.length
+    expect(await scheduler.sweep()).toEqual({ isLeader: true, scheduled: 1 })
+    const outcomes = await scheduler.idle()
+    expect(outcomes.map((outcome) => [outcome.ref, outcome.messages.map((message) => message.kind)])).toEqual([[ref, ['relayed']]])
+    expect(await deliveriesOf(ref)).toBe(1)
+    // The Across swap was never sent to the attestation service.
+    expect(standIn.requests.slice(requestsBefore).every((request) => request.transactionHash === receipt.transactionHash)).toBe(true)
+    // Another replica does not sweep while this one holds the lease.
+    const other = createRelayScheduler({
+      relayer,
+      lifecycle: store.lifecycle,
+      leases: store.lifecycle.leases,
+      holder: 'replica-b',
+      clients: { BAS: bas },
+      log,
+    })
+    expect(await other.sweep()).toEqual({ isLeader: false, scheduled: 0 })
+    // Still pending (the tracker has not seen the delivery yet): swept again, found received, nothing sent.
+    expect(await scheduler.sweep()).toEqual({ isLeader: true, scheduled: 1 })
+    expect((await scheduler.idle()).map((outcome) => outcome.messages.map((message) => message.kind))).toEqual([['already_received']])
+    expect(await deliveriesOf(ref)).toBe(1)
+    await relayer.close()
   })
 })
 
