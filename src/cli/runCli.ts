@@ -6,12 +6,14 @@ import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
 import { runMcpStdio } from './mcpStdio.ts'
 import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
 import { runServe } from './serveCommand.ts'
+import { runTrack } from './trackCommand.ts'
 
 const USAGE = `Usage: swapeazi <command>
 
 Commands:
   serve     Run the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402), with MCP at /mcp
   mcp       Run the MCP server over stdio (for Claude Desktop, Claude Code and other LLM hosts)
+  track     Run the swap tracker alone (the chains of SWAPEAZI_RPC_URLS), as serve runs it unless SWAPEAZI_TRACKER=off
   router    Deploy the router contract or set its allow-list (swapeazi router --help)
   keys      Issue or revoke API keys, or print their metered usage (swapeazi keys --help)
   intel     Import observed transfers for corridor intelligence (swapeazi intel --help)
@@ -59,6 +61,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       return 0
     case 'mcp':
       await runMcpStdio(configOf(io), io)
+      return 0
+    case 'track':
+      await runTrack(configOf(io), io)
       return 0
     case 'router':
       if (asksForHelp) return usage(ROUTER_USAGE)
