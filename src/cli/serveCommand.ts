@@ -7,6 +7,9 @@ import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
 import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperatorEndpoint.ts'
+import { startRelaying } from '../app/startRelaying.ts'
+import { trackerFromConfig } from '../app/trackerFromConfig.ts'
+import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import type { Config } from '../config.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 
@@ -71,6 +74,22 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     'listening',
   )
 
+  // The swap lifecycle (issue 18): the CCTP relayer and the payment reconciler, and the tracker (on by default where an
+  // RPC is configured) whose final sources the relayer relays and whose finished swaps become observations; all are
+  // stopped before the store closes.
+  const relaying = startRelaying(config, deps)
+  const tracker = config.tracker.enabled
+    ? trackerFromConfig(config, {
+        ...deps,
+        catalogue: () => deps.catalogue,
+        hooks: {
+          ...relaying.hooks,
+          onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue }, record),
+        },
+      })
+    : undefined
+  tracker?.start()
+
   const stopping = stopRequests(io.stop)
   const signal = await stopping.first
   deps.log.info({ event: 'shutdown', signal, in_flight: inFlight() }, 'shutdown: no new connections; finishing the requests in flight')
@@ -81,6 +100,8 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
       { event: 'shutdown_cut', in_flight: cut, grace_ms: config.server.shutdownGraceMs },
       'shutdown: requests still in flight were cut; raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
     )
+  await tracker?.stop()
+  await relaying.stop()
   await operator?.close()
   await deps.store.sql.close()
   deps.log.info({ event: 'stopped', signal }, 'stopped: store closed')
