@@ -35,6 +35,10 @@ export async function scanSourceChain(context: TrackerContext, chain: ChainCode)
   if (cursor === undefined) {
     const start = await cursorOf(client, await firstBlock(context, chain, final))
     if (!(await lifecycle.setCursor(chain, start, null))) return true
+    context.log.info(
+      { event: 'tracker_cursor_started', chain, block: start.block.toString() },
+      `tracker: ${chain} is read from block ${start.block}`,
+    )
     cursor = start
   }
   const atCursor = await client.getBlock({ blockNumber: cursor.block })
