@@ -68,7 +68,10 @@ export const CapabilityManifest = z
       }),
     }),
     pricing: z.object({ quote: z.string(), swap: z.string(), benchmark: z.string() }),
-    discovery: z.object({ unsupportedPairResponse: z.string() }),
+    discovery: z.object({
+      unsupportedPairResponse: z.string(),
+      swapStatus: z.string().describe('Extension: how to follow a built swap to delivery (the status endpoint and the MCP tool)'),
+    }),
   })
   .meta({ id: 'CapabilityManifest' })
 export type CapabilityManifest = z.infer<typeof CapabilityManifest>

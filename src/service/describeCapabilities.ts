@@ -74,6 +74,8 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
       benchmark: pricing.benchmark,
     },
     discovery: {
+      swapStatus:
+        'After a build, GET /api/v1/swap/{ref}/status (no key: the reference is enough) answers what the chains show of the swap (state built, pending, done with completed, partial or refunded, failed or expired; each transaction with its explorer link; the amounts sent and received) and what to do next. POST /api/v1/swap/{ref}/transaction {txHash} optionally reports the broadcast transaction. Over MCP: track_swap.',
       unsupportedPairResponse:
         'A quote for a pair no route joins answers HTTP 200 {"supported": false, "reason": "no_route_found", "pair": "<fromToken>-><toToken>"}, so agents can probe corridors for free before paying for a swap.',
     },

@@ -130,6 +130,12 @@ describe('GET /api/mpp/routes (spec 2.7)', () => {
     expect(manifest.discovery.unsupportedPairResponse).toContain('"supported": false')
   })
 
+  it('says how to follow a built swap: the status endpoint without a key, the hint and the MCP tool (issue 18)', () => {
+    expect(manifest.discovery.swapStatus).toContain('GET /api/v1/swap/{ref}/status (no key')
+    expect(manifest.discovery.swapStatus).toContain('POST /api/v1/swap/{ref}/transaction')
+    expect(manifest.discovery.swapStatus).toContain('track_swap')
+  })
+
   it('is the same document on every call (no clock or randomness in it)', async () => {
     const again = await readJson<Manifest>(await get(testApp(), '/api/mpp/routes'))
     expect(again).toEqual(manifest)
