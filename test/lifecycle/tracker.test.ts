@@ -6,12 +6,16 @@ import { type Address, getAddress, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
+import { QuoteParams } from '../../src/schemas/quote.ts'
+import { disburse } from '../../src/service/disburse.ts'
+import { routeQuoteRequest } from '../../src/service/getQuote.ts'
 import type { LifecycleRecord, Store } from '../../src/store/createStore.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
-import { moveTimeTo } from '../chain/safetyHelpers.ts'
+import { mintTo, moveTimeTo, sendRequest } from '../chain/safetyHelpers.ts'
 import { standInAbi } from '../chain/standIns.ts'
+import { testDeps } from '../http/testApp.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { balance, broadcast, buildRecorded, DEPTH, mine, recordingClient, trackerOn } from './trackerHelpers.ts'
 
@@ -372,6 +376,88 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     expect(record).toMatchObject({ state: 'pending', legs: { source: { txHash: again.transactionHash, blockHash: again.blockHash } } })
     expect(record.transitions.map((t) => t.state)).toEqual(['built', 'pending', 'built', 'pending'])
     expect(record.transitions[2]!.reason).toMatch(/reorganised/)
+  })
+})
+
+describe('a batch disbursement: each tracked leg under the shared dsb_ reference, by its index', () => {
+  it('matches each leg to its own Swapped event and its own delivery', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const bas = setupOf(world, 'BAS')
+    const sender = bas.instance.accounts[8]!
+    const block = await bas.instance.publicClient.getBlock()
+    const deps = testDeps({
+      catalogue: world.catalogue,
+      files: world.files,
+      routerOn: (chain) => setupOf(world, chain).router,
+      clock: () => Number(block.timestamp) * 1000,
+      store,
+    })
+    const r = [freshRecipient(), freshRecipient(), freshRecipient()]
+    const recipients = [
+      { address: r[0]!, toChain: 'BAS' as const, toToken: 'USDC', amount: '10' },
+      { address: r[1]!, toChain: 'POL' as const, toToken: 'USDC', amount: '300' },
+      { address: r[2]!, toChain: 'POL' as const, toToken: 'EURe', amount: '400' },
+    ]
+    const result = await disburse(deps, {
+      keyId: 'key_tracker_test',
+      params: { fromChain: 'BAS', fromToken: 'USDC', fromAddress: sender.address, slippage: 0.005, recipients },
+    })
+    const dsb = result.disbursementRef
+    // The transfer leg is not a tracked swap; the two bridge legs are, by their index.
+    expect((await store.lifecycle.getBatchLegs(dsb)).map((leg) => [leg.ref, leg.legIndex, leg.state])).toEqual([
+      [`${dsb}.1`, 1, 'built'],
+      [`${dsb}.2`, 2, 'built'],
+    ])
+    await mintTo(bas.instance, tokenOf(world, 'BAS:USDC').address, sender.address, BigInt(result.approval.amount))
+    await sendRequest(bas.instance, sender, result.approval.transactionRequest as never)
+    const receipt = await sendRequest(bas.instance, sender, result.transactionRequest as never)
+    expect(receipt.status).toBe('success')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const swapped = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
+    expect(swapped).toHaveLength(3)
+    for (const k of [1, 2]) {
+      expect(await lifecycle(store, `${dsb}.${k}`)).toMatchObject({
+        state: 'pending',
+        disbursementRef: dsb,
+        legIndex: k,
+        legs: { source: { txHash: receipt.transactionHash, logIndex: swapped[k]!.logIndex } },
+        sent: { amount: swapped[k]!.args.amountIn },
+      })
+    }
+    // Each leg's deposit relayed on its own: the receipt's logs between the previous order's Swapped and its own.
+    for (const k of [1, 2]) {
+      const tracked = (await store.lifecycle.getTracked(`${dsb}.${k}`))!
+      const routeId = (tracked.swap.quote as { route: { id: string } }).route.id
+      const params = QuoteParams.parse({
+        ...recipients[k],
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAmount: recipients[k]!.amount,
+        fromAddress: sender.address,
+        toAddress: r[k],
+      })
+      const routed = routeQuoteRequest(deps, params)
+      if ('kind' in routed) throw new Error('no route')
+      const priced = routed.found.viable.find((route) => route.route.id === routeId)!
+      const logs = receipt.logs.filter((log) => log.logIndex > swapped[k - 1]!.logIndex && log.logIndex < swapped[k]!.logIndex)
+      await relay(world, { priced, build: { order: { recipient: r[k]! } } } as never, { ...receipt, logs })
+    }
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    const usdc = tokenOf(world, 'POL:USDC')
+    const eure = tokenOf(world, 'POL:EURe')
+    expect(await lifecycle(store, `${dsb}.1`)).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      received: { token: usdc.address, amount: await balance(world, 'POL', usdc.address, r[1]!) },
+    })
+    expect(await lifecycle(store, `${dsb}.2`)).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      received: { token: eure.address, amount: await balance(world, 'POL', eure.address, r[2]!) },
+    })
   })
 })
 
