@@ -3,6 +3,7 @@ import { createPublicClient, http } from 'viem'
 import type { Config } from '../config.ts'
 import type { Catalogue } from '../engine/index.ts'
 import { createTracker, type CreateTrackerParameters, type Tracker } from '../lifecycle/createTracker.ts'
+import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import type { TrackerClient } from '../lifecycle/trackerContext.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
@@ -15,7 +16,7 @@ export type TrackerFromConfigDeps = {
   routerOn: (chain: ChainCode) => RouterDeployment
   clock: () => number
   log: Logger
-  /** The relayer's and intelligence's hooks, where they are wired. */
+  /** The relayer's hook where it is wired; onFinished defaults to making each finished swap an observation. */
   hooks?: Pick<CreateTrackerParameters, 'onSourceFinal' | 'onFinished'>
 }
 
@@ -38,6 +39,8 @@ export function trackerFromConfig(config: Config, deps: TrackerFromConfigDeps): 
     pollMs: config.tracker.pollMs,
     clock: deps.clock,
     log: deps.log.child({ component: 'tracker' }),
+    // A finished swap is an observation of its corridor at once (issue 18 item 7), wherever the tracker runs.
+    onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue() }, record),
     ...deps.hooks,
   })
 }

@@ -237,6 +237,10 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
             update.at.toISOString(),
           ],
         )
+        // An expired swap never ran: the swap's own status says so (not_found), which also takes it out of the swaps
+        // still `built` that listOpen reads; the other outcomes are set there by intelligence (completeSwap).
+        if (update.state === 'expired' && state !== 'expired')
+          await tx.query(`update swaps set status = 'not_found' where ref = $1 and status = 'built'`, [ref])
         if (update.state !== state || substatus !== (current['substatus'] ?? null))
           await tx.query(
             `insert into swap_transitions (ref, seq, state, substatus, reason, legs, at)

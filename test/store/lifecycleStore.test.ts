@@ -153,6 +153,9 @@ describe.each(storeDrivers())('swap lifecycles, cursors and leases on $name', (d
       [swap(`${dsb}.2`, { channel: 'disbursement' }), swap(`${dsb}.0`, { channel: 'disbursement' })],
     )
     await store().lifecycle.update(closed, { state: 'expired', at: new Date() }, ['built'])
+    // An expired swap never ran: its record says not_found.
+    expect((await store().getSwap(closed))?.status).toBe('not_found')
+    expect((await store().getSwap(open))?.status).toBe('built')
     const refs = new Set<string>()
     let afterRef: string | undefined
     for (;;) {
