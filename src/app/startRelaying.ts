@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { type Address, createPublicClient, createWalletClient, defineChain, getAddress, type Hex, http } from 'viem'
+import { type Address, type Chain, createPublicClient, createWalletClient, defineChain, getAddress, type Hex, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../config.ts'
 import { createAttestationClient } from '../lifecycle/attestationClient.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer, type RelayReceipt, type RelayRecord } from '../lifecycle/cctpRelayer.ts'
 import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/reconcilePayments.ts'
 import { createRelayScheduler } from '../lifecycle/relayPendingSwaps.ts'
+import { createLzComposeRetrier, type LzComposeRetrier, type LzRetryDestination } from '../lifecycle/retryLzComposes.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { ServerDeps } from './createServer.ts'
@@ -43,7 +44,8 @@ export function startRelaying(config: Config, deps: ServerDeps): Relaying {
       : undefined
   log.info({ event: 'payment_reconciler', available: reconciler !== undefined }, `payment reconciler ${reconciler ? 'on' : 'off'}`)
 
-  if (relayer === undefined)
+  const lzRetrier = lzRetrierFromConfig(config, deps, `${holder}:lz`)
+  if (relayer === undefined && lzRetrier === undefined)
     return {
       hooks: {},
       stop: async () => {
@@ -53,28 +55,77 @@ export function startRelaying(config: Config, deps: ServerDeps): Relaying {
   const clients: Record<string, ReturnType<typeof createPublicClient>> = {}
   for (const [chain, url] of Object.entries(config.market.rpcUrls))
     clients[chain] = createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) })
-  const scheduler = createRelayScheduler({
-    relayer,
-    lifecycle: deps.store.lifecycle,
-    leases: deps.store.lifecycle.leases,
-    holder,
-    clients,
-    log,
-  })
-  // The hook is called once per swap: the sweep relays what a restart, a failure or a dead replica left behind.
+  const scheduler =
+    relayer === undefined
+      ? undefined
+      : createRelayScheduler({ relayer, lifecycle: deps.store.lifecycle, leases: deps.store.lifecycle.leases, holder, clients, log })
+  // The hook is called once per swap: the sweep relays what a restart, a failure or a dead replica left behind, and
+  // retries the LayerZero composes that failed.
   const sweeping = setInterval(() => {
-    scheduler.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
+    scheduler?.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
+    lzRetrier?.sweep().catch((error: unknown) => log.warn({ event: 'lz_compose_sweep_failed', err: error }, 'lz_compose_sweep_failed'))
   }, RELAY_SWEEP_INTERVAL_MS)
   sweeping.unref()
   return {
-    hooks: { onSourceFinal: (record, receipt) => scheduler.schedule(record, receipt) },
+    hooks: scheduler === undefined ? {} : { onSourceFinal: (record, receipt) => scheduler.schedule(record, receipt) },
     async stop() {
       clearInterval(sweeping)
       await reconciler?.stop()
-      await relayer.close()
-      await scheduler.idle()
+      await relayer?.close()
+      await scheduler?.idle()
     },
   }
+}
+
+/**
+ * The retrier of failed LayerZero composes to our executor, on every chain of SWAPEAZI_RPC_URLS where a LayerZero
+ * bridge of the catalogue delivers, from the relayer key; undefined when the key is not set.
+ */
+function lzRetrierFromConfig(config: Config, deps: ServerDeps, holder: string): LzComposeRetrier | undefined {
+  const { privateKey } = config.relayer
+  if (privateKey === undefined) return undefined
+  const account = privateKeyToAccount(privateKey as Hex)
+  const endpoints = new Map<string, Address>()
+  for (const bridge of deps.files.bridges.bridges.filter((entry) => entry.protocol === 'stargate-v2' || entry.protocol === 'usdt0-oft'))
+    for (const endpoint of bridge.endpoints)
+      if (endpoint.deliveredBy !== undefined) endpoints.set(endpoint.chain, getAddress(endpoint.deliveredBy))
+  const destinations: LzRetryDestination[] = []
+  for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][]) {
+    const endpoint = endpoints.get(chain)
+    const viemChain = chainOf(deps, chain, url)
+    if (endpoint === undefined || viemChain === undefined) continue
+    const transport = http(url, CHAIN_RPC_TRANSPORT_OPTIONS)
+    destinations.push({
+      chain,
+      endpoint,
+      executor: deps.routerOn(chain).executor,
+      publicClient: createPublicClient({ chain: viemChain, transport }),
+      walletClient: createWalletClient({ chain: viemChain, transport, account }),
+    })
+  }
+  if (destinations.length === 0) return undefined
+  deps.log.info(
+    { event: 'lz_compose_retrier', available: true, chains: destinations.map((entry) => entry.chain) },
+    `LayerZero compose retries on for ${destinations.map((entry) => entry.chain).join(', ')}`,
+  )
+  return createLzComposeRetrier({
+    destinations,
+    leases: deps.store.lifecycle.leases,
+    holder,
+    log: deps.log.child({ component: 'lz_compose' }),
+  })
+}
+
+/** A viem chain for the wallet client: the catalogue's chain id, reached through the configured RPC only. */
+function chainOf(deps: ServerDeps, chain: ChainCode, url: string): Chain | undefined {
+  const chainId = deps.catalogue.chains.get(chain)?.chainId
+  if (chainId === undefined) return undefined
+  return defineChain({
+    id: chainId,
+    name: chain,
+    nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  })
 }
 
 /** How often the pending swaps are swept for a CCTP message still to relay. */
@@ -102,14 +153,8 @@ function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): Cc
   const destinations: CctpDestination[] = []
   for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][]) {
     const delivery = transmitters.get(chain)
-    const chainId = deps.catalogue.chains.get(chain)?.chainId
-    if (delivery === undefined || chainId === undefined) continue
-    const viemChain = defineChain({
-      id: chainId,
-      name: chain,
-      nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [url] } },
-    })
+    const viemChain = chainOf(deps, chain, url)
+    if (delivery === undefined || viemChain === undefined) continue
     const transport = http(url, CHAIN_RPC_TRANSPORT_OPTIONS)
     destinations.push({
       chain,

@@ -111,7 +111,7 @@ const LEASE_RETRY_MS = 1_000
  * submission cannot pay twice: the transmitter marks the message's nonce used in the transaction that mints, so a
  * second `receiveMessage` reverts ("Nonce already used"), and with it the whole `relayCctp`, before any order runs.
  * The relayer also reads `usedNonces` and simulates before it sends, so it does not spend gas on a message already
- * received; one replica at a time sends from the key (the lease `cctp-relay:<chain>:<address>`), taking the next
+ * received; one replica at a time sends from the key (the lease `relayer:<chain>:<address>`), taking the next
  * nonce from the node's pending count, so two replicas never race for one nonce.
  */
 export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelayer {
@@ -168,7 +168,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     if (fields === undefined) return { kind: 'failed', nonce: null, reason: 'the attested message is not a CCTP v2 burn message' }
     const { nonce } = fields
     const account = destination.walletClient.account.address
-    const lease = `cctp-relay:${destination.chain}:${account.toLowerCase()}`
+    const lease = relayerLeaseName(destination.chain, account)
     const call: RelayCctpCall = {
       address: destination.executor,
       abi: swapEaziExecutorAbi,
@@ -299,6 +299,14 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       await Promise.allSettled([...localQueues.values()])
     },
   }
+}
+
+/**
+ * The lease of one relayer key on one chain: whoever holds it is the only sender from the key there (CCTP relays and
+ * LayerZero compose retries alike), so the nonce read inside it is the next one.
+ */
+export function relayerLeaseName(chain: string, account: Address): string {
+  return `relayer:${chain}:${account.toLowerCase()}`
 }
 
 /** The contract's revert reason, or undefined when the error is not a revert (an RPC or transport failure). */

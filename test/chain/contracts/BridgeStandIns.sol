@@ -530,11 +530,22 @@ interface ILayerZeroComposer {
 
 /// @notice Stand-in for the destination side of a Stargate/OFT transfer: the LayerZero endpoint, the OApp's credit
 /// and the executor's compose call in one. `deliver` credits amountLD of `token` to `to` (from this contract's own
-/// balance when it holds enough, else by the token's open `mint`), then, when composeMsg is non-empty, calls
-/// to.lzCompose(oapp, guid, message, msg.sender, "") forwarding msg.value, with message laid out as
-/// OFTComposeMsgCodec: nonce (8 bytes) | srcEid (4) | amountLD (32) | composeFrom (32) | composeMsg.
+/// balance when it holds enough, else by the token's open `mint`), then, when composeMsg is non-empty, queues the
+/// compose as EndpointV2's sendCompose does (composeQueue[oapp][to][guid][0] = keccak256(message)) and runs it as
+/// the LayerZero executor would, calling to.lzCompose(oapp, guid, message, msg.sender, "") with msg.value, with
+/// message laid out as OFTComposeMsgCodec: nonce (8 bytes) | srcEid (4) | amountLD (32) | composeFrom (32) |
+/// composeMsg. A compose that reverts (or runs out of the gas `composeGasLimit` allows, when set) does not undo the
+/// credit: it stays queued and the endpoint emits LzComposeAlert, as the executor's lzComposeAlert does on chain;
+/// anyone may then retry it with `lzCompose`, which clears the queue entry (single delivery) before calling.
 contract LayerZeroEndpointStandIn {
+    /// @dev EndpointV2's marker of a delivered compose.
+    bytes32 private constant RECEIVED_MESSAGE_HASH = bytes32(uint256(1));
+
     uint64 public deliveries;
+    /// @notice Gas each compose run by `deliver` gets; 0: all there is. A test fixture, settable by anyone.
+    uint256 public composeGasLimit;
+    mapping(address from => mapping(address to => mapping(bytes32 guid => mapping(uint16 index => bytes32 messageHash))))
+        public composeQueue;
 
     event Delivered(
         bytes32 indexed guid,
@@ -549,6 +560,23 @@ contract LayerZeroEndpointStandIn {
     );
     /// @notice As the real endpoint emits after a successful lzCompose.
     event ComposeDelivered(address from, address to, bytes32 guid, uint16 index);
+    /// @notice As the real endpoint emits when the executor reports a compose that failed (retryable).
+    event LzComposeAlert(
+        address indexed from,
+        address indexed to,
+        address indexed executor,
+        bytes32 guid,
+        uint16 index,
+        uint256 gas,
+        uint256 value,
+        bytes message,
+        bytes extraData,
+        bytes reason
+    );
+
+    function setComposeGasLimit(uint256 gasLimit) external {
+        composeGasLimit = gasLimit;
+    }
 
     function deliver(
         address oapp,
@@ -566,10 +594,34 @@ contract LayerZeroEndpointStandIn {
         if (composeMsg.length > 0) {
             require(to.code.length > 0, "stand-in: compose target has no code");
             bytes memory message = abi.encodePacked(nonce, srcEid, amountLD, composeFrom, composeMsg);
-            ILayerZeroComposer(to).lzCompose{value: msg.value}(oapp, guid, message, msg.sender, "");
-            emit ComposeDelivered(oapp, to, guid, 0);
+            composeQueue[oapp][to][guid][0] = keccak256(message);
+            uint256 gasLimit = composeGasLimit == 0 ? gasleft() : composeGasLimit;
+            try this.runCompose{gas: gasLimit, value: msg.value}(oapp, to, guid, message, msg.sender) {
+                composeQueue[oapp][to][guid][0] = RECEIVED_MESSAGE_HASH;
+                emit ComposeDelivered(oapp, to, guid, 0);
+            } catch (bytes memory reason) {
+                emit LzComposeAlert(oapp, to, msg.sender, guid, 0, gasLimit, msg.value, message, "", reason);
+            }
         }
         emit Delivered(guid, oapp, to, token, amountLD, srcEid, nonce, composeFrom, composeMsg);
+    }
+
+    /// @notice `deliver`'s compose call, run through an external call so a failure can be caught; only this contract.
+    function runCompose(address from, address to, bytes32 guid, bytes calldata message, address executor) external payable {
+        require(msg.sender == address(this), "stand-in: only the endpoint");
+        ILayerZeroComposer(to).lzCompose{value: msg.value}(from, guid, message, executor, "");
+    }
+
+    /// @notice EndpointV2's lzCompose: delivers a queued compose once, to anyone who presents its message.
+    function lzCompose(address from, address to, bytes32 guid, uint16 index, bytes calldata message, bytes calldata extraData)
+        external
+        payable
+    {
+        bytes32 expected = composeQueue[from][to][guid][index];
+        require(expected != RECEIVED_MESSAGE_HASH && expected == keccak256(message), "LZ_ComposeNotFound");
+        composeQueue[from][to][guid][index] = RECEIVED_MESSAGE_HASH;
+        ILayerZeroComposer(to).lzCompose{value: msg.value}(from, guid, message, msg.sender, extraData);
+        emit ComposeDelivered(from, to, guid, index);
     }
 }
 
