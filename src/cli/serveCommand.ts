@@ -9,9 +9,11 @@ import { createServer } from '../app/createServer.ts'
 import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperatorEndpoint.ts'
 import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
+import type { Tracker } from '../lifecycle/createTracker.ts'
 import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import type { Config } from '../config.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
+import { deferredTracking } from '../service/swapTracking.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -52,7 +54,9 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
       { event: 'router_default_inert', router: config.router.address },
       'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it',
     )
-  const app = createServer(deps)
+  // The status endpoints read the tracker built below once the server listens (issue 18 item 6).
+  let tracker: Tracker | undefined
+  const app = createServer({ ...deps, tracking: deferredTracking(() => tracker) })
   let server: Server
   // The embedded store's owner runs operator commands on its live store (issue 15 item 1).
   let operator: OperatorEndpoint | undefined
@@ -77,18 +81,18 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   // The swap lifecycle (issue 18): the CCTP relayer and the payment reconciler, and the tracker (on by default where an
   // RPC is configured) whose final sources the relayer relays and whose finished swaps become observations; all are
   // stopped before the store closes.
+  // Built wherever an RPC is configured, so statuses say which chains are followed and hints are checked even when the
+  // tracker runs apart (SWAPEAZI_TRACKER=off, swapeazi track); it polls only when on.
   const relaying = startRelaying(config, deps)
-  const tracker = config.tracker.enabled
-    ? trackerFromConfig(config, {
-        ...deps,
-        catalogue: () => deps.catalogue,
-        hooks: {
-          ...relaying.hooks,
-          onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue }, record),
-        },
-      })
-    : undefined
-  tracker?.start()
+  tracker = trackerFromConfig(config, {
+    ...deps,
+    catalogue: () => deps.catalogue,
+    hooks: {
+      ...relaying.hooks,
+      onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue }, record),
+    },
+  })
+  if (config.tracker.enabled) tracker?.start()
 
   const stopping = stopRequests(io.stop)
   const signal = await stopping.first

@@ -44,3 +44,19 @@ export function trackingOf(tracker: TrackerLike): SwapTracking {
     hintSourceTransaction: (ref, txHash) => tracker.hintSourceTransaction(ref, txHash),
   }
 }
+
+/**
+ * The tracking of a tracker built after the app (serve builds it once it listens): until then, and where none is
+ * built (no RPC), nothing is followed and a hint answers chain_not_tracked.
+ */
+export function deferredTracking(current: () => TrackerLike | undefined): SwapTracking {
+  return {
+    follows: (chain) => current()?.chains.includes(chain) ?? false,
+    hintSourceTransaction: async (ref, txHash) =>
+      current()?.hintSourceTransaction(ref, txHash) ?? {
+        ok: false,
+        reason: 'chain_not_tracked',
+        detail: 'no tracker runs on this service yet',
+      },
+  }
+}
