@@ -3,6 +3,7 @@ import { createLogger } from '../app/createLogger.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
 import type { Config } from '../config.ts'
+import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import { openStore } from '../store/openStore.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
 
@@ -30,6 +31,8 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
     routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
     clock: Date.now,
     log,
+    // A swap that ends becomes an observation of its corridor at once, as in serve (issue 18 item 7).
+    hooks: { onFinished: (record) => observeCompletedSwap({ store, catalogue }, record) },
   })
   try {
     tracker?.start()
