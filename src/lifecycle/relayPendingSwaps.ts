@@ -25,7 +25,7 @@ export type RelayScheduler = {
    * tracker's hook is called once), a relay that failed, or one whose replica died.
    */
   sweep(): Promise<{ isLeader: boolean; scheduled: number }>
-  /** Resolves when every relay scheduled so far has ended. */
+  /** Resolves when every relay scheduled so far has ended, with the outcomes of those that ended since the last call. */
   idle(): Promise<RelayOutcome[]>
 }
 
@@ -38,13 +38,18 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
   const { relayer, lifecycle, leases, holder, clients, log } = parameters
   const pageSize = parameters.pageSize ?? 100
   const running = new Map<string, Promise<RelayOutcome>>()
+  const ended: RelayOutcome[] = []
   /** Swaps whose receipt holds no burn for us (Across, Stargate, a bridge-only CCTP route): never read again. */
   const notOurs = new Set<string>()
 
   const scheduler: RelayScheduler = {
     schedule(record, receipt) {
       if (running.has(record.ref)) return
-      const relaying = relayer.relayForSwap(record, receipt).finally(() => running.delete(record.ref))
+      const relaying = relayer.relayForSwap(record, receipt).then((outcome) => {
+        running.delete(record.ref)
+        ended.push(outcome)
+        return outcome
+      })
       running.set(record.ref, relaying)
     },
 
@@ -89,9 +94,8 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
     },
 
     async idle() {
-      const outcomes: RelayOutcome[] = []
-      while (running.size > 0) outcomes.push(...(await Promise.all([...running.values()])))
-      return outcomes
+      while (running.size > 0) await Promise.all([...running.values()])
+      return ended.splice(0)
     },
   }
   return scheduler

@@ -9,7 +9,7 @@ import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { type AttestationClient, createAttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { messageTransmitterAbi } from '../../src/lifecycle/cctpMessages.ts'
-import { type CctpDestination, type CctpRelayer, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
+import { type CctpDestination, type CctpRelayer, createCctpRelayer, type MessageRelayOutcome } from '../../src/lifecycle/cctpRelayer.ts'
 import { createRelayScheduler } from '../../src/lifecycle/relayPendingSwaps.ts'
 import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
 import { createStore } from '../../src/store/createStore.ts'
@@ -21,6 +21,7 @@ import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deploy
 import { balanceOf, executeSwap, type PlannedSwap, planSwap, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { dropSchema, type OpenedStore, storeDrivers, TEST_DATABASE_URL, uniqueSchemaName } from '../store/storeDrivers.ts'
 import { type AttestationStandIn, startAttestationStandIn } from './attestationStandIn.ts'
+import { broadcast, buildRecorded, mine, trackerOn } from './trackerHelpers.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
 const log = pino({ level: 'silent' })
@@ -243,6 +244,55 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
         account: pol.instance.accounts[6]!,
       }),
     ).rejects.toThrow(/Nonce already used/)
+  })
+})
+
+describe('the tracker with our relayer as its onSourceFinal hook (issue 18 item 8)', () => {
+  it('a CCTP bridge followed by a swap on arrival, built by the service and broadcast by a wallet, reaches done/completed', async () => {
+    const { store } = opened
+    const relayer = relayerWith(store.lifecycle.leases, 'replica-a')
+    const scheduler = createRelayScheduler({
+      relayer,
+      lifecycle: store.lifecycle,
+      leases: store.lifecycle.leases,
+      holder: 'replica-a',
+      clients: { BAS: setupOf(world, 'BAS').instance.publicClient },
+      log,
+    })
+    const tracker = trackerOn(world, store, { onSourceFinal: (record, receipt) => scheduler.schedule(record, receipt) })
+    const recipient = getAddress(`0x${'7e1a'.padEnd(36, '0')}0001`)
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:EURe',
+      whole: '1000',
+      pick: CCTP_WITH_SWAP,
+      sender: 4,
+      recipient,
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    expect(receipt.status).toBe('success')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect((await store.lifecycle.get(ref))?.state).toBe('pending')
+    // The hook started the relay; nobody called relay() here.
+    const [outcome, ...more] = await scheduler.idle()
+    expect(more).toEqual([])
+    expect(outcome?.messages.map((message) => message.kind)).toEqual(['relayed'])
+    const relayed = outcome!.messages[0] as Extract<MessageRelayOutcome, { kind: 'relayed' }>
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    const done = await store.lifecycle.get(ref)
+    const arrived = await balanceOf(setupOf(world, 'POL').instance, tokenOf(world, 'POL:EURe'), recipient)
+    expect(arrived >= BigInt(swap.plan.toAmountMin)).toBe(true)
+    expect(done).toMatchObject({
+      state: 'done',
+      substatus: 'completed',
+      received: { chain: 'POL', amount: arrived },
+      legs: { destination: { chain: 'POL', txHash: relayed.transaction } },
+    })
+    await tracker.stop()
+    await relayer.close()
   })
 })
 
