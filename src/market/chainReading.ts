@@ -64,6 +64,29 @@ export type OracleSpec = {
   maxAgeSec: number
 }
 
+/**
+ * The LayerZero messaging fee of one lane from this chain (Stargate v2, USDT0 OFTs; live-chain.md (e)): the source
+ * OFT's `quoteSend(sendParam, false)` for a plain transfer (no compose) of `amountLD` to `to`.
+ */
+export type MessagingFeeSpec = {
+  /** The bridge id in manifest/bridges.json. */
+  bridgeId: string
+  /** The destination chain. */
+  to: ChainCode
+  oft: Address
+  dstEid: number
+  /** Who receives on the destination (32 bytes): the bridge's delivering contract there, as the swap sends it. */
+  recipient: Hex
+  amountLD: bigint
+  /** Stargate: empty for the taxi, one zero byte for the bus. */
+  oftCmd: Hex
+}
+
+/** What one lane's `quoteSend` asks as `msg.value`, in wei of the source chain's native token, or why it failed. */
+export type MessagingFeeReading =
+  | { bridgeId: string; to: ChainCode; ok: true; nativeFeeWei: bigint }
+  | { bridgeId: string; to: ChainCode; ok: false; error: string }
+
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {
   chain: ChainCode
@@ -76,6 +99,8 @@ export type ChainReadPlan = {
   ladders?: readonly LadderSpec[]
   /** Mento SortedOracles rates (feeds.json `mentoOracle`). */
   oracles?: readonly OracleSpec[]
+  /** LayerZero messaging fees of the bridge lanes leaving this chain (feedCatalogue.ts readPlanOf). */
+  messagingFees?: readonly MessagingFeeSpec[]
 }
 
 /** One pool's balances in atomic units, one per coin, or why they could not be read. */
@@ -112,6 +137,8 @@ export type ChainReading = {
    * timestamp as `updatedAt`, round 0 (none when the plan names none).
    */
   oracles: FeedReading[]
+  /** One per messaging-fee lane of the plan, in its order (none when the plan names none). */
+  messagingFees: MessagingFeeReading[]
   /** From `eth_feeHistory` ending at that block: the next block's base fee and the median priority fee, in wei. */
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */

@@ -9,6 +9,7 @@ import {
   type LadderDirectionReading,
   type LadderQuote,
   type LadderReading,
+  type MessagingFeeReading,
   type OracleSpec,
   type PoolReading,
   type PoolSpec,
@@ -46,6 +47,11 @@ const mentoBrokerAbi = parseAbi([
 const sortedOraclesAbi = parseAbi([
   'function medianRate(address rateFeedId) view returns (uint256 numerator, uint256 denominator)',
   'function medianTimestamp(address rateFeedId) view returns (uint256)',
+])
+
+/** A LayerZero OFT's fee quote (Stargate v2 pools and USDT0 OFTs answer it): what `send` must carry as value. */
+const oftQuoteAbi = parseAbi([
+  'function quoteSend((uint32 dstEid, bytes32 to, uint256 amountLD, uint256 minAmountLD, bytes extraOptions, bytes composeMsg, bytes oftCmd) sendParam, bool payInLzToken) view returns ((uint256 nativeFee, uint256 lzTokenFee) fee)',
 ])
 
 /**
@@ -86,6 +92,23 @@ type MentoCall = {
   args: readonly [Address, `0x${string}`, Address, Address, bigint]
 }
 type LadderCall = QuoterCall | BalancerQueryCall | MentoCall
+type QuoteSendCall = {
+  address: Address
+  abi: typeof oftQuoteAbi
+  functionName: 'quoteSend'
+  args: readonly [
+    {
+      dstEid: number
+      to: `0x${string}`
+      amountLD: bigint
+      minAmountLD: bigint
+      extraOptions: `0x${string}`
+      composeMsg: `0x${string}`
+      oftCmd: `0x${string}`
+    },
+    boolean,
+  ]
+}
 type OracleCall = {
   address: Address
   abi: typeof sortedOraclesAbi
@@ -103,7 +126,7 @@ export type ChainReaderClient = {
    * request works on every chain and on a bare anvil.
    */
   multicall(parameters: {
-    contracts: readonly (AggregatorCall | PoolCall | LadderCall | OracleCall)[]
+    contracts: readonly (AggregatorCall | PoolCall | LadderCall | OracleCall | QuoteSendCall)[]
     allowFailure: true
     deployless: true
     batchSize: number
@@ -143,7 +166,9 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const feedContracts = feedCalls(plan)
     const poolContracts = poolCalls(plan)
     const ladderContracts = ladderCalls(plan)
-    const contracts = [...feedContracts, ...poolContracts, ...ladderContracts, ...oracleCalls(plan)]
+    const oracleContracts = oracleCalls(plan)
+    const contracts = [...feedContracts, ...poolContracts, ...ladderContracts, ...oracleContracts, ...quoteSendCalls(plan)]
+    const feesFrom = feedContracts.length + poolContracts.length + ladderContracts.length + oracleContracts.length
     // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
     const [results, feeHistory] = await Promise.all([
       contracts.length === 0
@@ -175,7 +200,8 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       gas: gasFigures(plan, feeHistory),
       pools: poolReadings(plan, results.slice(feedContracts.length, feedContracts.length + poolContracts.length)),
       ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length)),
-      oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length)),
+      oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length, feesFrom)),
+      messagingFees: messagingFeeReadings(plan, results.slice(feesFrom)),
       rpcCalls: contracts.length === 0 ? 2 : 3,
     }
     if (plan.sequencerUptimeFeed !== undefined)
@@ -231,6 +257,43 @@ function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReadin
     balances.push(result.result)
   }
   return { id: pool.id, ok: true, balances }
+}
+
+/** Per lane, the source OFT's `quoteSend` for a plain transfer, paid in the native token. */
+function quoteSendCalls(plan: ChainReadPlan): QuoteSendCall[] {
+  return (plan.messagingFees ?? []).map((lane) => ({
+    address: lane.oft,
+    abi: oftQuoteAbi,
+    functionName: 'quoteSend',
+    args: [
+      {
+        dstEid: lane.dstEid,
+        to: lane.recipient,
+        amountLD: lane.amountLD,
+        minAmountLD: 0n,
+        extraOptions: '0x',
+        composeMsg: '0x',
+        oftCmd: lane.oftCmd,
+      },
+      false,
+    ],
+  }))
+}
+
+function messagingFeeReadings(plan: ChainReadPlan, results: readonly CallResult[]): MessagingFeeReading[] {
+  return (plan.messagingFees ?? []).map((lane, index): MessagingFeeReading => {
+    const result = results[index]
+    const failed = (error: string): MessagingFeeReading => ({
+      bridgeId: lane.bridgeId,
+      to: lane.to,
+      ok: false,
+      error: `${lane.bridgeId} ${plan.chain} → ${lane.to} (${lane.oft}): ${error}`,
+    })
+    if (result?.status !== 'success') return failed(`quoteSend() failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+    const fee = result.result as { nativeFee?: unknown } | undefined
+    if (typeof fee?.nativeFee !== 'bigint') return failed('quoteSend() answered in an unexpected shape')
+    return { bridgeId: lane.bridgeId, to: lane.to, ok: true, nativeFeeWei: fee.nativeFee }
+  })
 }
 
 /** Per oracle rate, `medianRate` then `medianTimestamp`. */

@@ -1,9 +1,18 @@
-import { type Address, type Hex, isAddress, isHex } from 'viem'
+import { type Address, type Hex, isAddress, isHex, pad } from 'viem'
 import * as z from 'zod'
 import { type CatalogueToken, E18, isEvmToken, type Token } from '../engine/index.ts'
 import { AddressSchema } from '../schemas/address.ts'
-import { ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
-import type { ChainReadPlan, FeedSpec, LadderDirection, LadderQuote, LadderSpec, OracleSpec, PoolSpec } from './chainReading.ts'
+import { type BridgeEntry, ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
+import type {
+  ChainReadPlan,
+  FeedSpec,
+  LadderDirection,
+  LadderQuote,
+  LadderSpec,
+  MessagingFeeSpec,
+  OracleSpec,
+  PoolSpec,
+} from './chainReading.ts'
 
 const Feed = z.strictObject({ address: AddressSchema, heartbeatSec: z.number().int().positive() })
 
@@ -68,17 +77,24 @@ export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1
  * SortedOracles where feeds.json names it), its sequencer and, given the
  * catalogue's venues, the balances of each balance-model pool on the chain (`pools`) and, given also the snapshot
  * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
- * direction at each of `LADDER_USD` (`ladders`).
+ * direction at each of `LADDER_USD` (`ladders`); given also the bridges, the LayerZero messaging fee of each OFT lane
+ * leaving the chain (`messagingFees`).
  */
 export function readPlanOf(
   feeds: FeedCatalogue,
   chain: ChainCode,
   venues?: readonly VenueEntry[],
   tokens?: ReadonlyMap<string, CatalogueToken>,
+  bridges?: readonly BridgeEntry[],
 ): ChainReadPlan {
   const pools = venues === undefined ? undefined : poolsOf(venues, chain)
   const ladders = venues === undefined || tokens === undefined ? undefined : laddersOf(feeds, venues, tokens, chain)
-  const withPools = { ...(pools === undefined ? {} : { pools }), ...(ladders === undefined ? {} : { ladders }) }
+  const messagingFees = bridges === undefined || tokens === undefined ? undefined : messagingFeesOf(bridges, tokens, chain)
+  const withPools = {
+    ...(pools === undefined ? {} : { pools }),
+    ...(ladders === undefined ? {} : { ladders }),
+    ...(messagingFees === undefined ? {} : { messagingFees }),
+  }
   const entry = feeds.chains[chain]
   if (entry === undefined) return { chain, feeds: [], ...withPools }
   const specs: FeedSpec[] = [{ id: NATIVE_FEED, address: entry.native.address, heartbeatSec: entry.native.heartbeatSec }]
@@ -206,4 +222,43 @@ function ladderQuote(feeds: FeedCatalogue, venue: VenueEntry, from: Token, to: T
     default:
       return undefined
   }
+}
+
+/** The bridge protocols whose fee for a lane is the source OFT's `quoteSend` (Stargate v2 pools, USDT0 OFTs). */
+const QUOTE_SEND_PROTOCOLS: ReadonlySet<string> = new Set(['stargate-v2', 'usdt0-oft'])
+
+/** The size a messaging fee is quoted at: the fee does not depend on it, but a pool may refuse an amount of 0. */
+const MESSAGING_FEE_QUOTE_USD = 1_000n
+
+/**
+ * Each lane of a LayerZero bridge that leaves `chain` (its endpoint there sends; every other endpoint receives), quoted
+ * as the swap sends it without a compose: to the destination's delivering contract, taxi or bus by the bridge's mode.
+ */
+function messagingFeesOf(
+  bridges: readonly BridgeEntry[],
+  tokens: ReadonlyMap<string, CatalogueToken>,
+  chain: ChainCode,
+): MessagingFeeSpec[] {
+  const specs: MessagingFeeSpec[] = []
+  for (const bridge of bridges) {
+    if (!QUOTE_SEND_PROTOCOLS.has(bridge.protocol)) continue
+    const source = bridge.endpoints.find((endpoint) => endpoint.chain === chain)
+    const token = tokens.get(`${chain}:${source?.token}`)
+    if (source?.contract === undefined || source.inboundOnly === true || token === undefined || !isEvmToken(token)) continue
+    for (const destination of bridge.endpoints) {
+      if (destination.chain === chain || destination.domain === undefined) continue
+      const recipient = destination.deliveredBy ?? destination.contract
+      if (recipient === undefined) continue
+      specs.push({
+        bridgeId: bridge.id,
+        to: destination.chain,
+        oft: source.contract,
+        dstEid: destination.domain,
+        recipient: pad(recipient, { size: 32 }),
+        amountLD: ladderAmount(token, MESSAGING_FEE_QUOTE_USD),
+        oftCmd: bridge.mode === 'bus' ? '0x00' : '0x',
+      })
+    }
+  }
+  return specs
 }

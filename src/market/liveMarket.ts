@@ -1,5 +1,14 @@
 import type { Logger } from 'pino'
-import { type Catalogue, type CatalogueFiles, compileCatalogue, formatAtomic, type PricedOn } from '../engine/index.ts'
+import {
+  type Catalogue,
+  type CatalogueFiles,
+  ceilDiv,
+  compileCatalogue,
+  E18,
+  formatAtomic,
+  type PricedOn,
+  parseFixed,
+} from '../engine/index.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ChainReading, ReadChain } from './chainReading.ts'
 import { type FeedCatalogue, fxFeedId, NATIVE_FEED, oracleFeedId, readPlanOf } from './feedCatalogue.ts'
@@ -102,7 +111,9 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
    * quotes at the ladder of sizes (sized at the snapshot's prices).
    */
   const snapshotCatalogue = compileCatalogue(files)
-  const plans = new Map(liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens)]))
+  const plans = new Map(
+    liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens, files.bridges.bridges)]),
+  )
   /** Depth venues on a live chain the plan cannot quote (no quoter for their protocol): gaps, never the snapshot. */
   const unquoted = new Map(
     liveChains.map((chain) => {
@@ -154,6 +165,55 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     if (snapshotE18 === undefined || snapshotE18 === 0n) return undefined
     if (answerE18 <= snapshotE18 * ORACLE_SNAPSHOT_FACTOR && answerE18 * ORACLE_SNAPSHOT_FACTOR >= snapshotE18) return undefined
     return `its rate ${formatAtomic(answerE18, 18)} USD is more than ${ORACLE_SNAPSHOT_FACTOR}× away from the snapshot's ${formatAtomic(snapshotE18, 18)}: check the rate feed id and which way round it quotes`
+  }
+
+  /**
+   * The bridges, with each LayerZero bridge's messaging fee (what `send` must carry) the largest its lanes' `quoteSend`
+   * asks at the blocks read, in USD at each source chain's native price: the engine keeps one fee per bridge, so the
+   * largest is the one no lane is short of (LayerZero refunds the excess). A lane not read live (its chain not
+   * configured, stale, or its quote failing, named in health as `bridge:<id>:<from>><to>`) keeps the snapshot's figure
+   * in the running.
+   */
+  function liveBridges(
+    market: CatalogueFiles['market'],
+    chainGaps: ReadonlyMap<ChainCode, string>,
+    chainStatuses: ChainMarketStatus[],
+  ): CatalogueFiles['bridges']['bridges'] {
+    return files.bridges.bridges.map((bridge) => {
+      const lanesRead: string[] = []
+      let largestUsdE18 = 0n
+      let keepsSnapshot = false
+      for (const source of bridge.endpoints) {
+        if (source.inboundOnly === true || source.contract === undefined) continue
+        const lanes = (plans.get(source.chain)?.messagingFees ?? []).filter((lane) => lane.bridgeId === bridge.id)
+        const reading = states.get(source.chain)?.reading
+        const nativeUsd = market.chains[source.chain]?.nativeUsd
+        if (lanes.length === 0 || reading === undefined || nativeUsd === undefined || chainGaps.has(source.chain)) {
+          keepsSnapshot = true
+          continue
+        }
+        for (const lane of lanes) {
+          const read = reading.messagingFees.find((candidate) => candidate.bridgeId === bridge.id && candidate.to === lane.to)
+          if (read?.ok !== true) {
+            keepsSnapshot = true
+            chainStatuses.find((status) => status.chain === source.chain)?.stale.push(`bridge:${bridge.id}:${source.chain}>${lane.to}`)
+            continue
+          }
+          // Wei (18 decimals) × USD per native token, rounded up: a fee is never understated.
+          const usdE18 = ceilDiv(read.nativeFeeWei * parseFixed(nativeUsd), E18)
+          if (usdE18 > largestUsdE18) largestUsdE18 = usdE18
+          lanesRead.push(`${source.chain}>${lane.to} block ${reading.blockNumber}`)
+        }
+      }
+      if (lanesRead.length === 0) return bridge
+      const snapshotUsdE18 = parseFixed(bridge.messagingFeeUsd)
+      const feeUsdE18 = keepsSnapshot && snapshotUsdE18 > largestUsdE18 ? snapshotUsdE18 : largestUsdE18
+      return {
+        ...bridge,
+        messagingFeeUsd: formatAtomic(feeUsdE18, 18),
+        source: `${bridge.source}; messagingFeeUsd live: the largest quoteSend of its lanes read (rpc ${lanesRead.join(', ')})${keepsSnapshot ? `, or the snapshot's ${bridge.messagingFeeUsd} for the lanes not read live` : ''}`,
+      }
+    })
   }
 
   let current = compose()
@@ -309,7 +369,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         )
     }
 
-    const liveFiles = { ...files, market }
+    const liveFiles = { ...files, market, bridges: { ...files.bridges, bridges: liveBridges(market, chainGaps, chainStatuses) } }
     const ungapped = compileOrGapPools(liveFiles, venueGaps, chainStatuses)
     const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0
     const catalogue = hasGaps
@@ -329,7 +389,13 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     if (fxNotes.size > 0) catalogue.fxNotes = fxNotes
     return {
       catalogue,
-      status: { isDegraded: hasGaps, isFxMarketClosed: closedSince !== undefined, chains: chainStatuses, currencies },
+      // A figure read but not used (a depth venue's direction, a bridge lane's fee) degrades the market too.
+      status: {
+        isDegraded: hasGaps || chainStatuses.some((status) => status.stale.length > 0),
+        isFxMarketClosed: closedSince !== undefined,
+        chains: chainStatuses,
+        currencies,
+      },
     }
   }
 

@@ -6,6 +6,7 @@ import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAndWait } from './anvil.ts'
 import { type DepthPool, depthStandIns } from './depthStandIns.ts'
+import { oftQuoteStandIns } from './oftQuoteStandIns.ts'
 import { poolStandIns } from './poolStandIns.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
@@ -32,13 +33,15 @@ export type FeedStandIns = {
    * sequencer-uptime feed, if any, up since an hour before the latest block, and each of its pools (a pool stand-in,
    * test/chain/poolStandIns.ts) answering the balances `balances` gives its venue id (required for every pool), and
    * each of its depth venues quoted by a stand-in (test/chain/depthStandIns.ts) from the pool `depths` gives its
-   * venue id (required for every depth venue).
+   * venue id (required for every depth venue), and each OFT its LayerZero lanes leave from asking `messagingFeeWei`
+   * (default 10^12 wei, a negligible fee) for every lane (test/chain/oftQuoteStandIns.ts).
    */
   placePlan(
     plan: ChainReadPlan,
     answers: Readonly<Record<string, bigint>>,
     balances?: Readonly<Record<string, readonly bigint[]>>,
     depths?: Readonly<Record<string, DepthPool>>,
+    messagingFeeWei?: bigint,
   ): Promise<void>
   /** A new round on the feed at `address`, updated at `updatedAt` (unix seconds) or at the block that sets it. */
   setRound(address: Address, answer: bigint, updatedAt?: number): Promise<void>
@@ -100,8 +103,10 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
   return {
     anvil,
     placeFeed,
-    async placePlan(plan, answers, balances = {}, depths = {}) {
+    async placePlan(plan, answers, balances = {}, depths = {}, messagingFeeWei = 10n ** 12n) {
       await depthStandIns(anvil).placeLadders(plan, depths)
+      for (const oft of new Set((plan.messagingFees ?? []).map((lane) => lane.oft)))
+        await oftQuoteStandIns(anvil).placeOft(oft, messagingFeeWei)
       for (const pool of plan.pools ?? []) {
         const given = balances[pool.id]
         if (given === undefined) throw new Error(`feed stand-ins: no balances given for pool ${pool.id} on ${plan.chain}`)

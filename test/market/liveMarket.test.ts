@@ -38,6 +38,8 @@ type Script = {
   /** What Mento's SortedOracles answers for KES (USD per KES; default the snapshot's 0.00774), and how long ago. */
   kesUsd?: number
   kesUpdatedAgoSec?: number
+  /** What each LayerZero lane's quoteSend asks, in wei (default 10^12, a negligible fee), or the error it fails with. */
+  messagingFeeWei?: (bridgeId: string, to: ChainCode) => bigint | { error: string }
 }
 
 /** What a depth venue of the snapshot pays for `amountIn` of `from` with EUR at `eurUsd`. */
@@ -111,6 +113,12 @@ function scriptedChain(clock: () => number, script: () => Script): { read: ReadC
           return { id: pool.id, ok: true as const, balances: [...(scripted ?? snapshotBalances(pool.id))] }
         }),
         ladders: scriptedLadders(plan, now),
+        messagingFees: (plan.messagingFees ?? []).map((lane) => {
+          const fee = now.messagingFeeWei?.(lane.bridgeId, lane.to) ?? 10n ** 12n
+          return typeof fee === 'bigint'
+            ? { bridgeId: lane.bridgeId, to: lane.to, ok: true as const, nativeFeeWei: fee }
+            : { bridgeId: lane.bridgeId, to: lane.to, ok: false as const, error: fee.error }
+        }),
         oracles: (plan.oracles ?? []).map((oracle) => ({
           id: oracle.id,
           ok: true as const,
@@ -496,6 +504,7 @@ describe('depth venues priced from quotes at a ladder of sizes', () => {
     }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`venue:${EURC_USDC}:USDC>EURC`])
+    expect(market.status().isDegraded).toBe(true)
     const edges = market.catalogue().edgesFrom
     expect((edges.get('ETH:USDC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(false)
     expect((edges.get('ETH:EURC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(true)
@@ -534,5 +543,62 @@ describe('KES from Mento’s SortedOracles on Celo', () => {
       "is more than 2× away from the snapshot's 0.00774: check the rate feed id and which way round it quotes",
     )
     expect(market.catalogue().gaps?.currencies.has('KES')).toBe(true)
+  })
+})
+
+describe('LayerZero messaging fees from quoteSend', () => {
+  const TAXI = 'stargate-usdc-taxi'
+  const messagingFeeOf = (market: LiveMarket, id: string): bigint | undefined =>
+    market.catalogue().bridges.find((bridge) => bridge.id === id)?.messagingFeeUsdE18
+
+  it('plans every lane leaving the chain, and a bridge’s fee is the largest its lanes ask, in USD at the native price', async () => {
+    // 0.0005 ETH at 3,000 USD: 1.50 USD, more than the snapshot's 0.30, to Arbitrum; USDT0's lanes ask 0.03 USD, the
+    // others 0.30.
+    const { market, calls } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      messagingFeeWei: (bridgeId, to) =>
+        bridgeId === TAXI && to === 'ARB' ? 5n * 10n ** 14n : bridgeId === 'usdt0-oft' ? 10n ** 13n : 10n ** 14n,
+    }))
+    await market.refresh()
+    const taxi = (calls[0]?.messagingFees ?? []).filter((lane) => lane.bridgeId === TAXI)
+    expect(taxi.map((lane) => lane.to)).toEqual(['ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO'])
+    expect(taxi[0]).toEqual({
+      bridgeId: TAXI,
+      to: 'ARB',
+      oft: '0xc026395860Db2d07ee33e05fE50ed7bD583189C7',
+      dstEid: 30110,
+      recipient: '0x0000000000000000000000001a44076050125825900e736c501f859c50fE728c',
+      amountLD: 1_000n * 10n ** 6n,
+      oftCmd: '0x',
+    })
+    expect((calls[0]?.messagingFees ?? []).find((lane) => lane.bridgeId === 'stargate-usdc-bus')?.oftCmd).toBe('0x00')
+    // Celo's legacy-mesh endpoint only receives: no lane leaves it, but ETH's lane to it is quoted.
+    expect((calls[0]?.messagingFees ?? []).filter((lane) => lane.bridgeId === 'usdt0-legacy-mesh').map((lane) => lane.to)).toEqual([
+      'ARB',
+      'CEL',
+    ])
+    expect(messagingFeeOf(market, TAXI)).toBe((15n * E18) / 10n)
+    // The bus's lanes ask more than its snapshot's 0.05: 0.30.
+    expect(messagingFeeOf(market, 'stargate-usdc-bus')).toBe((3n * E18) / 10n)
+    // Below the snapshot's 0.20, lanes read on ETH do not lower a bridge whose other lanes (from ARB, POL) are not read.
+    expect(messagingFeeOf(market, 'usdt0-oft')).toBe((2n * E18) / 10n)
+  })
+
+  it('with every source chain live, the fee is what the lanes ask, however far below the snapshot’s', async () => {
+    const sources: ChainCode[] = ['ETH', 'ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO']
+    const { market } = liveOn(sources, () => ({ eurUsd: 1.2, messagingFeeWei: () => 10n ** 13n }))
+    await market.refresh()
+    // 10^13 wei at 3,000 USD: 0.03 USD.
+    expect(messagingFeeOf(market, TAXI)).toBe((3n * E18) / 100n)
+  })
+
+  it('a lane whose quote fails is named in health, and the snapshot’s fee stays in the running', async () => {
+    const { market } = liveOn(['ETH', 'ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO'], () => ({
+      eurUsd: 1.2,
+      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'ARB' ? { error: 'quoteSend() failed: NoPeer' } : 10n ** 13n),
+    }))
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toContain(`bridge:${TAXI}:ETH>ARB`)
+    expect(messagingFeeOf(market, TAXI)).toBe((3n * E18) / 10n)
   })
 })

@@ -24,7 +24,7 @@ import { MANIFEST_DIR, postJson, quoteBody, readJson, testDeps } from '../http/t
 
 const { files } = loadCatalogue(MANIFEST_DIR)
 const snapshot = compileCatalogue(files)
-const plan = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues, snapshot.tokens)
+const plan = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues, snapshot.tokens, files.bridges.bridges)
 const EURC_USDC = 'eth-univ3-eurc-usdc-500'
 const eurcLadder = plan.ladders?.find((ladder) => ladder.id === EURC_USDC)?.directions[0]
 const EURC_QUOTE = eurcLadder?.quote.kind === 'quoterV2' ? eurcLadder.quote : undefined

@@ -20,7 +20,7 @@ import { MANIFEST_DIR } from '../http/testApp.ts'
 const { files } = loadCatalogue(MANIFEST_DIR)
 const snapshot = compileCatalogue(files)
 const feeds = loadFeedCatalogue(MANIFEST_DIR)
-const celo = readPlanOf(feeds, 'CEL', files.venues.venues, snapshot.tokens)
+const celo = readPlanOf(feeds, 'CEL', files.venues.venues, snapshot.tokens, files.bridges.bridges)
 const [KES] = celo.oracles ?? []
 /** SortedOracles' denominator: rates are fixed point with 24 decimals. */
 const FIXED1 = 10n ** 24n

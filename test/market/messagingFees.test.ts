@@ -1,0 +1,112 @@
+import pino from 'pino'
+import { createPublicClient, http } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadFeedCatalogue } from '../../src/app/marketFromConfig.ts'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { compileCatalogue, E18 } from '../../src/engine/index.ts'
+import type { ChainReadPlan } from '../../src/market/chainReading.ts'
+import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../../src/market/createChainReader.ts'
+import { readPlanOf } from '../../src/market/feedCatalogue.ts'
+import { createLiveMarket } from '../../src/market/liveMarket.ts'
+import { snapshotDepthPools } from '../chain/depthStandIns.ts'
+import { type FeedStandIns, startFeedStandIns } from '../chain/feedStandIns.ts'
+import { oftQuoteStandIns } from '../chain/oftQuoteStandIns.ts'
+import { MANIFEST_DIR } from '../http/testApp.ts'
+
+// LayerZero messaging fees read live (issue 17 item 2): stand-in OFTs at manifest/bridges.json's Ethereum addresses
+// answer quoteSend, read through the real chain reader in the same multicall as the rest of the chain.
+
+const { files } = loadCatalogue(MANIFEST_DIR)
+const snapshot = compileCatalogue(files)
+const feeds = loadFeedCatalogue(MANIFEST_DIR)
+const eth = readPlanOf(feeds, 'ETH', files.venues.venues, snapshot.tokens, files.bridges.bridges)
+const TAXI = 'stargate-usdc-taxi'
+const taxiToArb = eth.messagingFees?.find((lane) => lane.bridgeId === TAXI && lane.to === 'ARB')
+const usd8 = (value: number): bigint => BigInt(Math.round(value * 1e8))
+
+let chain: FeedStandIns & { stop(): Promise<void> }
+const reader = () => createChainReader(createPublicClient({ transport: http(chain.anvil.rpcUrl, CHAIN_RPC_TRANSPORT_OPTIONS) }))
+
+beforeAll(async () => {
+  chain = await startFeedStandIns()
+  const balances = Object.fromEntries(
+    (eth.pools ?? []).map((pool) => {
+      const state = files.market.venues[pool.id]
+      return [pool.id, state !== undefined && 'balances' in state ? state.balances.map(BigInt) : []]
+    }),
+  )
+  await chain.placePlan(
+    eth,
+    { native: usd8(3000), 'fx:EUR': usd8(1.16), 'fx:GBP': usd8(1.3), 'fx:SGD': usd8(0.77) },
+    balances,
+    snapshotDepthPools(eth, snapshot),
+    10n ** 14n,
+  )
+}, 120_000)
+
+afterAll(async () => {
+  await chain?.stop()
+})
+
+describe('quoteSend on anvil', () => {
+  const lanesOnly = (): ChainReadPlan => ({ chain: 'ETH', feeds: [], messagingFees: eth.messagingFees ?? [] })
+
+  it('reads every lane leaving the chain in the one multicall: the taxi’s fee, the bus’s for one zero byte of command', async () => {
+    if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
+    await oftQuoteStandIns(chain.anvil).setFee(taxiToArb.oft, taxiToArb.dstEid, 4n * 10n ** 14n)
+    const reading = await reader()(lanesOnly())
+    expect(reading.rpcCalls).toBe(3)
+    const fee = (bridgeId: string, to: string) => reading.messagingFees.find((lane) => lane.bridgeId === bridgeId && lane.to === to)
+    expect(fee(TAXI, 'ARB')).toEqual({ bridgeId: TAXI, to: 'ARB', ok: true, nativeFeeWei: 4n * 10n ** 14n })
+    expect(fee(TAXI, 'OPT')).toMatchObject({ ok: true, nativeFeeWei: 10n ** 14n })
+    // The stand-in charges the bus a tenth of the taxi: the reader sent the bus's command.
+    expect(fee('stargate-usdc-bus', 'OPT')).toMatchObject({ ok: true, nativeFeeWei: 10n ** 13n })
+    expect(reading.messagingFees).toHaveLength(eth.messagingFees?.length ?? -1)
+  })
+
+  it('an OFT that reverts is a failed lane with the reason', async () => {
+    if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
+    await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, true)
+    const [failed] = (await reader()(lanesOnly())).messagingFees.filter((lane) => lane.bridgeId === TAXI)
+    expect(failed).toMatchObject({ ok: false, error: expect.stringMatching(/^stargate-usdc-taxi ETH → ARB .*StandInOftQuote: failing/) })
+    await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, false)
+  })
+
+  it('the live market charges each LayerZero bridge the largest fee its lanes read ask, at the native price read', async () => {
+    if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
+    // 0.0004 ETH at 3,000 USD is 1.20 USD, above the snapshot's 0.30 for the taxi.
+    await oftQuoteStandIns(chain.anvil).setFee(taxiToArb.oft, taxiToArb.dstEid, 4n * 10n ** 14n)
+    const market = createLiveMarket({
+      files,
+      feeds,
+      readers: { ETH: reader() },
+      refreshMs: 4000,
+      clock: Date.now,
+      log: pino({ level: 'silent' }),
+    })
+    await market.refresh()
+    expect(market.status().isDegraded).toBe(false)
+    expect(market.catalogue().bridges.find((bridge) => bridge.id === TAXI)?.messagingFeeUsdE18).toBe((12n * E18) / 10n)
+    await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, true)
+    await market.refresh()
+    expect(market.status().chains.find((status) => status.chain === 'ETH')?.stale).toEqual([
+      `bridge:${TAXI}:ETH>ARB`,
+      `bridge:${TAXI}:ETH>OPT`,
+      `bridge:${TAXI}:ETH>POL`,
+      `bridge:${TAXI}:ETH>BAS`,
+      `bridge:${TAXI}:ETH>BNB`,
+      `bridge:${TAXI}:ETH>GNO`,
+      // The bus rides the same pool.
+      'bridge:stargate-usdc-bus:ETH>ARB',
+      'bridge:stargate-usdc-bus:ETH>OPT',
+      'bridge:stargate-usdc-bus:ETH>POL',
+      'bridge:stargate-usdc-bus:ETH>BAS',
+      'bridge:stargate-usdc-bus:ETH>BNB',
+      'bridge:stargate-usdc-bus:ETH>GNO',
+    ])
+    expect(market.status().isDegraded).toBe(true)
+    // No lane of the taxi read: the snapshot's figure.
+    expect(market.catalogue().bridges.find((bridge) => bridge.id === TAXI)?.messagingFeeUsdE18).toBe((3n * E18) / 10n)
+    await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, false)
+  })
+})
