@@ -33,7 +33,7 @@ export async function runLiveQuoteLatency(measuredCalls = 20_000, warmupCalls = 
   const chain = await startFeedStandIns()
   try {
     for (const code of LIVE_CHAINS) {
-      const plan = readPlanOf(feeds, code, files.venues.venues, snapshot.tokens)
+      const plan = readPlanOf(feeds, code, files.venues.venues, snapshot.tokens, files.bridges.bridges)
       // Answers near the snapshot's rates, so the same routes stay viable.
       const answers = Object.fromEntries(
         plan.feeds.map((feed) => {

@@ -1,6 +1,7 @@
 // One live-market refresh of one chain against anvil (issue 17 item 9): createChainReader over viem's http transport,
 // with stand-in feeds at fixed addresses and an L2 sequencer-uptime feed, and Ethereum's depth venues quoted at the
-// ladder of sizes by a stand-in QuoterV2 at the snapshot's depth (as many quotes as a live Ethereum refresh makes), a
+// ladder of sizes by a stand-in QuoterV2 at the snapshot's depth and its LayerZero lanes' quoteSend by stand-in OFTs
+// (as many calls as a live Ethereum refresh makes), a
 // block mined between refreshes (untimed)
 // so each reads a new block as it would live. The requests are counted by the transport as it sends them, beside
 // what the reader reports.
@@ -24,6 +25,8 @@ export type MarketRefreshResult = {
   feeds: number
   /** Depth-venue quotes in the multicall (venues × directions × ladder sizes). */
   quotes: number
+  /** LayerZero `quoteSend` calls in the multicall (lanes leaving the chain). */
+  messagingFeeLanes: number
   refreshes: number
   /** `rpcCalls` of each refresh, as the reader reported it (the distinct values). */
   rpcCallsReported: number[]
@@ -43,8 +46,10 @@ export async function runMarketRefresh(): Promise<MarketRefreshResult> {
   try {
     const feeds = Array.from({ length: FEEDS }, (_, index) => ({ id: `fx:F${index}`, address: feedAddress(index), heartbeatSec: 86_400 }))
     const { catalogue, files } = loadCatalogue(MANIFEST_DIR)
-    const ladders = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues, catalogue.tokens).ladders ?? []
-    const plan: ChainReadPlan = { chain: 'BAS', feeds, sequencerUptimeFeed: feedAddress(FEEDS), ladders }
+    const eth = readPlanOf(loadFeedCatalogue(MANIFEST_DIR), 'ETH', files.venues.venues, catalogue.tokens, files.bridges.bridges)
+    const ladders = eth.ladders ?? []
+    const messagingFees = eth.messagingFees ?? []
+    const plan: ChainReadPlan = { chain: 'BAS', feeds, sequencerUptimeFeed: feedAddress(FEEDS), ladders, messagingFees }
     await chain.placePlan(
       plan,
       Object.fromEntries(feeds.map((feed, index) => [feed.id, 100_000_000n + BigInt(index)])),
@@ -77,6 +82,7 @@ export async function runMarketRefresh(): Promise<MarketRefreshResult> {
         throw new Error(`bench market: a stand-in feed did not read: ${JSON.stringify(reading.feeds.filter((feed) => !feed.ok))}`)
       const cut = reading.ladders.flatMap((ladder) => ladder.directions.filter((direction) => direction.end !== undefined))
       if (cut.length > 0) throw new Error(`bench market: a ladder was cut short: ${cut.map((direction) => direction.end).join('; ')}`)
+      if (reading.messagingFees.some((lane) => !lane.ok)) throw new Error('bench market: a quoteSend stand-in did not answer')
       if (round < WARMUP_REFRESHES) continue
       timesMs.push(elapsedMs)
       reported.add(reading.rpcCalls)
@@ -86,6 +92,7 @@ export async function runMarketRefresh(): Promise<MarketRefreshResult> {
     return {
       feeds: FEEDS,
       quotes,
+      messagingFeeLanes: messagingFees.length,
       refreshes: MEASURED_REFRESHES,
       rpcCallsReported: [...reported],
       requestsSent: [...sent],

@@ -341,7 +341,7 @@ async function main(): Promise<void> {
     console.log('\n== Live market: one refresh of one chain (createChainReader) against anvil ==')
     const market = await runMarketRefresh()
     console.log(
-      `  ${market.feeds} stand-in feeds, a sequencer-uptime feed and ${market.quotes} depth-venue quotes (Ethereum's ladders) over viem's http transport; a block mined before each refresh (untimed); ` +
+      `  ${market.feeds} stand-in feeds, a sequencer-uptime feed and ${market.quotes} depth-venue quotes and ${market.messagingFeeLanes} quoteSend lanes (Ethereum's) over viem's http transport; a block mined before each refresh (untimed); ` +
         `${market.refreshes} refreshes timed after a warm-up`,
     )
     console.log(
