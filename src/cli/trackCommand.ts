@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream'
+import { blockTimesFromConfig } from '../app/blockTimesFromConfig.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
@@ -25,6 +26,8 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   const log = createLogger(config.logLevel, io.stderr)
   const { catalogue } = loadCatalogue(config.manifestDir)
   const store = await openStore(config.store)
+  const blockTimeSec = blockTimesFromConfig(config.market.rpcUrls)
+  const blockTimes = blockTimeSec === undefined ? {} : { blockTimeSec }
   const tracker = trackerFromConfig(config, {
     store,
     catalogue: () => catalogue,
@@ -32,7 +35,7 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
     clock: Date.now,
     log,
     // A swap that ends becomes an observation of its corridor at once, as in serve (issue 18 item 7).
-    hooks: { onFinished: (record) => observeCompletedSwap({ store, catalogue }, record) },
+    hooks: { onFinished: (record) => observeCompletedSwap({ store, catalogue, ...blockTimes }, record) },
   })
   try {
     tracker?.start()
