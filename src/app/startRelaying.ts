@@ -142,11 +142,13 @@ function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): Cc
   if (privateKey === undefined) return off('SWAPEAZI_RELAYER_PRIVATE_KEY is not set')
   const account = privateKeyToAccount(privateKey as Hex)
   const sourceDomains: Record<string, number> = {}
+  const sourceExecutors: Record<string, Address> = {}
   const transmitters = new Map<string, { domain: number; transmitter: Address }>()
   for (const bridge of deps.files.bridges.bridges.filter((entry) => entry.protocol === 'cctp-v2'))
     for (const endpoint of bridge.endpoints) {
       if (endpoint.domain === undefined) continue
       sourceDomains[endpoint.chain] = endpoint.domain
+      sourceExecutors[endpoint.chain] = deps.routerOn(endpoint.chain).executor
       if (endpoint.deliveredBy !== undefined)
         transmitters.set(endpoint.chain, { domain: endpoint.domain, transmitter: getAddress(endpoint.deliveredBy) })
     }
@@ -180,6 +182,7 @@ function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): Cc
   const relayer = createCctpRelayer({
     attestations,
     sourceDomains,
+    sourceExecutors,
     destinations,
     leases: deps.store.lifecycle.leases,
     holder,

@@ -19,22 +19,30 @@ export const depositForBurnEvent = parseAbiItem(
   'event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)',
 )
 
-/** What the relayer reads of MessageTransmitterV2: 1 once a nonce was received (the mint happened). */
-export const messageTransmitterAbi = parseAbi(['function usedNonces(bytes32 nonce) view returns (uint256)'])
+/** What the relayer calls on MessageTransmitterV2: usedNonces is 1 once a nonce was received (the mint happened). */
+export const messageTransmitterAbi = parseAbi([
+  'function usedNonces(bytes32 nonce) view returns (uint256)',
+  'function receiveMessage(bytes message, bytes attestation) returns (bool success)',
+])
 
 /** A log as a receipt carries it; viem's Log fits. */
 export type ReceiptLog = { address: Address; topics: readonly Hex[] | [Hex, ...Hex[]] | []; data: Hex; logIndex?: number | null }
 
-/** A burn on the source chain whose hook data is a DestinationOrder for the executor named as destination caller. */
-export type HookedBurn = {
+/** A burn on the source chain (a DepositForBurn), as the relayer matches it to a swap and to its attested message. */
+export type CctpBurn = {
   destinationDomain: number
-  /** The destination caller: only it may receive the message, so only our executor's `relayCctp` can mint it. */
+  /**
+   * The destination caller: with a DestinationOrder, our executor (only it may receive the message, so the mint and
+   * the order run together); the zero address when anyone may receive it (a route that ends at the bridge).
+   */
   destinationCaller: Address
   mintRecipient: Address
   amount: bigint
+  /** Who burnt: our executor on the source chain for our routes. */
+  depositor: Address
   hookData: Hex
-  /** The DestinationOrder's ref: the swap reference as bytes32. */
-  orderRef: Hex
+  /** The DestinationOrder's ref (the swap reference as bytes32) when the hook data is one; null otherwise. */
+  orderRef: Hex | null
   logIndex: number | null
 }
 
@@ -42,29 +50,22 @@ export type HookedBurn = {
 const HEADER = 148
 const HOOK_DATA_START = HEADER + 228
 
-/**
- * The burns of a source transaction carrying a DestinationOrder in their hook data, in log order. A burn whose hook
- * data is not an order (someone else's hook) is skipped.
- */
-export function hookedBurnsOf(logs: readonly ReceiptLog[]): HookedBurn[] {
+/** Every CCTP burn of a source transaction, in log order, with its DestinationOrder's ref when it carries one. */
+export function cctpBurnsOf(logs: readonly ReceiptLog[]): CctpBurn[] {
   const parsed = parseEventLogs({ abi: [depositForBurnEvent], logs: logs as Parameters<typeof parseEventLogs>[0]['logs'] })
-  const burns: HookedBurn[] = []
-  for (const log of parsed) {
+  return parsed.map((log) => {
     const { args } = log
-    if (args.hookData === '0x') continue
-    const orderRef = orderRefOf(args.hookData)
-    if (orderRef === undefined) continue
-    burns.push({
+    return {
       destinationDomain: args.destinationDomain,
       destinationCaller: bytes32ToAddress(args.destinationCaller),
       mintRecipient: bytes32ToAddress(args.mintRecipient),
       amount: args.amount,
+      depositor: getAddress(args.depositor),
       hookData: args.hookData,
-      orderRef,
+      orderRef: args.hookData === '0x' ? null : (orderRefOf(args.hookData) ?? null),
       logIndex: log.logIndex,
-    })
-  }
-  return burns
+    }
+  })
 }
 
 /** The fields of an attested message the relayer checks before submitting it. */
@@ -95,7 +96,7 @@ export function orderRefOfSwap(ref: string): Hex {
 }
 
 /** True when the burn's message is the attested one: same destination, caller, recipient and hook data. */
-export function isSameBurn(burn: HookedBurn, fields: AttestedMessageFields): boolean {
+export function isSameBurn(burn: CctpBurn, fields: AttestedMessageFields): boolean {
   return (
     burn.destinationDomain === fields.destinationDomain &&
     isAddressEqual(burn.destinationCaller, fields.destinationCaller) &&

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino'
-import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, isAddressEqual } from 'viem'
+import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, isAddressEqual, zeroAddress } from 'viem'
 import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
 import type { LeaseStore } from '../store/createLifecycleStore.ts'
 import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
 import {
   attestedMessageFields,
-  type HookedBurn,
-  hookedBurnsOf,
+  type CctpBurn,
+  cctpBurnsOf,
   isSameBurn,
   messageTransmitterAbi,
   orderRefOfSwap,
@@ -21,6 +21,14 @@ export type RelayCctpCall = {
   args: readonly [transmitter: Address, message: Hex, attestation: Hex]
 }
 
+/** MessageTransmitterV2's `receiveMessage(message, attestation)`: what mints a message anyone may receive. */
+export type ReceiveMessageCall = {
+  address: Address
+  abi: typeof messageTransmitterAbi
+  functionName: 'receiveMessage'
+  args: readonly [message: Hex, attestation: Hex]
+}
+
 type UsedNoncesRead = { address: Address; abi: typeof messageTransmitterAbi; functionName: 'usedNonces'; args: readonly [Hex] }
 
 /** What the relayer reads on a destination chain; a viem public client fits. */
@@ -28,6 +36,7 @@ export type RelayerPublicClient = {
   readContract(parameters: UsedNoncesRead): Promise<unknown>
   /** Resolves if the call would succeed from `account`; rejects with the revert otherwise. */
   simulateContract(parameters: RelayCctpCall & { account: Address }): Promise<unknown>
+  simulateContract(parameters: ReceiveMessageCall & { account: Address }): Promise<unknown>
   getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
   waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted'; gasUsed: bigint }>
 }
@@ -36,6 +45,7 @@ export type RelayerPublicClient = {
 export type RelayerWalletClient = {
   account: { address: Address }
   writeContract(parameters: RelayCctpCall & { nonce: number }): Promise<Hash>
+  writeContract(parameters: ReceiveMessageCall & { nonce: number }): Promise<Hash>
 }
 
 /** A chain the relayer delivers to: its CCTP domain, our executor and Circle's transmitter there. */
@@ -52,6 +62,11 @@ export type CctpRelayerParameters = {
   attestations: AttestationClient
   /** Each source chain's CCTP domain (manifest/bridges.json). */
   sourceDomains: Readonly<Record<string, number>>
+  /**
+   * Our executor on each source chain: a burn it made with no hook data (a route that ends at the bridge, minted to
+   * the recipient by whoever receives the message) is relayed too, with the transmitter's receiveMessage.
+   */
+  sourceExecutors?: Readonly<Record<string, Address>>
   destinations: readonly CctpDestination[]
   /** Submissions from one relayer key on one chain are made by one replica at a time. */
   leases: LeaseStore
@@ -97,6 +112,8 @@ export type CctpRelayer = {
   relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome>
   /** Submits one attested message (what relayForSwap does per message); exported for operators and tests. */
   relayMessage(destination: CctpDestination, attested: AttestedMessage): Promise<MessageRelayOutcome>
+  /** True when the source transaction holds a burn of this swap the relayer delivers (what the sweep relays). */
+  hasBurnsToRelay(record: RelayRecord, receipt: RelayReceipt): boolean
   /** Stops waiting: relays in progress end as failed; the lease is given back. */
   close(): Promise<void>
 }
@@ -125,9 +142,28 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   /** Within this process, one submission per lease at a time (the lease itself is re-entrant for its holder). */
   const localQueues = new Map<string, Promise<unknown>>()
 
-  function destinationOf(burn: HookedBurn): CctpDestination | undefined {
-    return destinations.find((entry) => entry.domain === burn.destinationDomain && isAddressEqual(entry.executor, burn.destinationCaller))
+  /**
+   * The burns of the swap's source transaction the relayer delivers, each with its destination: a DestinationOrder
+   * for this swap's reference with our executor as destination caller (relayCctp), or, with no hook data, a burn by
+   * our executor that anyone may receive (receiveMessage). Someone else's burns and hooks are left alone.
+   */
+  function burnsToRelay(ref: string, fromChain: string, receipt: RelayReceipt): { burn: CctpBurn; destination: CctpDestination }[] {
+    const orderRef = orderRefOfSwap(ref).toLowerCase()
+    const sourceExecutor = parameters.sourceExecutors?.[fromChain]
+    return cctpBurnsOf(receipt.logs).flatMap((burn) => {
+      const destination = destinations.find((entry) => entry.domain === burn.destinationDomain)
+      if (destination === undefined) return []
+      const isOurOrder = burn.orderRef?.toLowerCase() === orderRef && isAddressEqual(destination.executor, burn.destinationCaller)
+      const isOurPlainBurn =
+        burn.hookData === '0x' &&
+        isAddressEqual(burn.destinationCaller, zeroAddress) &&
+        sourceExecutor !== undefined &&
+        isAddressEqual(burn.depositor, sourceExecutor)
+      return isOurOrder || isOurPlainBurn ? [{ burn, destination }] : []
+    })
   }
+
+  const fromChainOf = (record: RelayRecord): string | undefined => ('fromChain' in record ? record.fromChain : record.legs.source?.chain)
 
   async function withLease<T>(name: string, deadlineMs: number, work: () => Promise<T>): Promise<T | 'lease_unavailable'> {
     const previous = localQueues.get(name) ?? Promise.resolve()
@@ -169,12 +205,23 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     const { nonce } = fields
     const account = destination.walletClient.account.address
     const lease = relayerLeaseName(destination.chain, account)
-    const call: RelayCctpCall = {
-      address: destination.executor,
-      abi: swapEaziExecutorAbi,
-      functionName: 'relayCctp',
-      args: [destination.transmitter, attested.message, attested.attestation],
-    }
+    // Our executor must receive a message it is the destination caller of (its order runs with the mint); one that
+    // anyone may receive goes straight to the transmitter.
+    const isOrder = isAddressEqual(fields.destinationCaller, destination.executor)
+    const call: RelayCctpCall | ReceiveMessageCall = isOrder
+      ? {
+          address: destination.executor,
+          abi: swapEaziExecutorAbi,
+          functionName: 'relayCctp',
+          args: [destination.transmitter, attested.message, attested.attestation],
+        }
+      : {
+          address: destination.transmitter,
+          abi: messageTransmitterAbi,
+          functionName: 'receiveMessage',
+          args: [attested.message, attested.attestation],
+        }
+    const what = call.functionName
     const outcome = await withLease(lease, clock() + leaseTtlMs * 5, async (): Promise<MessageRelayOutcome> => {
       let used: unknown
       try {
@@ -189,25 +236,29 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       }
       if (used === 1n) return { kind: 'already_received', nonce }
       try {
-        await destination.publicClient.simulateContract({ ...call, account })
+        await (call.functionName === 'relayCctp'
+          ? destination.publicClient.simulateContract({ ...call, account })
+          : destination.publicClient.simulateContract({ ...call, account }))
       } catch (error) {
         const revert = revertReason(error)
         return {
           kind: 'failed',
           nonce,
-          reason: revert === undefined ? `${destination.chain} RPC error in simulation` : `relayCctp reverts: ${revert}`,
+          reason: revert === undefined ? `${destination.chain} RPC error in simulation` : `${what} reverts: ${revert}`,
         }
       }
       let hash: Hash
       try {
         const txNonce = await destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
-        hash = await destination.walletClient.writeContract({ ...call, nonce: txNonce })
+        hash = await (call.functionName === 'relayCctp'
+          ? destination.walletClient.writeContract({ ...call, nonce: txNonce })
+          : destination.walletClient.writeContract({ ...call, nonce: txNonce }))
       } catch (error) {
         const revert = revertReason(error)
         return {
           kind: 'failed',
           nonce,
-          reason: revert === undefined ? `sending relayCctp failed on ${destination.chain}` : `relayCctp reverts: ${revert}`,
+          reason: revert === undefined ? `sending ${what} failed on ${destination.chain}` : `${what} reverts: ${revert}`,
         }
       }
       try {
@@ -216,12 +267,12 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         return {
           kind: 'failed',
           nonce,
-          reason: 'relayCctp reverted on chain (the message was received meanwhile, or the order failed)',
+          reason: `${what} reverted on chain (the message was received meanwhile)`,
           transaction: hash,
         }
       } catch {
         // Still pending: a later call reads usedNonces; if this one mines later, a resubmission only reverts.
-        return { kind: 'failed', nonce, reason: `relayCctp ${hash} not mined within ${receiptTimeoutMs / 1000} s`, transaction: hash }
+        return { kind: 'failed', nonce, reason: `${what} ${hash} not mined within ${receiptTimeoutMs / 1000} s`, transaction: hash }
       }
     })
     return outcome === 'lease_unavailable'
@@ -231,13 +282,9 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
 
   async function relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome> {
     const { ref } = record
-    const fromChain = 'fromChain' in record ? record.fromChain : record.legs.source?.chain
+    const fromChain = fromChainOf(record)
     if (fromChain === undefined) return { ref, messages: [{ kind: 'failed', nonce: null, reason: 'the swap has no source leg yet' }] }
-    const orderRef = orderRefOfSwap(ref).toLowerCase()
-    const burns = hookedBurnsOf(receipt.logs).flatMap((burn) => {
-      const destination = destinationOf(burn)
-      return burn.orderRef.toLowerCase() === orderRef && destination !== undefined ? [{ burn, destination }] : []
-    })
+    const burns = burnsToRelay(ref, fromChain, receipt)
     if (burns.length === 0) return { ref, messages: [] }
     const sourceDomain = sourceDomains[fromChain]
     if (sourceDomain === undefined)
@@ -294,6 +341,10 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       }
     },
     relayMessage,
+    hasBurnsToRelay(record, receipt) {
+      const fromChain = fromChainOf(record)
+      return fromChain !== undefined && burnsToRelay(record.ref, fromChain, receipt).length > 0
+    },
     async close() {
       stopping.abort()
       await Promise.allSettled([...localQueues.values()])

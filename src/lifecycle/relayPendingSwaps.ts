@@ -1,11 +1,10 @@
 import type { Logger } from 'pino'
 import type { Hash } from 'viem'
 import type { LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
-import { hookedBurnsOf, orderRefOfSwap } from './cctpMessages.ts'
 import type { CctpRelayer, RelayOutcome, RelayReceipt, RelayRecord } from './cctpRelayer.ts'
 
 export type RelaySchedulerParameters = {
-  relayer: Pick<CctpRelayer, 'relayForSwap'>
+  relayer: Pick<CctpRelayer, 'relayForSwap' | 'hasBurnsToRelay'>
   lifecycle: Pick<LifecycleStore, 'listOpen'>
   leases: LeaseStore
   holder: string
@@ -79,8 +78,7 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
             )
             continue
           }
-          const orderRef = orderRefOfSwap(record.ref).toLowerCase()
-          if (!hookedBurnsOf(receipt.logs).some((burn) => burn.orderRef.toLowerCase() === orderRef)) {
+          if (!relayer.hasBurnsToRelay(record, receipt)) {
             notOurs.add(record.ref)
             continue
           }

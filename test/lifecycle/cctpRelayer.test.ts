@@ -68,6 +68,7 @@ function relayerWith(leases: LeaseStore, holder: string): CctpRelayer {
   return createCctpRelayer({
     attestations,
     sourceDomains: { BAS: 6, POL: 7 },
+    sourceExecutors: { BAS: setupOf(world, 'BAS').router.executor },
     destinations: [destination],
     leases,
     holder,
@@ -146,13 +147,49 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     expect(delivery.gasUsed).toBeLessThanOrEqual(pricedUnits)
   })
 
-  it('a swap with no hooked burn for our executor has nothing to relay, and asks the service nothing', async () => {
-    const plan = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'cctp-v2-fast:BAS>POL')
+  it('a route that ends at the bridge is minted to the recipient with receiveMessage (anyone may receive it)', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'cctp-v2-fast:BAS>POL', {
+      recipient: getAddress(`0x${'b1d9e'.padEnd(40, '0')}`),
+    })
+    const receipt = await executeSwap(world, plan)
+    const pol = setupOf(world, 'POL')
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    const outcome = await relayer.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, receipt)
+    await relayer.close()
+    const [relayed] = outcome.messages
+    if (relayed?.kind !== 'relayed') throw new Error(`not relayed: ${relayed?.kind}`)
+    const delivery = await pol.instance.publicClient.getTransactionReceipt({ hash: relayed.transaction })
+    expect(getAddress(delivery.to!)).toBe(destination.transmitter)
+    const priced = plan.priced.route.bridge!.bridge.destinationGasUnits
+    console.info(`receiveMessage gasUsed on anvil: ${delivery.gasUsed} (quote prices ${priced} destination gas units)`)
+    expect(delivery.gasUsed).toBeLessThanOrEqual(priced)
+    const minted = await balanceOf(pol.instance, tokenOf(world, 'POL:USDC'), plan.recipient)
+    expect(minted >= plan.toAmountMin).toBe(true)
+    // The stand-in service keeps the most the burn allows, so exactly the bridge step's estimate arrives.
+    expect(minted).toBe(plan.build.sized.steps[0]!.amountOut)
+  })
+
+  it('a swap by another bridge, or a burn not by our executor, has nothing to relay and asks the service nothing', async () => {
+    const plan = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'across-usdc:BAS>POL')
     const receipt = await executeSwap(world, plan)
     const requestsBefore = standIn.requests.length
     const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
     expect(await relayer.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, receipt)).toMatchObject({ messages: [] })
+    // The same bridge-only CCTP burn, made by someone else's contract: not ours to pay for.
+    const cctp = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'cctp-v2-fast:BAS>POL')
+    const cctpReceipt = await executeSwap(world, cctp)
+    const stranger = createCctpRelayer({
+      attestations,
+      sourceDomains: { BAS: 6 },
+      sourceExecutors: { BAS: setupOf(world, 'BAS').instance.accounts[8]!.address },
+      destinations: [destination],
+      leases: opened.store.lifecycle.leases,
+      holder: 'replica-a',
+      log,
+    })
+    expect(await stranger.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, cctpReceipt)).toMatchObject({ messages: [] })
     await relayer.close()
+    await stranger.close()
     expect(standIn.requests.length).toBe(requestsBefore)
   })
 
