@@ -3,7 +3,7 @@ import type { ChainCode } from '../schemas/catalogue.ts'
 import type { LifecycleRecord, TrackedSwap } from '../store/createStore.ts'
 import { expectedOrderOf } from './expectedOrder.ts'
 import { refOfBytes32, swappedEvent } from './lifecycleEvents.ts'
-import { mismatchOf, recordSourceFinal, type SwappedLog } from './recordSource.ts'
+import { mismatchOf, REOPENABLE, recordSourceFinal, type SwappedLog } from './recordSource.ts'
 import { revertReason } from './revertReason.ts'
 import { recordReverted } from './scanSourceChain.ts'
 import type { TrackerContext } from './trackerContext.ts'
@@ -81,7 +81,7 @@ export async function hintSourceTransaction(
     const blockTime = (await client.getBlock({ blockNumber: receipt.blockNumber })).timestamp
     for (const { entry, log } of matched) {
       const expected = expectedOrderOf(entry.swap, catalogue)
-      if (expected !== undefined && entry.lifecycle.state === 'built')
+      if (expected !== undefined && REOPENABLE.includes(entry.lifecycle.state))
         await recordSourceFinal(context, entry, expected, log, receipt, blockTime)
     }
   }

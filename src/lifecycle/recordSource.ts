@@ -1,6 +1,6 @@
 import { type Address, getAddress, type Hex } from 'viem'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import type { LegPosition, LifecycleRecord, TrackedSwap } from '../store/createStore.ts'
+import type { LegPosition, LifecycleRecord, LifecycleState, TrackedSwap } from '../store/createStore.ts'
 import { blockAtOrBefore } from './blockAtOrBefore.ts'
 import type { ExpectedOrder } from './expectedOrder.ts'
 import { BRIDGE_DEPOSIT_TOPICS } from './lifecycleEvents.ts'
@@ -25,6 +25,12 @@ export type SwappedLog = {
     amountOut: bigint
   }
 }
+
+/**
+ * The states a `Swapped` event moves a swap from: built, or failed by a reverted transaction (the order is not spent
+ * by a revert: the same transaction sent again before the deadline runs it).
+ */
+export const REOPENABLE: readonly LifecycleState[] = ['built', 'failed']
 
 /** Why a `Swapped` event with our reference is not this swap's (it is then ignored); undefined when it is. */
 export function mismatchOf(log: SwappedLog, expected: ExpectedOrder, router: string): string | undefined {
@@ -64,7 +70,7 @@ export async function recordSourceFinal(
   const sent = { chain, token: getAddress(log.args.tokenIn), amount: log.args.amountIn }
   const ref = tracked.swap.ref
   if (expected.destination === undefined) {
-    const pending = await lifecycle.update(ref, { state: 'pending', legs: { source }, sent, at }, ['built'])
+    const pending = await lifecycle.update(ref, { state: 'pending', legs: { source }, sent, at }, REOPENABLE)
     if (!pending?.updated) return pending?.record
     await runHook(context, 'onSourceFinal', ref, () => context.onSourceFinal?.(pending.record, receipt))
     const received = { chain, token: getAddress(log.args.tokenOut), amount: log.args.amountOut }
@@ -81,7 +87,7 @@ export async function recordSourceFinal(
   const pending = await lifecycle.update(
     ref,
     { state: 'pending', legs: { source, ...(bridge ? { bridge } : {}) }, sent, destinationFromBlock, at },
-    ['built'],
+    REOPENABLE,
   )
   if (pending?.updated) {
     context.log.info(

@@ -6,7 +6,7 @@ import { blockAtOrBefore } from './blockAtOrBefore.ts'
 import { type ExpectedOrder, expectedOrderOf } from './expectedOrder.ts'
 import { refOfBytes32, swappedEvent } from './lifecycleEvents.ts'
 import { openSwaps } from './openSwaps.ts'
-import { mismatchOf, recordSourceFinal, type SwappedLog } from './recordSource.ts'
+import { mismatchOf, REOPENABLE, recordSourceFinal, type SwappedLog } from './recordSource.ts'
 import { revertReason } from './revertReason.ts'
 import { clientOf, runHook, type SourceReceipt, type TrackerClient, type TrackerContext } from './trackerContext.ts'
 
@@ -129,7 +129,7 @@ async function recordSwappedLogs(context: TrackerContext, chain: ChainCode, rout
       const ref = orderRef.startsWith('dsb_') ? `${orderRef}.${position}` : orderRef
       if (!/^(swp|dsb)_/.test(orderRef)) continue
       const tracked = await context.store.lifecycle.getTracked(ref)
-      if (tracked === undefined || tracked.lifecycle.state !== 'built') continue
+      if (tracked === undefined || !REOPENABLE.includes(tracked.lifecycle.state)) continue
       const expected = expectedOrderOf(tracked.swap, context.catalogue())
       if (expected === undefined) continue
       const mismatch = mismatchOf(log, expected, router)

@@ -176,11 +176,15 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
       return tracked.map((entry) => entry.lifecycle).sort((a, b) => (a.legIndex ?? 0) - (b.legIndex ?? 0))
     },
     async listOpen({ chains, limit, afterRef }) {
-      // swaps.status leaves `built` only when intelligence completes a swap; no index on it (see createIntelStore).
+      // The swaps no tracker moved yet (swaps.status is `built` until intelligence completes a swap or it expires; no
+      // index on it, see createIntelStore), and those a tracker holds open (the partial index), whatever swaps.status
+      // says: a swap failed by a reverted transaction is open again when the same order is sent again and runs.
       return readTracked(
         sql,
-        `where s.status = 'built' and s.from_chain = any($1) and (l.state is null or l.state in ('built', 'pending'))
-           and s.ref > $2
+        `where s.ref in (select ref from swaps where status = 'built' and from_chain = any($1) and ref > $2
+                         union
+                         select ref from swap_lifecycle where state in ('built', 'pending') and ref > $2)
+           and s.from_chain = any($1) and (l.state is null or l.state in ('built', 'pending'))
          order by s.ref limit $3`,
         [chains, afterRef ?? '', limit],
       )

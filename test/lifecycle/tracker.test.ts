@@ -273,6 +273,16 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
       legs: { source: { chain: 'BAS', txHash: receipt.transactionHash, blockNumber: receipt.blockNumber } },
     })
     expect(record.reason).toBe('source transaction reverted: SwapEazi: approve the router for the input amount first')
+    // A revert spends nothing: approved, the same transaction sent again before the deadline runs, and the swap goes on.
+    const { instance } = setupOf(world, 'BAS')
+    expect((await sendRequest(instance, swap.sender, swap.result.approval.transactionRequest as never)).status).toBe('success')
+    const again = await sendRequest(instance, swap.sender, swap.result.transactionRequest as never)
+    expect(again.status).toBe('success')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const resumed = await lifecycle(store, swap.result.swapEaziRef)
+    expect(resumed).toMatchObject({ state: 'pending', legs: { source: { txHash: again.transactionHash } } })
+    expect(resumed.transitions.map((t) => t.state)).toEqual(['built', 'failed', 'pending'])
   })
 
   it('checks a hinted source transaction: the right one is recorded at once, another is refused', async () => {
@@ -474,7 +484,7 @@ describe.skipIf(postgres === undefined)('two trackers on one PostgreSQL', () => 
     const finished: string[] = []
     const options = (holder: string) => ({
       holder,
-      leaseTtlMs: 1500,
+      leaseTtlMs: 5000,
       onSourceFinal: (record: LifecycleRecord) => void finals.push(`${holder}:${record.ref}`),
       onFinished: (record: LifecycleRecord) => void finished.push(`${holder}:${record.ref}`),
     })
@@ -529,7 +539,7 @@ describe.skipIf(postgres === undefined)('two trackers on one PostgreSQL', () => 
     await mine(world, 'BAS')
     await alive.pollOnce()
     expect((await lifecycle(store, late.result.swapEaziRef)).state).toBe('built')
-    await new Promise((resolve) => setTimeout(resolve, 1600))
+    await new Promise((resolve) => setTimeout(resolve, 5100))
     await alive.pollOnce()
     expect((await lifecycle(store, late.result.swapEaziRef)).state).toBe('pending')
     expect(finals.at(-1)).toBe(`${alive.holder}:${late.result.swapEaziRef}`)

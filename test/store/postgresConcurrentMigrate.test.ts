@@ -45,10 +45,12 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
       )
       expect(tables.map((row) => row.table_name)).toEqual([
         'api_keys',
+        'chain_cursors',
         'disbursements',
         'intel_outcomes',
         'intel_values',
         'intel_window',
+        'leases',
         'mpp_payments',
         'observations',
         'payer_spend',
@@ -56,6 +58,8 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         'revoked_keys',
         'schema_migrations',
         'settings',
+        'swap_lifecycle',
+        'swap_transitions',
         'swaps',
         'usage_counters',
         'x402_payments',
