@@ -1,0 +1,130 @@
+// What serve starts beside the tracker (src/app/startRelaying.ts), wired from configuration as serve wires it: off
+// without a relayer key; with one, the tracker's hook relays a CCTP message on the chains of SWAPEAZI_RPC_URLS through
+// the configured attestation service; the payment reconciler runs only with the onchain settler.
+import { PassThrough } from 'node:stream'
+import pino from 'pino'
+import { getAddress, parseEventLogs, stringToHex, toHex } from 'viem'
+import { mnemonicToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startRelaying } from '../../src/app/startRelaying.ts'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { loadConfig } from '../../src/config.ts'
+import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
+import { compileCatalogue } from '../../src/engine/index.ts'
+import { newSwapRef } from '../../src/service/swapRef.ts'
+import { ANVIL_MNEMONIC, anvilAccounts } from '../chain/anvil.ts'
+import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
+import { executeSwap, planSwap, setupOf } from '../chain/routeExecution.ts'
+import { testDeps } from '../http/testApp.ts'
+import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
+import { type AttestationStandIn, startAttestationStandIn } from './attestationStandIn.ts'
+
+const MANIFEST = new URL('../../manifest', import.meta.url).pathname
+let world: CatalogueOnChains
+let standIn: AttestationStandIn
+let opened: OpenedStore
+
+beforeAll(async () => {
+  world = await deployCatalogueOnChains(loadCatalogue(MANIFEST).files, ['BAS', 'POL'])
+  standIn = await startAttestationStandIn({ chains: new Map([[6, setupOf(world, 'BAS').instance]]), pendingPolls: 0 })
+  opened = await storeDrivers()[0]!.open()
+}, 120_000)
+afterAll(async () => {
+  await standIn?.close()
+  await opened?.cleanup()
+  await world?.stop()
+})
+
+/** The key of anvil's dev account 7, funded on both chains. */
+const relayerKey = (): `0x${string}` => toHex(mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 7 }).getHdKey().privateKey!)
+
+function logs(): { log: pino.Logger; text: () => string } {
+  const sink = new PassThrough()
+  let text = ''
+  sink.on('data', (chunk: Buffer) => {
+    text += chunk.toString()
+  })
+  return { log: pino({ level: 'info' }, sink), text: () => text }
+}
+
+function depsFor(log: pino.Logger): ReturnType<typeof testDeps> {
+  return testDeps({
+    catalogue: compileCatalogue(world.files),
+    files: world.files,
+    // Chains not deployed here get the BAS router's addresses (serve gives every chain one).
+    routerOn: (chain) => world.chains.get(chain)?.router ?? setupOf(world, 'BAS').router,
+    store: opened.store,
+    clock: Date.now,
+    log,
+  })
+}
+
+const rpcUrls = (): string => JSON.stringify({ BAS: setupOf(world, 'BAS').instance.rpcUrl, POL: setupOf(world, 'POL').instance.rpcUrl })
+
+describe('startRelaying', () => {
+  it('is off without a relayer key, and runs no reconciler with the ledger settler', async () => {
+    const { log, text } = logs()
+    const relaying = startRelaying(loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls() }), depsFor(log))
+    expect(relaying.hooks).toEqual({})
+    await relaying.stop()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(text()).toContain('CCTP relayer off: SWAPEAZI_RELAYER_PRIVATE_KEY is not set')
+    expect(text()).toContain('payment reconciler off')
+  })
+
+  it('runs the payment reconciler with the onchain settler', async () => {
+    const { log, text } = logs()
+    const deps = depsFor(log)
+    const settler = {
+      ...deps.settler,
+      mode: 'onchain' as const,
+      reconcile: async () => ({ state: 'pending' as const, message: 'not mined' }),
+    }
+    const relaying = startRelaying(loadConfig({}), { ...deps, settler })
+    await relaying.stop()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(text()).toContain('payment reconciler on')
+  })
+
+  it('with a key, the tracker hook relays a CCTP message with a swap on arrival through the configured service', async () => {
+    const { log, text } = logs()
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: rpcUrls(),
+      SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey(),
+      SWAPEAZI_CCTP_ATTESTATION_URL: `${standIn.url}/`,
+    })
+    const relaying = startRelaying(config, depsFor(log))
+    try {
+      expect(relaying.hooks.onSourceFinal).toBeTypeOf('function')
+      const ref = newSwapRef(Date.now())
+      const plan = await planSwap(
+        world,
+        'BAS:USDC',
+        'POL:EURe',
+        500n,
+        (id) => id.startsWith('cctp-v2-fast:BAS>POL|pol-univ3-eure-usdc-500'),
+        {
+          ref: stringToHex(ref, { size: 32 }),
+        },
+      )
+      const receipt = await executeSwap(world, plan)
+      const before = standIn.requests.length
+      relaying.hooks.onSourceFinal?.({ ref, legs: { source: { chain: 'BAS' } } }, receipt)
+      // The hook returns at once; the relay runs in the background and logs its outcome.
+      for (let waited = 0; !/cctp_(relayed|failed)/.test(text()) && waited < 30_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(standIn.requests.length).toBeGreaterThan(before)
+      const relayed = /"event":"cctp_relayed"[^\n]*"transaction":"(0x[0-9a-f]{64})"/.exec(text())
+      expect(relayed, text()).not.toBeNull()
+      const pol = setupOf(world, 'POL').instance
+      const delivery = await pol.publicClient.getTransactionReceipt({ hash: relayed![1] as `0x${string}` })
+      expect(getAddress(delivery.from)).toBe(anvilAccounts()[7]!.address)
+      const [executed] = parseEventLogs({ abi: swapEaziExecutorAbi, logs: delivery.logs, eventName: 'DestinationExecuted' })
+      expect(executed?.args.ref).toBe(stringToHex(ref, { size: 32 }))
+      expect(text()).toContain('CCTP relayer on for')
+      expect(text()).toContain('LayerZero compose retries on for')
+    } finally {
+      await relaying.stop()
+    }
+  })
+})
