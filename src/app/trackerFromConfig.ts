@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { createPublicClient, http } from 'viem'
 import type { Config } from '../config.ts'
+import { blockTimesOf } from './blockTimesOf.ts'
 import type { Catalogue } from '../engine/index.ts'
 import { createTracker, type CreateTrackerParameters, type Tracker } from '../lifecycle/createTracker.ts'
 import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
@@ -30,6 +31,7 @@ export function trackerFromConfig(config: Config, deps: TrackerFromConfigDeps): 
   for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][])
     clients[chain] = createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) })
   if (Object.keys(clients).length === 0) return undefined
+  const blockTimeSec = blockTimesOf(clients)
   return createTracker({
     store: deps.store,
     catalogue: deps.catalogue,
@@ -40,7 +42,7 @@ export function trackerFromConfig(config: Config, deps: TrackerFromConfigDeps): 
     clock: deps.clock,
     log: deps.log.child({ component: 'tracker' }),
     // A finished swap is an observation of its corridor at once (issue 18 item 7), wherever the tracker runs.
-    onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue() }, record),
+    onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue(), blockTimeSec }, record),
     ...deps.hooks,
   })
 }

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import { createAdaptorServer } from '@hono/node-server'
 import { formatUnits } from 'viem'
-import { blockTimesFromConfig } from '../app/blockTimesFromConfig.ts'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
@@ -11,7 +10,6 @@ import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperat
 import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import type { Tracker } from '../lifecycle/createTracker.ts'
-import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import type { Config } from '../config.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
@@ -85,15 +83,10 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   // Built wherever an RPC is configured, so statuses say which chains are followed and hints are checked even when the
   // tracker runs apart (SWAPEAZI_TRACKER=off, swapeazi track); it polls only when on.
   const relaying = startRelaying(config, deps)
-  const blockTimeSec = blockTimesFromConfig(config.market.rpcUrls)
-  const blockTimes = blockTimeSec === undefined ? {} : { blockTimeSec }
   tracker = trackerFromConfig(config, {
     ...deps,
     catalogue: () => deps.catalogue,
-    hooks: {
-      ...relaying.hooks,
-      onFinished: (record) => observeCompletedSwap({ store: deps.store, catalogue: deps.catalogue, ...blockTimes }, record),
-    },
+    hooks: relaying.hooks,
   })
   if (config.tracker.enabled) tracker?.start()
 

@@ -1,10 +1,8 @@
 import type { Writable } from 'node:stream'
-import { blockTimesFromConfig } from '../app/blockTimesFromConfig.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
 import type { Config } from '../config.ts'
-import { observeCompletedSwap } from '../lifecycle/observeSwap.ts'
 import { openStore } from '../store/openStore.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
 
@@ -26,16 +24,12 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   const log = createLogger(config.logLevel, io.stderr)
   const { catalogue } = loadCatalogue(config.manifestDir)
   const store = await openStore(config.store)
-  const blockTimeSec = blockTimesFromConfig(config.market.rpcUrls)
-  const blockTimes = blockTimeSec === undefined ? {} : { blockTimeSec }
   const tracker = trackerFromConfig(config, {
     store,
     catalogue: () => catalogue,
     routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
     clock: Date.now,
     log,
-    // A swap that ends becomes an observation of its corridor at once, as in serve (issue 18 item 7).
-    hooks: { onFinished: (record) => observeCompletedSwap({ store, catalogue, ...blockTimes }, record) },
   })
   try {
     tracker?.start()

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { blockTimesFromConfig } from '../../src/app/blockTimesFromConfig.ts'
+import { blockTimesOf } from '../../src/app/blockTimesOf.ts'
 import { runCli } from '../../src/cli/runCli.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
@@ -126,12 +126,11 @@ describe('the swap status in serve', () => {
     }
   }, 120_000)
 
-  it("dates an observation's blocks from the chain: blockTimesFromConfig reads a block's time over SWAPEAZI_RPC_URLS", async () => {
-    expect(blockTimesFromConfig({})).toBeUndefined()
-    const blockTimeSec = blockTimesFromConfig({ BAS: anvil.rpcUrl })
+  it("dates an observation's blocks from the chain: blockTimesOf reads a block's time over the tracker's clients", async () => {
+    const blockTimeSec = blockTimesOf({ BAS: anvil.publicClient })
     await anvil.testClient.mine({ blocks: 1 })
     const block = await anvil.publicClient.getBlock()
-    expect(await blockTimeSec?.('BAS', block.number)).toBe(Number(block.timestamp))
-    await expect(blockTimeSec?.('ETH', 1n)).rejects.toThrow('no RPC for ETH')
+    expect(await blockTimeSec('BAS', block.number)).toBe(Number(block.timestamp))
+    await expect(blockTimeSec('ETH', 1n)).rejects.toThrow('no RPC for ETH')
   })
 })
