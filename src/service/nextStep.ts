@@ -75,13 +75,19 @@ export function nextStep(parameters: NextStepParameters): NextStep {
         checkAgainSec: null,
         deadline: null,
       }
-    case 'failed':
+    case 'failed': {
+      // A reverted order is not spent: the same transaction sent again before its deadline still runs.
+      const canResend = nowMs <= deadlineMs
+      const again = canResend
+        ? `fix the cause (the approval or the balance, say) and send the same ${transaction === 'the transactionRequest' ? 'transactionRequest' : 'batch transactionRequest'} again before ${deadline}, or get a new quote`
+        : 'get a new quote to try again'
       return {
         action: 'check_sender',
-        message: `It failed${reason === null ? '' : `: ${reason}`}. If the source transaction reverted, nothing moved and the money is still with the sender: get a new quote to try again. If it was mined, the legs show where the money stopped; quote this reference to the operator.`,
-        checkAgainSec: null,
-        deadline: null,
+        message: `It failed${reason === null ? '' : `: ${reason}`}. A reverted transaction moves nothing, so the money is still with the sender: ${again}.`,
+        checkAgainSec: canResend && isTracked ? BUILT_CHECK_AGAIN_SEC : null,
+        deadline: canResend ? deadline : null,
       }
+    }
     case 'expired':
       return {
         action: 'quote_again',

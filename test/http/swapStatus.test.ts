@@ -178,6 +178,11 @@ describe('GET /api/v1/swap/{ref}/status', () => {
     const failedAnswer = SwapStatusWire.parse((await status(failed.swapEaziRef)).body)
     expect(failedAnswer).toMatchObject({ state: 'failed', reason: 'the source transaction reverted', next: { action: 'check_sender' } })
     expect(failedAnswer.orders[0]?.legs[0]?.explorerUrl).toBe(`https://etherscan.io/tx/${hash('rev')}`)
+    // A reverted order is not spent: the same transaction may be sent again until its deadline.
+    expect(failedAnswer.next).toMatchObject({ deadline: failed.deadline, checkAgainSec: null })
+    expect(failedAnswer.next.message).toBe(
+      `It failed: the source transaction reverted. A reverted transaction moves nothing, so the money is still with the sender: fix the cause (the approval or the balance, say) and send the same transactionRequest again before ${failed.deadline}, or get a new quote.`,
+    )
   })
 
   it('answers a batch with every recipient: a transfer is done once the batch transaction is mined, a bridge leg waits', async () => {
