@@ -3,6 +3,7 @@ import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { ChainCursor, TrackedSwap } from '../store/createStore.ts'
 import { blockAtOrBefore } from './blockAtOrBefore.ts'
+import { blocksWithSenders } from './blocksWithSenders.ts'
 import { type ExpectedOrder, expectedOrderOf } from './expectedOrder.ts'
 import { refOfBytes32, swappedEvent } from './lifecycleEvents.ts'
 import { openSwaps } from './openSwaps.ts'
@@ -145,8 +146,8 @@ async function recordSwappedLogs(context: TrackerContext, chain: ChainCode, rout
 }
 
 /**
- * A reverted transaction emits no event: the blocks' transactions from the senders of open swaps to the router are
- * read, and a reverted one whose order carries an open swap's reference fails it (with the revert reason), or
+ * A reverted transaction emits no event: the transactions from the senders of open swaps to the router are read
+ * (from the blocks in which their nonces moved, blocksWithSenders), and a reverted one whose order carries an open swap's reference fails it (with the revert reason), or
  * expires it when the router refused it for its deadline.
  */
 async function recordRevertedSources(
@@ -166,8 +167,12 @@ async function recordRevertedSources(
     const key = expected.sender.toLowerCase()
     bySender.set(key, [...(bySender.get(key) ?? []), { tracked, expected }])
   }
-  const blocks: bigint[] = []
-  for (let block = fromBlock; block <= toBlock; block++) blocks.push(block)
+  const senders = [...new Set([...bySender.values()].map((entries) => entries[0]?.expected.sender).filter((s) => s !== undefined))]
+  let blocks = await blocksWithSenders(client, senders, fromBlock, toBlock)
+  if (blocks === undefined) {
+    blocks = []
+    for (let block = fromBlock; block <= toBlock; block++) blocks.push(block)
+  }
   for (let k = 0; k < blocks.length; k += BLOCK_READ_CONCURRENCY) {
     const read = await Promise.all(
       blocks.slice(k, k + BLOCK_READ_CONCURRENCY).map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true })),

@@ -8,7 +8,7 @@ import type { RouterDeployment } from '../tx/routerDeployment.ts'
 /** The chain reads the tracker makes: a viem public client fits. */
 export type TrackerClient = Pick<
   PublicClient,
-  'getBlockNumber' | 'getBlock' | 'getLogs' | 'getTransactionReceipt' | 'getTransaction' | 'call'
+  'getBlockNumber' | 'getBlock' | 'getLogs' | 'getTransactionReceipt' | 'getTransaction' | 'getTransactionCount' | 'call'
 >
 
 /** A source transaction's receipt as the relayer hook receives it. */

@@ -124,6 +124,7 @@ export function recordingClient(client: TrackerClient): RecordingClient {
     getBlock: client.getBlock.bind(client),
     getTransactionReceipt: client.getTransactionReceipt.bind(client),
     getTransaction: client.getTransaction.bind(client),
+    getTransactionCount: client.getTransactionCount.bind(client),
     call: client.call.bind(client),
     getLogs: ((parameters: Parameters<TrackerClient['getLogs']>[0]) => {
       if (
