@@ -12,7 +12,7 @@ import {
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
 import type { ChainReading, ReadChain } from './chainReading.ts'
 import { type FeedCatalogue, fxFeedId, NATIVE_FEED, oracleFeedId, readPlanOf } from './feedCatalogue.ts'
-import { fxClosedSince } from './fxMarketHours.ts'
+import { fxClosedSince, fxNextChangeMs } from './fxMarketHours.ts'
 
 /** A feed's answer is usable for its heartbeat plus this share of it (DESIGN 5: heartbeat + 10%). */
 const HEARTBEAT_MARGIN = 1.1
@@ -72,6 +72,9 @@ export type CreateLiveMarketParameters = {
 }
 
 type ChainState = { reading?: ChainReading; error?: string }
+
+/** One composition of the market: what it prices, what health says, and until when its figures are all as judged. */
+type Composed = { catalogue: Catalogue; status: MarketStatus; validUntilMs: number }
 
 /** One place a currency's USD rate is read (a Chainlink feed, or Mento's SortedOracles), and how old it may be. */
 type RateSource = {
@@ -218,10 +221,19 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   let current = compose()
 
-  function compose(): { catalogue: Catalogue; status: MarketStatus } {
+  function compose(): Composed {
     const nowMs = clock()
     const nowSec = Math.floor(nowMs / 1000)
     const closedSince = fxClosedSince(nowMs)
+    /**
+     * The first second at which a figure used now goes stale (or a sequencer's grace ends, or FX markets close or
+     * reopen): the market is composed again then, whether or not a read has finished (a hung RPC must not keep it).
+     */
+    let validUntilSec = Math.floor(fxNextChangeMs(nowMs) / 1000)
+    const changesAt = (sec: number): void => {
+      const at = Math.floor(sec) + 1
+      if (at < validUntilSec) validUntilSec = Math.max(at, nowSec + 1)
+    }
     const market = {
       ...files.market,
       chains: { ...files.market.chains },
@@ -260,6 +272,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         for (const pool of pools) venueGap(pool.id, `its pool was last read at block ${reading.blockNumber}, ${blockAgeSec} s ago`)
         for (const ladder of ladders) venueGap(ladder.id, `its quotes were last read at block ${reading.blockNumber}, ${blockAgeSec} s ago`)
       } else {
+        changesAt(reading.blockTimestamp + maxAgeSec)
         for (const pool of pools) {
           const read = reading.pools.find((candidate) => candidate.id === pool.id)
           if (read === undefined) venueGap(pool.id, `its pool was not read at block ${reading.blockNumber}`)
@@ -297,8 +310,10 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           }
         }
         if (reading.sequencer !== undefined && !reading.sequencer.isUp) gap('sequencer', 'the L2 sequencer is down')
-        else if (reading.sequencer !== undefined && nowSec - reading.sequencer.since < SEQUENCER_GRACE_SEC)
+        else if (reading.sequencer !== undefined && nowSec - reading.sequencer.since < SEQUENCER_GRACE_SEC) {
+          changesAt(reading.sequencer.since + SEQUENCER_GRACE_SEC - 1)
           gap('sequencer', `the L2 sequencer came back up ${nowSec - reading.sequencer.since} s ago (grace ${SEQUENCER_GRACE_SEC} s)`)
+        }
         const native = reading.feeds.find((feed) => feed.id === NATIVE_FEED)
         const nativeSpec = feeds.chains[chain]?.native
         if (native === undefined || nativeSpec === undefined) gap('native/USD', 'no native price feed is configured')
@@ -308,8 +323,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
             'native/USD',
             `the native price feed was last updated ${nowSec - native.updatedAt} s ago (heartbeat ${nativeSpec.heartbeatSec} s)`,
           )
-        else if (snapshot !== undefined)
-          market.chains[chain] = { ...(market.chains[chain] ?? snapshot), nativeUsd: formatAtomic(native.answer, native.decimals) }
+        else {
+          changesAt(native.updatedAt + nativeSpec.heartbeatSec * HEARTBEAT_MARGIN)
+          if (snapshot !== undefined)
+            market.chains[chain] = { ...(market.chains[chain] ?? snapshot), nativeUsd: formatAtomic(native.answer, native.decimals) }
+        }
       }
       chainStatuses.push({
         chain,
@@ -347,8 +365,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           const farFromSnapshot = isCheckedAgainstSnapshot ? farFromSnapshotRate(currency, read.answer, read.decimals) : undefined
           if (ageSec > allowedSec + closureSec) why.push(`${chain} ${shortName} last updated ${ageSec} s ago (${limit})`)
           else if (farFromSnapshot !== undefined) why.push(`${chain} ${shortName}: ${farFromSnapshot}`)
-          else if (best === undefined || read.updatedAt > best.updatedAt)
+          else if (best === undefined || read.updatedAt > best.updatedAt) {
+            // Through a closure the allowance grows with it: the figure is re-checked when markets reopen.
+            if (closedSince === undefined) changesAt(read.updatedAt + allowedSec)
             best = { chain, block: reading.blockNumber, answer: read.answer, decimals: read.decimals, updatedAt: read.updatedAt, name }
+          }
         }
       }
       if (best === undefined) {
@@ -389,6 +410,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     if (fxNotes.size > 0) catalogue.fxNotes = fxNotes
     return {
       catalogue,
+      validUntilMs: validUntilSec * 1000,
       // A figure read but not used (a depth venue's direction, a bridge lane's fee) degrades the market too.
       status: {
         isDegraded: hasGaps || chainStatuses.some((status) => status.stale.length > 0),
@@ -400,9 +422,10 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
   }
 
   /**
-   * The catalogue of the live figures. Balances read live that the StableSwap maths cannot price (a pool so lopsided
-   * its invariant does not converge) would fail the whole compile: then each live pool is tried alone over the
-   * snapshot, and those that fail go back to their snapshot balances as gaps, so only their routes are not offered.
+   * The catalogue of the live figures. A venue state read live that the catalogue cannot take (balances so lopsided
+   * the StableSwap invariant does not converge; a quote ladder the engine refuses) would fail the whole compile: then
+   * each live venue state is tried alone over the snapshot, and those that fail go back to their snapshot state as
+   * gaps, so only their routes are not offered.
    */
   function compileOrGapPools(liveFiles: CatalogueFiles, venueGaps: Map<string, string>, chainStatuses: ChainMarketStatus[]): Catalogue {
     try {
@@ -424,6 +447,23 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       }
       return compileCatalogue(liveFiles)
     }
+  }
+
+  /**
+   * The market as of now: composed again, off any read, once a figure it uses has outlived its maximum age, so a
+   * read that hangs cannot keep stale figures in use past their age; otherwise the last composition (memory only).
+   */
+  function currentNow(): Composed {
+    if (clock() < current.validUntilMs) return current
+    try {
+      current = compose()
+    } catch (error) {
+      // Cannot happen with readings compose() already accepted; should it, the stale figures must still go.
+      log.error({ event: 'market_compose_failed', err: error instanceof Error ? error.message : String(error) }, 'market_compose_failed')
+      for (const state of states.values()) delete state.reading
+      current = compose()
+    }
+    return current
   }
 
   const inFlight = new Map<ChainCode, Promise<void>>()
@@ -478,8 +518,8 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   return {
     liveChains,
-    catalogue: () => current.catalogue,
-    status: () => current.status,
+    catalogue: () => currentNow().catalogue,
+    status: () => currentNow().status,
     async refresh() {
       await Promise.all(liveChains.map(readChain))
     },
