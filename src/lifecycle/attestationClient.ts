@@ -44,8 +44,14 @@ export type AttestationClientParameters = {
   attempts?: number
   /** Waits between polls: the first, multiplied by 1.5 each time up to the cap. Default 2 000 and 30 000. */
   pollMs?: { firstMs: number; maxMs: number }
-  /** Tests: the waits between attempts and polls. */
+  /**
+   * The most requests a second this client sends, however many swaps wait: Circle limits the API to 35 a second and
+   * blocks a caller that exceeds it for 5 minutes. Default 10.
+   */
+  maxRequestsPerSecond?: number
+  /** Tests: the waits between attempts and polls, and the clock the request rate is kept by. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  now?: () => number
 }
 
 export type AttestationClient = {
@@ -66,6 +72,7 @@ export type AttestationClient = {
 const DEFAULT_TIMEOUT_MS = 10_000
 const DEFAULT_ATTEMPTS = 3
 const DEFAULT_POLL = { firstMs: 2_000, maxMs: 30_000 }
+const DEFAULT_MAX_REQUESTS_PER_SECOND = 10
 /** Between attempts of one lookup: short, the poll's own backoff handles longer outages. */
 const RETRY_DELAY_MS = 500
 /** A body larger than this is not an answer about one transaction. */
@@ -83,9 +90,21 @@ export function createAttestationClient(parameters: AttestationClientParameters 
   const attempts = parameters.attempts ?? DEFAULT_ATTEMPTS
   const poll = parameters.pollMs ?? DEFAULT_POLL
   const sleep = parameters.sleep ?? abortableSleep
+  const now = parameters.now ?? Date.now
+  const spacingMs = 1000 / (parameters.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND)
+  /** When the next request may leave: each request takes the next slot, so they go out evenly spaced. */
+  let nextSlotMs = 0
+
+  async function waitForSlot(signal?: AbortSignal): Promise<void> {
+    const at = Math.max(now(), nextSlotMs)
+    nextSlotMs = at + spacingMs
+    const waitMs = at - now()
+    if (waitMs > 0) await sleep(waitMs, signal)
+  }
 
   async function once(sourceDomain: number, transactionHash: Hex, signal?: AbortSignal): Promise<AttestationLookup | 'retry'> {
     const path = `/v2/messages/${sourceDomain}?transactionHash=${transactionHash}`
+    await waitForSlot(signal)
     let statusCode: number
     let text: string
     try {

@@ -102,4 +102,28 @@ describe('createAttestationClient', () => {
       await client.close()
     }
   })
+
+  it("spaces its requests to stay under Circle's rate limit, however many lookups run at once", async () => {
+    const stand = await serve([{ status: 200, body: { messages: [complete] } }])
+    let clock = 1_000_000
+    const waits: number[] = []
+    const client = createAttestationClient({
+      url: stand.url,
+      maxRequestsPerSecond: 4,
+      now: () => clock,
+      sleep: async (ms) => {
+        waits.push(ms)
+      },
+    })
+    try {
+      await Promise.all(Array.from({ length: 5 }, () => client.lookup(6, TX)))
+      // The first leaves at once; each next one waits for its own slot, 250 ms after the previous one.
+      expect(waits).toEqual([250, 500, 750, 1000])
+      clock += 2_000
+      await client.lookup(6, TX)
+      expect(waits).toHaveLength(4)
+    } finally {
+      await client.close()
+    }
+  })
 })
