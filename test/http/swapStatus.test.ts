@@ -223,6 +223,27 @@ describe('GET /api/v1/swap/{ref}/status', () => {
     expect(during.orders[0]?.received).toMatchObject({ chain: 'BAS', token: 'USDC', amount: batch.items[0]?.toAmount })
   })
 
+  it('answers a batch of transfers only as untracked: no order of it is a swap a tracker follows', async () => {
+    const built = await postJson(
+      app,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAddress: FROM_ADDRESS,
+        recipients: [{ address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '10' }],
+      },
+      { 'x-swapeazi-key': KEY },
+    )
+    expect(built.status, await built.clone().text()).toBe(200)
+    const { disbursementRef } = DisbursementResult.parse(await readJson(built))
+    const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+    const answer = SwapStatusWire.parse((await status(disbursementRef, tracked)).body)
+    expect(answer).toMatchObject({ kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', checkAgainSec: null } })
+    expect(answer.orders.map((o) => [o.ref, o.isTracked])).toEqual([[`${disbursementRef}.0`, false]])
+    expect(answer.next.message).toMatch(/^Sign and broadcast the batch transactionRequest \(executeBatch\) before /)
+  })
+
   it('is 404 problem+json for a well-formed reference nobody recorded, and 400 naming ref for a malformed one', async () => {
     for (const ref of ['swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
       const { response, body } = await status(ref)
@@ -279,6 +300,26 @@ describe('POST /api/v1/swap/{ref}/transaction', () => {
     expect(response.headers.get('cache-control')).toBe('no-store')
     expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: swap.swapEaziRef, state: 'built' })
     expect(follower.hints).toEqual([[swap.swapEaziRef, hash('hinted')]])
+  })
+
+  it("hands a batch's reference to the tracker as it is, and answers the batch", async () => {
+    const built = await postJson(
+      app,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAddress: FROM_ADDRESS,
+        recipients: [{ address: RECIPIENT, toChain: 'ARB', toToken: 'USDC', amount: '50' }],
+      },
+      { 'x-swapeazi-key': KEY },
+    )
+    const { disbursementRef } = DisbursementResult.parse(await readJson(built))
+    const follower = tracking({ follows: ['BAS'] })
+    const response = await hintOf(testApp({ store, tracking: follower }), disbursementRef, { txHash: hash('batch-hint') })
+    expect(response.status).toBe(202)
+    expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: disbursementRef, kind: 'batch' })
+    expect(follower.hints).toEqual([[disbursementRef, hash('batch-hint')]])
   })
 
   it('is 422 transaction_mismatch when the receipt holds no matching Swapped event', async () => {
