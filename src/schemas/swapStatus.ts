@@ -29,7 +29,11 @@ export const ChainAmount = z
   .object({
     chain: ChainCode,
     token: z.string().describe('Symbol as the catalogue lists it, or the token address when the catalogue does not list it'),
-    amount: z.string().describe('Whole tokens, a decimal string'),
+    amount: z
+      .string()
+      .describe(
+        'Whole tokens, a decimal string; the atomic units again when the catalogue does not list the token (token is then its address)',
+      ),
     atomic: z.string().describe('Atomic units, an integer string'),
   })
   .meta({ id: 'ChainAmount' })
