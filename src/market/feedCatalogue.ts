@@ -149,20 +149,14 @@ function laddersOf(
           [second, first, 1],
         ]
       : [[first, second, 0]]
-    const quotes = pairs.map(([from, to, i]) => ladderQuote(feeds, venue, from, to, i))
-    if (quotes.some((quote) => quote === undefined)) continue
-    specs.push({
-      id: venue.id,
-      quotedBy: quotedBy(venue.protocol),
-      directions: pairs.map(
-        ([from, to], index): LadderDirection => ({
-          from: from.symbol,
-          to: to.symbol,
-          amountsIn: LADDER_USD.map((usd) => ladderAmount(from, usd)),
-          quote: quotes[index] as LadderQuote,
-        }),
-      ),
-    })
+    const directions: LadderDirection[] = []
+    for (const [from, to, i] of pairs) {
+      const quote = ladderQuote(feeds, venue, from, to, i)
+      if (quote === undefined) break
+      directions.push({ from: from.symbol, to: to.symbol, amountsIn: LADDER_USD.map((usd) => ladderAmount(from, usd)), quote })
+    }
+    // A venue quotable one way only would be offered one way only: leave it out whole, a gap with its reason.
+    if (directions.length === pairs.length) specs.push({ id: venue.id, quotedBy: quotedBy(venue.protocol), directions })
   }
   return specs
 }
