@@ -21,3 +21,17 @@ export function fxClosedSince(nowMs: number): number | undefined {
   if (day === 0) return now.getUTCHours() < OPEN_UTC_HOUR_SUNDAY ? fridayClose(2) : undefined
   return undefined
 }
+
+/**
+ * When FX markets next close or reopen after `nowMs` (unix ms): the end of the current closure, or the next Friday
+ * close. The live market re-checks its FX figures then, since their allowed age changes at both.
+ */
+export function fxNextChangeMs(nowMs: number): number {
+  const closedSince = fxClosedSince(nowMs)
+  if (closedSince !== undefined) return closedSince + 2 * DAY_MS + (OPEN_UTC_HOUR_SUNDAY - CLOSE_UTC_HOUR_FRIDAY) * HOUR_MS
+  const now = new Date(nowMs)
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
+  const daysToFriday = (5 - now.getUTCDay() + 7) % 7
+  const close = midnight + daysToFriday * DAY_MS + CLOSE_UTC_HOUR_FRIDAY * HOUR_MS
+  return close > nowMs ? close : close + 7 * DAY_MS
+}

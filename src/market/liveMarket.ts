@@ -260,7 +260,10 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       const pools = plans.get(chain)?.pools ?? []
       const ladders = plans.get(chain)?.ladders ?? []
       for (const venue of unquoted.get(chain) ?? [])
-        venueGap(venue.id, `no quoter for ${venue.protocol} on ${chain} in manifest/feeds.json: its depth cannot be read`)
+        venueGap(
+          venue.id,
+          `its depth cannot be read: no quoter for ${venue.protocol} on ${chain} in manifest/feeds.json, or a token or parameter its quote needs is missing`,
+        )
       const maxAgeSec = (STALE_AFTER_INTERVALS * intervalMsOf(chain)) / 1000
       const blockAgeSec = reading === undefined ? undefined : Math.max(0, nowSec - reading.blockTimestamp)
       if (reading === undefined || blockAgeSec === undefined) {
@@ -455,6 +458,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
    */
   function currentNow(): Composed {
     if (clock() < current.validUntilMs) return current
+    const wasDegraded = current.status.isDegraded
     try {
       current = compose()
     } catch (error) {
@@ -463,7 +467,16 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       for (const state of states.values()) delete state.reading
       current = compose()
     }
+    logDegradation(wasDegraded)
     return current
+  }
+
+  function logDegradation(wasDegraded: boolean): void {
+    if (current.status.isDegraded === wasDegraded) return
+    log[current.status.isDegraded ? 'warn' : 'info'](
+      { event: 'market_state', degraded: current.status.isDegraded, chains: current.status.chains },
+      current.status.isDegraded ? 'market degraded: routes needing stale figures are not offered' : 'market fresh again',
+    )
   }
 
   const inFlight = new Map<ChainCode, Promise<void>>()
@@ -500,11 +513,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       log.error({ event: 'market_compose_failed', chain, err: state.error }, 'market_compose_failed')
       current = compose()
     }
-    if (current.status.isDegraded !== wasDegraded)
-      log[current.status.isDegraded ? 'warn' : 'info'](
-        { event: 'market_state', degraded: current.status.isDegraded, chains: current.status.chains },
-        current.status.isDegraded ? 'market degraded: routes needing stale figures are not offered' : 'market fresh again',
-      )
+    logDegradation(wasDegraded)
   }
 
   function schedule(chain: ChainCode): void {

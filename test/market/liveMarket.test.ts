@@ -5,7 +5,7 @@ import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, swapOut } 
 import { prepareStableSwap, stableSwapGetDy } from '../../src/engine/stableSwap.ts'
 import type { ChainReading, ChainReadPlan, ReadChain } from '../../src/market/chainReading.ts'
 import { LADDER_USD } from '../../src/market/feedCatalogue.ts'
-import { fxClosedSince } from '../../src/market/fxMarketHours.ts'
+import { fxClosedSince, fxNextChangeMs } from '../../src/market/fxMarketHours.ts'
 import { createLiveMarket, type LiveMarket } from '../../src/market/liveMarket.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
@@ -261,6 +261,33 @@ describe('the live market', () => {
     // Its FX answers are not used either, though each is within its own heartbeat: the chain vouches for nothing.
     expect(market.status().currencies.find((c) => c.currency === 'EUR')?.stale).toMatch(/ETH stale: last read at block/)
     expect((await postJson(appOn(market), '/api/x402/quote', eurcToUsdc)).status).toBe(503)
+  })
+
+  it('a read that never finishes does not keep figures past their age: the market goes stale by the clock alone', async () => {
+    let nowMs = WEDNESDAY_MS
+    const { market } = liveOn(
+      ['ETH'],
+      () => ({ eurUsd: 1.2 }),
+      () => nowMs,
+    )
+    await market.refresh()
+    const app = appOn(market)
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([])
+    // Ethereum's block time is 12 s, so its figures are good for 36 s; no read finishes after the first.
+    nowMs = WEDNESDAY_MS + 36_000
+    expect((await postJson(app, '/api/x402/quote', usdcToUsdt)).status).toBe(200)
+    nowMs = WEDNESDAY_MS + 37_000
+    expect(market.status().chains.find((c) => c.chain === 'ETH')).toMatchObject({ stale: expect.arrayContaining(['gas']), blockAgeSec: 37 })
+    const refused = await postJson(app, '/api/x402/quote', usdcToUsdt)
+    expect(refused.status).toBe(503)
+    expect((await readJson(refused))['detail']).toContain('ETH: last read at block 1001, 37 s ago (at most 36 s)')
+  })
+
+  it('knows when FX markets next close or reopen, when the FX figures are judged again', () => {
+    expect(fxNextChangeMs(WEDNESDAY_MS)).toBe(Date.parse('2026-11-27T21:00:00Z'))
+    expect(fxNextChangeMs(Date.parse('2026-11-27T20:59:59Z'))).toBe(Date.parse('2026-11-27T21:00:00Z'))
+    expect(fxNextChangeMs(Date.parse('2026-11-28T12:00:00Z'))).toBe(Date.parse('2026-11-29T23:00:00Z'))
+    expect(fxNextChangeMs(Date.parse('2026-11-29T23:00:00Z'))).toBe(Date.parse('2026-12-04T21:00:00Z'))
   })
 
   it('a reading the market cannot apply is dropped, not thrown: the last market stays and the chain goes stale', async () => {
