@@ -15,6 +15,12 @@ import { clientOf, runHook, type SourceReceipt, type TrackerClient, type Tracker
 const REORG_REWIND_BLOCKS = 64n
 /** The most blocks whose transactions are read in one step while swaps are open (to find reverted sources). */
 const MAX_TRANSACTION_SCAN_BLOCKS = 200n
+/**
+ * How far back a chain's first scan reaches for swaps built before any tracker ran: a store that predates the tracker
+ * holds swaps long expired, and reading years of blocks for them would hold up every new one. Those older swaps are
+ * expired unread (their order could have run only in its ten-minute window).
+ */
+const FIRST_LOOKBACK_MS = 24 * 3600 * 1000
 /** Blocks read at once while looking for reverted sources. */
 const BLOCK_READ_CONCURRENCY = 4
 
@@ -51,7 +57,12 @@ export async function scanSourceChain(context: TrackerContext, chain: ChainCode)
     await expireOpen(context, chain, cursor)
     return false
   }
-  const open = (await openSwaps(context, [chain])).filter((entry) => entry.lifecycle.state === 'built')
+  // Only an order whose deadline is not before the blocks read can run in them (its transaction can revert there).
+  const cursorSec = BigInt(Math.floor(cursor.blockTime.getTime() / 1000))
+  const catalogue = context.catalogue()
+  const open = (await openSwaps(context, [chain])).filter(
+    (entry) => entry.lifecycle.state === 'built' && (expectedOrderOf(entry.swap, catalogue)?.deadline ?? 0n) >= cursorSec,
+  )
   const range = open.length > 0 && context.maxBlockRange > MAX_TRANSACTION_SCAN_BLOCKS ? MAX_TRANSACTION_SCAN_BLOCKS : context.maxBlockRange
   const fromBlock = cursor.block + 1n
   const toBlock = final < cursor.block + range ? final : cursor.block + range
@@ -72,12 +83,12 @@ async function cursorOf(client: TrackerClient, blockNumber: bigint): Promise<Cha
 
 /**
  * Where a chain's first scan starts: before the oldest open swap from it was built (so a swap built while no tracker
- * ran is still found), or at the last final block when none is open.
+ * ran is still found), at most FIRST_LOOKBACK_MS back, or at the last final block when none is open.
  */
 async function firstBlock(context: TrackerContext, chain: ChainCode, final: bigint): Promise<bigint> {
   const open = await openSwaps(context, [chain])
   if (open.length === 0) return final
-  const oldestMs = Math.min(...open.map((entry) => Date.parse(entry.swap.createdAt)))
+  const oldestMs = Math.max(context.clock() - FIRST_LOOKBACK_MS, Math.min(...open.map((entry) => Date.parse(entry.swap.createdAt))))
   const blockTime = context.catalogue().chains.get(chain)?.blockTimeSec ?? 2
   const start = await blockAtOrBefore(clientOf(context, chain), BigInt(Math.floor(oldestMs / 1000)), blockTime)
   return start < final ? start : final
@@ -253,6 +264,8 @@ async function expireOpen(context: TrackerContext, chain: ChainCode, cursor: Cha
       },
       ['built'],
     )
-    if (moved?.updated) await runHook(context, 'onFinished', tracked.swap.ref, () => context.onFinished?.(moved.record, tracked))
+    if (!moved?.updated) continue
+    context.log.info({ event: 'swap_expired', ref: tracked.swap.ref, chain, deadline }, 'swap_expired: never ran before its deadline')
+    await runHook(context, 'onFinished', tracked.swap.ref, () => context.onFinished?.(moved.record, tracked))
   }
 }
