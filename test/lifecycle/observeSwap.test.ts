@@ -1,20 +1,17 @@
 import { type Hex, keccak256, toHex } from 'viem'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { observeCompletedSwap } from '../../src/lifecycle/observeSwap.ts'
 import { CorridorIntelligence } from '../../src/schemas/intelligence.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import type { LegPosition, LifecycleRecord } from '../../src/store/createStore.ts'
-import { get, KEY_SECRET, lazyMemoryStore, NOW_MS, postJson, quoteBody, readJson, testApp, testDeps } from '../http/testApp.ts'
+import type { Store } from '../../src/store/createStore.ts'
+import { get, KEY_SECRET, NOW_MS, postJson, quoteBody, readJson, testApp, testDeps } from '../http/testApp.ts'
+import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 
 // Issue 18 item 7: a tracked swap that reaches done (or failed) is a corridor observation at once, and after 20
 // settled ones the corridor answers from them. Real lifecycle records, moved through the store as the tracker moves
 // them; no chain is needed.
-
-const store = lazyMemoryStore()
-afterAll(() => store.sql.close())
-const app = testApp({ store })
-const deps = { store, catalogue: testDeps().catalogue }
 
 const KEY = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef01234567', tier: 'free', iat: NOW_MS / 1000 })
 const USDC_BAS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
@@ -31,54 +28,66 @@ const leg = (chain: string, label: string, blockNumber: bigint): LegPosition => 
 })
 const at = (secondsAfterNow: number): Date => new Date(NOW_MS + secondsAfterNow * 1000)
 
-async function buildSwap(fromAmount: string): Promise<SwapResult> {
-  const quoted = await postJson(app, '/api/x402/quote', quoteBody({ ...CORRIDOR, fromAmount }))
-  expect(quoted.status).toBe(200)
-  const { quoteId } = await readJson<{ quoteId: string }>(quoted)
-  const built = await postJson(app, '/api/v1/swap', { quoteId }, { 'x-swapeazi-key': KEY })
-  expect(built.status, await built.clone().text()).toBe(200)
-  return SwapResult.parse(await readJson(built))
-}
+describe.each(storeDrivers())('observeCompletedSwap on $name', (driver) => {
+  let opened: OpenedStore
+  let store: Store
+  let app: ReturnType<typeof testApp>
+  let deps: { store: Store; catalogue: ReturnType<typeof testDeps>['catalogue'] }
+  beforeAll(async () => {
+    opened = await driver.open()
+    store = opened.store
+    app = testApp({ store })
+    deps = { store, catalogue: testDeps().catalogue }
+  })
+  afterAll(() => opened?.cleanup())
 
-/** Moves a built swap to pending at `minedSec` and to done/`substatus` at `deliveredSec`, as the tracker records them. */
-async function deliver(
-  swap: SwapResult,
-  parameters: { minedSec: number; deliveredSec: number; receivedAtomic: bigint; substatus?: 'completed' | 'partial' },
-): Promise<LifecycleRecord> {
-  const ref = swap.swapEaziRef
-  const sent = { chain: 'BAS', token: USDC_BAS, amount: BigInt(swap.fromAmount.replace('.', '')) }
-  expect(
-    (
-      await store.lifecycle.update(
-        ref,
-        { state: 'pending', legs: { source: leg('BAS', `${ref}:src`, 100n) }, sent, at: at(parameters.minedSec) },
-        ['built'],
-      )
-    )?.updated,
-  ).toBe(true)
-  const done = await store.lifecycle.update(
-    ref,
-    {
-      state: 'done',
-      substatus: parameters.substatus ?? 'completed',
-      legs: { destination: leg('ARB', `${ref}:dst`, 200n) },
-      received: { chain: 'ARB', token: USDC_ARB, amount: parameters.receivedAtomic },
-      at: at(parameters.deliveredSec),
-    },
-    ['pending'],
-  )
-  expect(done?.updated).toBe(true)
-  if (done === undefined) throw new Error('unreachable')
-  return done.record
-}
+  async function buildSwap(fromAmount: string): Promise<SwapResult> {
+    const quoted = await postJson(app, '/api/x402/quote', quoteBody({ ...CORRIDOR, fromAmount }))
+    expect(quoted.status).toBe(200)
+    const { quoteId } = await readJson<{ quoteId: string }>(quoted)
+    const built = await postJson(app, '/api/v1/swap', { quoteId }, { 'x-swapeazi-key': KEY })
+    expect(built.status, await built.clone().text()).toBe(200)
+    return SwapResult.parse(await readJson(built))
+  }
 
-async function corridor(): Promise<CorridorIntelligence> {
-  const response = await get(app, '/api/v1/intelligence/corridor/BAS-ARB')
-  expect(response.status).toBe(200)
-  return CorridorIntelligence.parse(await readJson(response))
-}
+  /** Moves a built swap to pending at `minedSec` and to done/`substatus` at `deliveredSec`, as the tracker records them. */
+  async function deliver(
+    swap: SwapResult,
+    parameters: { minedSec: number; deliveredSec: number; receivedAtomic: bigint; substatus?: 'completed' | 'partial' },
+  ): Promise<LifecycleRecord> {
+    const ref = swap.swapEaziRef
+    const sent = { chain: 'BAS', token: USDC_BAS, amount: BigInt(swap.fromAmount.replace('.', '')) }
+    expect(
+      (
+        await store.lifecycle.update(
+          ref,
+          { state: 'pending', legs: { source: leg('BAS', `${ref}:src`, 100n) }, sent, at: at(parameters.minedSec) },
+          ['built'],
+        )
+      )?.updated,
+    ).toBe(true)
+    const done = await store.lifecycle.update(
+      ref,
+      {
+        state: 'done',
+        substatus: parameters.substatus ?? 'completed',
+        legs: { destination: leg('ARB', `${ref}:dst`, 200n) },
+        received: { chain: 'ARB', token: USDC_ARB, amount: parameters.receivedAtomic },
+        at: at(parameters.deliveredSec),
+      },
+      ['pending'],
+    )
+    expect(done?.updated).toBe(true)
+    if (done === undefined) throw new Error('unreachable')
+    return done.record
+  }
 
-describe('observeCompletedSwap', () => {
+  async function corridor(): Promise<CorridorIntelligence> {
+    const response = await get(app, '/api/v1/intelligence/corridor/BAS-ARB')
+    expect(response.status).toBe(200)
+    return CorridorIntelligence.parse(await readJson(response))
+  }
+
   it('records the real duration (source block to delivery block), the slippage against the quote and the outcome', async () => {
     const swap = await buildSwap('1000')
     const quotedAtomic = BigInt(Math.round(Number(swap.toAmount) * 1e6))
