@@ -524,6 +524,29 @@ describe('depth venues priced from quotes at a ladder of sizes', () => {
     expect((await postJson(app, '/api/x402/quote', usdcToUsdt)).status).toBe(200)
   })
 
+  it('a depth venue with no quoter in feeds.json is a gap on a live chain, never priced from the snapshot', async () => {
+    const { quoters: _, ...ethFeeds } = feeds.chains.ETH ?? fail()
+    const withoutQuoter = { ...feeds, chains: { ...feeds.chains, ETH: ethFeeds } }
+    const chain = scriptedChain(
+      () => WEDNESDAY_MS,
+      () => ({ eurUsd: 1.2 }),
+    )
+    const market = createLiveMarket({
+      files,
+      feeds: withoutQuoter,
+      readers: { ETH: chain.read },
+      refreshMs: 4000,
+      clock: () => WEDNESDAY_MS,
+      log: pino({ level: 'silent' }),
+    })
+    await market.refresh()
+    expect(chain.calls[0]?.ladders).toEqual([])
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual(ETH_DEPTH_VENUES)
+    const refused = await postJson(appOn(market), '/api/x402/quote', eurcToUsdc)
+    expect(refused.status).toBe(503)
+    expect((await readJson(refused))['detail']).toContain('no quoter for uniswap-v3 on ETH in manifest/feeds.json')
+  })
+
   it('a direction with no quote is not offered, by name in health; the other still quotes', async () => {
     const { market } = liveOn(['ETH'], () => ({
       eurUsd: 1.2,
@@ -629,3 +652,7 @@ describe('LayerZero messaging fees from quoteSend', () => {
     expect(messagingFeeOf(market, TAXI)).toBe((3n * E18) / 10n)
   })
 })
+
+function fail(): never {
+  throw new Error('no ETH feeds')
+}
