@@ -114,7 +114,17 @@ async function findDelivery(
     toBlock,
     strict: true,
   })
-  const paid = transfers.find((log) => isFree(log) && log.args.value >= destination.minAmount)
+  // The smallest Transfer of enough to the recipient that no other swap has claimed: of two swaps to one recipient,
+  // each takes the payment nearest its own minimum, whichever the bridges delivered first.
+  const enough = transfers
+    .filter((log) => isFree(log) && log.args.value >= destination.minAmount)
+    .sort((a, b) => (a.args.value === b.args.value ? 0 : a.args.value < b.args.value ? -1 : 1))
+  let paid: (typeof transfers)[number] | undefined
+  for (const log of enough) {
+    if ((await context.store.lifecycle.destinationClaimedBy(chain, log.transactionHash, log.logIndex)) !== undefined) continue
+    paid = log
+    break
+  }
   if (paid === undefined) return undefined
   return {
     leg: legOfLog(chain, paid),

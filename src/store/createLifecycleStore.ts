@@ -108,6 +108,11 @@ export type LifecycleStore = {
    * move, one does it).
    */
   update(ref: string, update: LifecycleUpdate, from: readonly LifecycleState[]): Promise<LifecycleUpdateReturnType>
+  /**
+   * The swap whose destination leg is the log at (chain, txHash, logIndex), if any: a plain delivery (a Transfer to
+   * the recipient) is claimed by one swap only. Reads every lifecycle; called once per delivery found.
+   */
+  destinationClaimedBy(chain: string, txHash: string, logIndex: number): Promise<string | undefined>
   getCursor(chain: string): Promise<ChainCursor | undefined>
   /** Sets a chain's cursor; with `expectedBlock`, only if the cursor is still there (none: only if there is none). */
   setCursor(chain: string, cursor: ChainCursor, expectedBlock?: bigint | null): Promise<boolean>
@@ -256,6 +261,16 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
         if (record === undefined) throw new Error(`swap ${ref} vanished while its lifecycle was updated`)
         return { updated: true, record }
       })
+    },
+    async destinationClaimedBy(chain, txHash, logIndex) {
+      const [row] = await sql.query<{ ref: string }>(
+        `select ref from swap_lifecycle
+         where legs->'destination'->>'txHash' = $2 and (legs->'destination'->>'logIndex')::integer = $3
+           and legs->'destination'->>'chain' = $1
+         limit 1`,
+        [chain, txHash, logIndex],
+      )
+      return row?.ref
     },
     async getCursor(chain) {
       const [row] = await sql.query<Record<string, unknown>>(

@@ -149,6 +149,45 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     })
   })
 
+  it('two bridge deliveries to one recipient: each swap takes its own, whichever arrived first', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const recipient = freshRecipient()
+    const small = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '200',
+      pick: acrossOnly,
+      sender: 2,
+      recipient,
+    })
+    const large = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '260',
+      pick: acrossOnly,
+      sender: 2,
+      recipient,
+    })
+    const smallReceipt = await broadcast(world, small)
+    const largeReceipt = await broadcast(world, large)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    // The larger one is delivered first: it also meets the smaller swap's minimum.
+    const largeDelivery = await relay(world, large.plan, largeReceipt)
+    const smallDelivery = await relay(world, small.plan, smallReceipt)
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    expect(await lifecycle(store, small.result.swapEaziRef)).toMatchObject({
+      state: 'done',
+      legs: { destination: { txHash: smallDelivery.transactionHash } },
+    })
+    expect(await lifecycle(store, large.result.swapEaziRef)).toMatchObject({
+      state: 'done',
+      legs: { destination: { txHash: largeDelivery.transactionHash } },
+    })
+  })
+
   it('a same-chain swap is done/completed with the Swapped event, through pending', async () => {
     const { store } = opened
     const tracker = trackerOn(world, store)

@@ -106,6 +106,9 @@ describe.each(storeDrivers())('swap lifecycles, cursors and leases on $name', (d
       },
       ['pending'],
     )
+    expect(await lifecycle.destinationClaimedBy('POL', destination.txHash, destination.logIndex)).toBe(ref)
+    expect(await lifecycle.destinationClaimedBy('POL', destination.txHash, destination.logIndex + 1)).toBeUndefined()
+    expect(await lifecycle.destinationClaimedBy('BAS', destination.txHash, destination.logIndex)).toBeUndefined()
     const record = await lifecycle.get(ref)
     expect(record).toMatchObject({
       state: 'done',
