@@ -1,23 +1,20 @@
 import { type Hex, keccak256, toHex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { type HintSourceTransactionReturnType, type SwapTracking, trackingOf } from '../../src/service/swapTracking.ts'
-import type { LegPosition, LifecycleUpdate } from '../../src/store/createStore.ts'
+import type { LegPosition, LifecycleUpdate, Store } from '../../src/store/createStore.ts'
+import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { agentTextOffences } from '../support/agentText.ts'
 import { encodeHeader, signPayment } from '../payments/signPayment.ts'
-import { FROM_ADDRESS, get, KEY_SECRET, lazyMemoryStore, NOW_MS, PAY_TO, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+import { FROM_ADDRESS, get, KEY_SECRET, NOW_MS, PAY_TO, postJson, quoteBody, readJson, type TestApp, testApp } from './testApp.ts'
 
 // Issue 18 item 6: GET /api/v1/swap/{ref}/status for whoever holds the reference, and the hint of item 1. The
 // lifecycles are real records of the store (store.lifecycle.update, as the tracker writes them); no chain is needed.
-
-const store = lazyMemoryStore()
-afterAll(() => store.sql.close())
-const app = testApp({ store })
 
 const KEY = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef01234567', tier: 'free', iat: NOW_MS / 1000 })
 const RECIPIENT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
@@ -32,246 +29,6 @@ const leg = (chain: string, label: string, blockNumber: bigint): LegPosition => 
   logIndex: 0,
 })
 const at = (secondsAfterNow: number): Date => new Date(NOW_MS + secondsAfterNow * 1000)
-
-async function status(ref: string, target = app): Promise<{ response: Response; body: Record<string, unknown> }> {
-  const response = await get(target, `/api/v1/swap/${ref}/status`)
-  return { response, body: await readJson(response) }
-}
-
-async function keyedSwap(overrides: Record<string, unknown>): Promise<SwapResult> {
-  const quoted = await postJson(app, '/api/x402/quote', quoteBody(overrides))
-  expect(quoted.status).toBe(200)
-  const { quoteId } = await readJson<{ quoteId: string }>(quoted)
-  const built = await postJson(app, '/api/v1/swap', { quoteId, toAddress: RECIPIENT }, { 'x-swapeazi-key': KEY })
-  expect(built.status, await built.clone().text()).toBe(200)
-  return SwapResult.parse(await readJson(built))
-}
-
-async function move(ref: string, update: Omit<LifecycleUpdate, 'at'> & { at?: Date }, from: LifecycleUpdate['state'][]): Promise<void> {
-  const moved = await store.lifecycle.update(ref, { at: at(60), ...update }, from)
-  expect(moved?.updated).toBe(true)
-}
-
-describe('GET /api/v1/swap/{ref}/status', () => {
-  it('answers a paid swap to anyone holding the reference, as built, with the deadline to sign by and no-store', async () => {
-    const payer = privateKeyToAccount(generatePrivateKey())
-    const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
-    const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: NOW_MS / 1000 })
-    const paid = await postJson(app, '/api/x402/swap', body, { 'x-payment': encodeHeader(payload) })
-    expect(paid.status, await paid.clone().text()).toBe(200)
-    const swap = SwapResult.parse(await readJson(paid))
-
-    const { response, body: answer } = await status(swap.swapEaziRef)
-    expect(response.status).toBe(200)
-    expect(response.headers.get('cache-control')).toBe('no-store')
-    expect(response.headers.get('ratelimit-policy')).not.toBeNull()
-    const parsed = SwapStatusWire.parse(answer)
-    expect(parsed).toMatchObject({ ref: swap.swapEaziRef, kind: 'swap', state: 'built', substatus: null, reason: null })
-    expect(parsed.orders).toEqual([
-      expect.objectContaining({
-        ref: swap.swapEaziRef,
-        state: 'built',
-        isTracked: false,
-        fromChain: 'ETH',
-        toChain: 'ETH',
-        sent: null,
-        received: null,
-        legs: [],
-        transitions: [{ state: 'built', substatus: null, at: new Date(NOW_MS).toISOString() }],
-      }),
-    ])
-    // The deadline is the router's, read from the calldata: the same the build answered.
-    expect(parsed.next).toMatchObject({ action: 'sign_and_broadcast', deadline: swap.deadline, checkAgainSec: null })
-    expect(parsed.next.message).toContain(`before ${swap.deadline}`)
-    expect(parsed.next.message).toMatch(/No tracker follows this chain/)
-    // Only what the chains show: no addresses, transaction or payment.
-    expect(JSON.stringify(answer).toLowerCase()).not.toContain(payer.address.slice(2).toLowerCase())
-    expect(answer).not.toHaveProperty('transactionRequest')
-    // The full record stays keyed.
-    expect((await get(app, `/api/v1/swap/${swap.swapEaziRef}`)).status).toBe(401)
-  })
-
-  it('follows a keyed cross-chain swap from pending to done/completed: legs with explorer links, amounts, transitions', async () => {
-    const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '1000' })
-    const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
-    await move(
-      swap.swapEaziRef,
-      {
-        state: 'pending',
-        legs: { source: leg('BAS', 'src', 123n) },
-        sent: { chain: 'BAS', token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', amount: 1_000_000_000n },
-      },
-      ['built'],
-    )
-    const pending = SwapStatusWire.parse((await status(swap.swapEaziRef, tracked)).body)
-    expect(pending).toMatchObject({ state: 'pending', next: { action: 'wait', checkAgainSec: 15, deadline: null } })
-    expect(pending.orders[0]).toMatchObject({
-      isTracked: true,
-      sent: { chain: 'BAS', token: 'USDC', amount: '1000', atomic: '1000000000' },
-      received: null,
-      legs: [
-        { role: 'source', chain: 'BAS', txHash: hash('src'), blockNumber: '123', explorerUrl: `https://basescan.org/tx/${hash('src')}` },
-      ],
-    })
-
-    await move(
-      swap.swapEaziRef,
-      {
-        state: 'done',
-        substatus: 'completed',
-        legs: { destination: leg('ARB', 'dst', 456n) },
-        received: { chain: 'ARB', token: USDC_ARB, amount: 994_123_456n },
-        at: at(180),
-      },
-      ['pending'],
-    )
-    const done = SwapStatusWire.parse((await status(swap.swapEaziRef, tracked)).body)
-    expect(done).toMatchObject({ state: 'done', substatus: 'completed', next: { action: 'none', checkAgainSec: null } })
-    expect(done.next.message).toBe('Delivered: the recipient got 994.123456 USDC on ARB. Nothing more to do.')
-    const [order] = done.orders
-    expect(order?.received).toEqual({ chain: 'ARB', token: 'USDC', amount: '994.123456', atomic: '994123456' })
-    expect(order?.legs.map((l) => [l.role, l.chain, l.explorerUrl])).toEqual([
-      ['source', 'BAS', `https://basescan.org/tx/${hash('src')}`],
-      ['destination', 'ARB', `https://arbiscan.io/tx/${hash('dst')}`],
-    ])
-    expect(order?.transitions).toEqual([
-      { state: 'built', substatus: null, at: new Date(NOW_MS).toISOString() },
-      { state: 'pending', substatus: null, at: at(60).toISOString() },
-      { state: 'done', substatus: 'completed', at: at(180).toISOString() },
-    ])
-  })
-
-  it('says which token arrived on done/partial, and what the user can do', async () => {
-    const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDT', fromAmount: '500' })
-    await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'p-src', 10n) } }, ['built'])
-    await move(
-      swap.swapEaziRef,
-      {
-        state: 'done',
-        substatus: 'partial',
-        reason: 'the destination swap could not meet its minimum',
-        received: { chain: 'ARB', token: USDC_ARB, amount: 497_000_000n },
-      },
-      ['pending'],
-    )
-    const partial = SwapStatusWire.parse((await status(swap.swapEaziRef)).body)
-    expect(partial).toMatchObject({ state: 'done', substatus: 'partial', reason: 'the destination swap could not meet its minimum' })
-    expect(partial.next.action).toBe('use_delivered_token')
-    expect(partial.next.message).toMatchInlineSnapshot(
-      `"The destination swap could not run, so the recipient got 497 USDC on ARB instead of USDT. The money is safe in the recipient's wallet: keep it, or swap it to USDT with a new quote."`,
-    )
-  })
-
-  it('tells an expired swap to quote again, and a failed one where the money is', async () => {
-    const expired = await keyedSwap({})
-    await move(expired.swapEaziRef, { state: 'expired', reason: 'the deadline passed with no Swapped event' }, ['built'])
-    const answer = SwapStatusWire.parse((await status(expired.swapEaziRef)).body)
-    expect(answer).toMatchObject({ state: 'expired', next: { action: 'quote_again', checkAgainSec: null } })
-    expect(answer.next.message).toContain(expired.deadline)
-
-    const failed = await keyedSwap({})
-    await move(
-      failed.swapEaziRef,
-      { state: 'failed', reason: 'the source transaction reverted', legs: { source: leg('ETH', 'rev', 7n) } },
-      ['built'],
-    )
-    const failedAnswer = SwapStatusWire.parse((await status(failed.swapEaziRef)).body)
-    expect(failedAnswer).toMatchObject({ state: 'failed', reason: 'the source transaction reverted', next: { action: 'check_sender' } })
-    expect(failedAnswer.orders[0]?.legs[0]?.explorerUrl).toBe(`https://etherscan.io/tx/${hash('rev')}`)
-    // A reverted order is not spent: the same transaction may be sent again until its deadline.
-    expect(failedAnswer.next).toMatchObject({ deadline: failed.deadline, checkAgainSec: null })
-    expect(failedAnswer.next.message).toBe(
-      `It failed: the source transaction reverted. A reverted transaction moves nothing, so the money is still with the sender: fix the cause (the approval or the balance, say) and send the same transactionRequest again before ${failed.deadline}, or get a new quote.`,
-    )
-  })
-
-  it('answers a batch with every recipient: a transfer is done once the batch transaction is mined, a bridge leg waits', async () => {
-    const built = await postJson(
-      app,
-      '/api/v1/batch/disburse',
-      {
-        fromChain: 'BAS',
-        fromToken: 'USDC',
-        fromAddress: FROM_ADDRESS,
-        recipients: [
-          { address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '100' },
-          { address: RECIPIENT, toChain: 'ARB', toToken: 'USDC', amount: '200' },
-        ],
-      },
-      { 'x-swapeazi-key': KEY },
-    )
-    expect(built.status, await built.clone().text()).toBe(200)
-    const batch = DisbursementResult.parse(await readJson(built))
-    const ref = batch.disbursementRef
-    const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
-
-    const before = SwapStatusWire.parse((await status(ref, tracked)).body)
-    expect(before).toMatchObject({ ref, kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', deadline: batch.deadline } })
-    expect(before.orders.map((o) => [o.ref, o.state, o.isTracked])).toEqual([
-      [`${ref}.0`, 'built', true],
-      [`${ref}.1`, 'built', true],
-    ])
-
-    await move(`${ref}.1`, { state: 'pending', legs: { source: leg('BAS', 'batch', 99n) } }, ['built'])
-    const during = SwapStatusWire.parse((await status(ref, tracked)).body)
-    expect(during).toMatchObject({ state: 'pending', next: { action: 'wait' } })
-    expect(during.orders.map((o) => [o.state, o.substatus, o.legs.map((l) => l.txHash)])).toEqual([
-      ['done', 'completed', [hash('batch')]],
-      ['pending', null, [hash('batch')]],
-    ])
-    // A transfer receives its amount less the fee: exact, as the batch answered it.
-    expect(during.orders[0]?.received).toMatchObject({ chain: 'BAS', token: 'USDC', amount: batch.items[0]?.toAmount })
-  })
-
-  it('answers a batch of transfers only as untracked: no order of it is a swap a tracker follows', async () => {
-    const built = await postJson(
-      app,
-      '/api/v1/batch/disburse',
-      {
-        fromChain: 'BAS',
-        fromToken: 'USDC',
-        fromAddress: FROM_ADDRESS,
-        recipients: [{ address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '10' }],
-      },
-      { 'x-swapeazi-key': KEY },
-    )
-    expect(built.status, await built.clone().text()).toBe(200)
-    const { disbursementRef } = DisbursementResult.parse(await readJson(built))
-    const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
-    const answer = SwapStatusWire.parse((await status(disbursementRef, tracked)).body)
-    expect(answer).toMatchObject({ kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', checkAgainSec: null } })
-    expect(answer.orders.map((o) => [o.ref, o.isTracked])).toEqual([[`${disbursementRef}.0`, false]])
-    expect(answer.next.message).toMatch(/^Sign and broadcast the batch transactionRequest \(executeBatch\) before /)
-  })
-
-  it('is 404 problem+json for a well-formed reference nobody recorded, and 400 naming ref for a malformed one', async () => {
-    for (const ref of ['swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
-      const { response, body } = await status(ref)
-      expect(response.status).toBe(404)
-      expect(response.headers.get('content-type')).toBe('application/problem+json')
-      expect(body).toMatchObject({ code: 'not_found', ref })
-    }
-    for (const ref of [
-      'swp_short',
-      'swp_01arz3ndektsv4rrffq69g5fav',
-      'abc_01ARZ3NDEKTSV4RRFFQ69G5FAV',
-      'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV.1',
-    ]) {
-      const { response, body } = await status(ref)
-      expect(response.status, ref).toBe(400)
-      expect(body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'ref' }] })
-    }
-  })
-
-  it('is counted as an anonymous read: over the per-IP limit it is 429', async () => {
-    const limited = testApp({ store, rateLimits: { anonymous: 1, free: 1, pro: 1, holdRefusalsMs: 0 } })
-    // The in-process caller's minute may already be counted by the tests before: the first read spends what is left.
-    await status('swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', limited)
-    const { response, body } = await status('swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', limited)
-    expect(response.status).toBe(429)
-    expect(body['code']).toBe('rate_limited')
-  })
-})
 
 /** The tracking of a tracker following `follows` whose hint answers `hint`; the hints it was given are in `hints`. */
 function tracking(parameters: {
@@ -289,90 +46,342 @@ function tracking(parameters: {
   return { ...trackingOf(tracker), hints }
 }
 
-describe('POST /api/v1/swap/{ref}/transaction', () => {
-  const hintOf = (target: typeof app, ref: string, body: unknown) => postJson(target, `/api/v1/swap/${ref}/transaction`, body)
-
-  it('passes a valid hash to the tracker and answers 202 with the status', async () => {
-    const swap = await keyedSwap({})
-    const follower = tracking({ follows: ['ETH'] })
-    const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('hinted') })
-    expect(response.status, await response.clone().text()).toBe(202)
-    expect(response.headers.get('cache-control')).toBe('no-store')
-    expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: swap.swapEaziRef, state: 'built' })
-    expect(follower.hints).toEqual([[swap.swapEaziRef, hash('hinted')]])
+describe.each(storeDrivers())('swap status on $name', (driver) => {
+  let opened: OpenedStore
+  let store: Store
+  let app: TestApp
+  beforeAll(async () => {
+    opened = await driver.open()
+    store = opened.store
+    app = testApp({ store })
   })
+  afterAll(() => opened?.cleanup())
 
-  it("hands a batch's reference to the tracker as it is, and answers the batch", async () => {
-    const built = await postJson(
-      app,
-      '/api/v1/batch/disburse',
-      {
-        fromChain: 'BAS',
-        fromToken: 'USDC',
-        fromAddress: FROM_ADDRESS,
-        recipients: [{ address: RECIPIENT, toChain: 'ARB', toToken: 'USDC', amount: '50' }],
-      },
-      { 'x-swapeazi-key': KEY },
-    )
-    const { disbursementRef } = DisbursementResult.parse(await readJson(built))
-    const follower = tracking({ follows: ['BAS'] })
-    const response = await hintOf(testApp({ store, tracking: follower }), disbursementRef, { txHash: hash('batch-hint') })
-    expect(response.status).toBe(202)
-    expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: disbursementRef, kind: 'batch' })
-    expect(follower.hints).toEqual([[disbursementRef, hash('batch-hint')]])
-  })
+  async function status(ref: string, target?: TestApp): Promise<{ response: Response; body: Record<string, unknown> }> {
+    const response = await get(target ?? app, `/api/v1/swap/${ref}/status`)
+    return { response, body: await readJson(response) }
+  }
 
-  it('is 422 transaction_mismatch when the receipt holds no matching Swapped event', async () => {
-    const swap = await keyedSwap({})
-    const follower = tracking({
-      follows: ['ETH'],
-      hint: { ok: false, reason: 'not_this_swap', detail: 'its receipt holds no Swapped event of this reference from our router' },
+  async function keyedSwap(overrides: Record<string, unknown>): Promise<SwapResult> {
+    const quoted = await postJson(app, '/api/x402/quote', quoteBody(overrides))
+    expect(quoted.status).toBe(200)
+    const { quoteId } = await readJson<{ quoteId: string }>(quoted)
+    const built = await postJson(app, '/api/v1/swap', { quoteId, toAddress: RECIPIENT }, { 'x-swapeazi-key': KEY })
+    expect(built.status, await built.clone().text()).toBe(200)
+    return SwapResult.parse(await readJson(built))
+  }
+
+  async function move(ref: string, update: Omit<LifecycleUpdate, 'at'> & { at?: Date }, from: LifecycleUpdate['state'][]): Promise<void> {
+    const moved = await store.lifecycle.update(ref, { at: at(60), ...update }, from)
+    expect(moved?.updated).toBe(true)
+  }
+
+  describe('GET /api/v1/swap/{ref}/status', () => {
+    it('answers a paid swap to anyone holding the reference, as built, with the deadline to sign by and no-store', async () => {
+      const payer = privateKeyToAccount(generatePrivateKey())
+      const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
+      const { payload } = await signPayment(payer, { payTo: PAY_TO, nowSec: NOW_MS / 1000 })
+      const paid = await postJson(app, '/api/x402/swap', body, { 'x-payment': encodeHeader(payload) })
+      expect(paid.status, await paid.clone().text()).toBe(200)
+      const swap = SwapResult.parse(await readJson(paid))
+
+      const { response, body: answer } = await status(swap.swapEaziRef)
+      expect(response.status).toBe(200)
+      expect(response.headers.get('cache-control')).toBe('no-store')
+      expect(response.headers.get('ratelimit-policy')).not.toBeNull()
+      const parsed = SwapStatusWire.parse(answer)
+      expect(parsed).toMatchObject({ ref: swap.swapEaziRef, kind: 'swap', state: 'built', substatus: null, reason: null })
+      expect(parsed.orders).toEqual([
+        expect.objectContaining({
+          ref: swap.swapEaziRef,
+          state: 'built',
+          isTracked: false,
+          fromChain: 'ETH',
+          toChain: 'ETH',
+          sent: null,
+          received: null,
+          legs: [],
+          transitions: [{ state: 'built', substatus: null, at: new Date(NOW_MS).toISOString() }],
+        }),
+      ])
+      // The deadline is the router's, read from the calldata: the same the build answered.
+      expect(parsed.next).toMatchObject({ action: 'sign_and_broadcast', deadline: swap.deadline, checkAgainSec: null })
+      expect(parsed.next.message).toContain(`before ${swap.deadline}`)
+      expect(parsed.next.message).toMatch(/No tracker follows this chain/)
+      // Only what the chains show: no addresses, transaction or payment.
+      expect(JSON.stringify(answer).toLowerCase()).not.toContain(payer.address.slice(2).toLowerCase())
+      expect(answer).not.toHaveProperty('transactionRequest')
+      // The full record stays keyed.
+      expect((await get(app, `/api/v1/swap/${swap.swapEaziRef}`)).status).toBe(401)
     })
-    const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('other') })
-    expect(response.status).toBe(422)
-    const body = await readJson(response)
-    expect(body).toMatchObject({ code: 'transaction_mismatch', reason: 'not_this_swap', field: 'txHash', chain: 'ETH' })
-    expect(agentTextOffences(String(body['detail']))).toEqual([])
-    expect(body['detail']).toMatchInlineSnapshot(
-      `"Transaction ${hash('other')} on ETH is not the source of ${swap.swapEaziRef}: its receipt holds no Swapped event of this reference from our router. Send the hash of the transaction that transactionRequest became, on ETH."`,
-    )
-  })
 
-  it('is 422 transaction_mismatch too for a transaction not mined yet, and says to send it again once it is', async () => {
-    const swap = await keyedSwap({})
-    const follower = tracking({
-      follows: ['ETH'],
-      hint: { ok: false, reason: 'transaction_not_found', detail: 'it is not mined on ETH (yet)' },
+    it('follows a keyed cross-chain swap from pending to done/completed: legs with explorer links, amounts, transitions', async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '1000' })
+      const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      await move(
+        swap.swapEaziRef,
+        {
+          state: 'pending',
+          legs: { source: leg('BAS', 'src', 123n) },
+          sent: { chain: 'BAS', token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', amount: 1_000_000_000n },
+        },
+        ['built'],
+      )
+      const pending = SwapStatusWire.parse((await status(swap.swapEaziRef, tracked)).body)
+      expect(pending).toMatchObject({ state: 'pending', next: { action: 'wait', checkAgainSec: 15, deadline: null } })
+      expect(pending.orders[0]).toMatchObject({
+        isTracked: true,
+        sent: { chain: 'BAS', token: 'USDC', amount: '1000', atomic: '1000000000' },
+        received: null,
+        legs: [
+          { role: 'source', chain: 'BAS', txHash: hash('src'), blockNumber: '123', explorerUrl: `https://basescan.org/tx/${hash('src')}` },
+        ],
+      })
+
+      await move(
+        swap.swapEaziRef,
+        {
+          state: 'done',
+          substatus: 'completed',
+          legs: { destination: leg('ARB', 'dst', 456n) },
+          received: { chain: 'ARB', token: USDC_ARB, amount: 994_123_456n },
+          at: at(180),
+        },
+        ['pending'],
+      )
+      const done = SwapStatusWire.parse((await status(swap.swapEaziRef, tracked)).body)
+      expect(done).toMatchObject({ state: 'done', substatus: 'completed', next: { action: 'none', checkAgainSec: null } })
+      expect(done.next.message).toBe('Delivered: the recipient got 994.123456 USDC on ARB. Nothing more to do.')
+      const [order] = done.orders
+      expect(order?.received).toEqual({ chain: 'ARB', token: 'USDC', amount: '994.123456', atomic: '994123456' })
+      expect(order?.legs.map((l) => [l.role, l.chain, l.explorerUrl])).toEqual([
+        ['source', 'BAS', `https://basescan.org/tx/${hash('src')}`],
+        ['destination', 'ARB', `https://arbiscan.io/tx/${hash('dst')}`],
+      ])
+      expect(order?.transitions).toEqual([
+        { state: 'built', substatus: null, at: new Date(NOW_MS).toISOString() },
+        { state: 'pending', substatus: null, at: at(60).toISOString() },
+        { state: 'done', substatus: 'completed', at: at(180).toISOString() },
+      ])
     })
-    const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('early') })
-    expect(response.status).toBe(422)
-    const body = await readJson(response)
-    expect(body).toMatchObject({ code: 'transaction_mismatch', reason: 'transaction_not_found' })
-    expect(body['detail']).toContain('send the hint again once it is mined')
+
+    it('says which token arrived on done/partial, and what the user can do', async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDT', fromAmount: '500' })
+      await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'p-src', 10n) } }, ['built'])
+      await move(
+        swap.swapEaziRef,
+        {
+          state: 'done',
+          substatus: 'partial',
+          reason: 'the destination swap could not meet its minimum',
+          received: { chain: 'ARB', token: USDC_ARB, amount: 497_000_000n },
+        },
+        ['pending'],
+      )
+      const partial = SwapStatusWire.parse((await status(swap.swapEaziRef)).body)
+      expect(partial).toMatchObject({ state: 'done', substatus: 'partial', reason: 'the destination swap could not meet its minimum' })
+      expect(partial.next.action).toBe('use_delivered_token')
+      expect(partial.next.message).toMatchInlineSnapshot(
+        `"The destination swap could not run, so the recipient got 497 USDC on ARB instead of USDT. The money is safe in the recipient's wallet: keep it, or swap it to USDT with a new quote."`,
+      )
+    })
+
+    it('tells an expired swap to quote again, and a failed one where the money is', async () => {
+      const expired = await keyedSwap({})
+      await move(expired.swapEaziRef, { state: 'expired', reason: 'the deadline passed with no Swapped event' }, ['built'])
+      const answer = SwapStatusWire.parse((await status(expired.swapEaziRef)).body)
+      expect(answer).toMatchObject({ state: 'expired', next: { action: 'quote_again', checkAgainSec: null } })
+      expect(answer.next.message).toContain(expired.deadline)
+
+      const failed = await keyedSwap({})
+      await move(
+        failed.swapEaziRef,
+        { state: 'failed', reason: 'the source transaction reverted', legs: { source: leg('ETH', 'rev', 7n) } },
+        ['built'],
+      )
+      const failedAnswer = SwapStatusWire.parse((await status(failed.swapEaziRef)).body)
+      expect(failedAnswer).toMatchObject({ state: 'failed', reason: 'the source transaction reverted', next: { action: 'check_sender' } })
+      expect(failedAnswer.orders[0]?.legs[0]?.explorerUrl).toBe(`https://etherscan.io/tx/${hash('rev')}`)
+      // A reverted order is not spent: the same transaction may be sent again until its deadline.
+      expect(failedAnswer.next).toMatchObject({ deadline: failed.deadline, checkAgainSec: null })
+      expect(failedAnswer.next.message).toBe(
+        `It failed: the source transaction reverted. A reverted transaction moves nothing, so the money is still with the sender: fix the cause (the approval or the balance, say) and send the same transactionRequest again before ${failed.deadline}, or get a new quote.`,
+      )
+    })
+
+    it('answers a batch with every recipient: a transfer is done once the batch transaction is mined, a bridge leg waits', async () => {
+      const built = await postJson(
+        app,
+        '/api/v1/batch/disburse',
+        {
+          fromChain: 'BAS',
+          fromToken: 'USDC',
+          fromAddress: FROM_ADDRESS,
+          recipients: [
+            { address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '100' },
+            { address: RECIPIENT, toChain: 'ARB', toToken: 'USDC', amount: '200' },
+          ],
+        },
+        { 'x-swapeazi-key': KEY },
+      )
+      expect(built.status, await built.clone().text()).toBe(200)
+      const batch = DisbursementResult.parse(await readJson(built))
+      const ref = batch.disbursementRef
+      const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+
+      const before = SwapStatusWire.parse((await status(ref, tracked)).body)
+      expect(before).toMatchObject({ ref, kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', deadline: batch.deadline } })
+      expect(before.orders.map((o) => [o.ref, o.state, o.isTracked])).toEqual([
+        [`${ref}.0`, 'built', true],
+        [`${ref}.1`, 'built', true],
+      ])
+
+      await move(`${ref}.1`, { state: 'pending', legs: { source: leg('BAS', 'batch', 99n) } }, ['built'])
+      const during = SwapStatusWire.parse((await status(ref, tracked)).body)
+      expect(during).toMatchObject({ state: 'pending', next: { action: 'wait' } })
+      expect(during.orders.map((o) => [o.state, o.substatus, o.legs.map((l) => l.txHash)])).toEqual([
+        ['done', 'completed', [hash('batch')]],
+        ['pending', null, [hash('batch')]],
+      ])
+      // A transfer receives its amount less the fee: exact, as the batch answered it.
+      expect(during.orders[0]?.received).toMatchObject({ chain: 'BAS', token: 'USDC', amount: batch.items[0]?.toAmount })
+    })
+
+    it('answers a batch of transfers only as untracked: no order of it is a swap a tracker follows', async () => {
+      const built = await postJson(
+        app,
+        '/api/v1/batch/disburse',
+        {
+          fromChain: 'BAS',
+          fromToken: 'USDC',
+          fromAddress: FROM_ADDRESS,
+          recipients: [{ address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '10' }],
+        },
+        { 'x-swapeazi-key': KEY },
+      )
+      expect(built.status, await built.clone().text()).toBe(200)
+      const { disbursementRef } = DisbursementResult.parse(await readJson(built))
+      const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      const answer = SwapStatusWire.parse((await status(disbursementRef, tracked)).body)
+      expect(answer).toMatchObject({ kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', checkAgainSec: null } })
+      expect(answer.orders.map((o) => [o.ref, o.isTracked])).toEqual([[`${disbursementRef}.0`, false]])
+      expect(answer.next.message).toMatch(/^Sign and broadcast the batch transactionRequest \(executeBatch\) before /)
+    })
+
+    it('is 404 problem+json for a well-formed reference nobody recorded, and 400 naming ref for a malformed one', async () => {
+      for (const ref of ['swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
+        const { response, body } = await status(ref)
+        expect(response.status).toBe(404)
+        expect(response.headers.get('content-type')).toBe('application/problem+json')
+        expect(body).toMatchObject({ code: 'not_found', ref })
+      }
+      for (const ref of [
+        'swp_short',
+        'swp_01arz3ndektsv4rrffq69g5fav',
+        'abc_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV.1',
+      ]) {
+        const { response, body } = await status(ref)
+        expect(response.status, ref).toBe(400)
+        expect(body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'ref' }] })
+      }
+    })
+
+    it('is counted as an anonymous read: over the per-IP limit it is 429', async () => {
+      const limited = testApp({ store, rateLimits: { anonymous: 1, free: 1, pro: 1, holdRefusalsMs: 0 } })
+      // The in-process caller's minute may already be counted by the tests before: the first read spends what is left.
+      await status('swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', limited)
+      const { response, body } = await status('swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', limited)
+      expect(response.status).toBe(429)
+      expect(body['code']).toBe('rate_limited')
+    })
   })
 
-  it('is 503 tracking_unavailable with Retry-After when no RPC follows the source chain', async () => {
-    const swap = await keyedSwap({})
-    for (const target of [app, testApp({ store, tracking: tracking({ follows: ['BAS'] }) })]) {
-      const response = await hintOf(target, swap.swapEaziRef, { txHash: hash('x') })
-      expect(response.status).toBe(503)
-      expect(response.headers.get('retry-after')).toBe('300')
+  describe('POST /api/v1/swap/{ref}/transaction', () => {
+    const hintOf = (target: typeof app, ref: string, body: unknown) => postJson(target, `/api/v1/swap/${ref}/transaction`, body)
+
+    it('passes a valid hash to the tracker and answers 202 with the status', async () => {
+      const swap = await keyedSwap({})
+      const follower = tracking({ follows: ['ETH'] })
+      const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('hinted') })
+      expect(response.status, await response.clone().text()).toBe(202)
+      expect(response.headers.get('cache-control')).toBe('no-store')
+      expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: swap.swapEaziRef, state: 'built' })
+      expect(follower.hints).toEqual([[swap.swapEaziRef, hash('hinted')]])
+    })
+
+    it("hands a batch's reference to the tracker as it is, and answers the batch", async () => {
+      const built = await postJson(
+        app,
+        '/api/v1/batch/disburse',
+        {
+          fromChain: 'BAS',
+          fromToken: 'USDC',
+          fromAddress: FROM_ADDRESS,
+          recipients: [{ address: RECIPIENT, toChain: 'ARB', toToken: 'USDC', amount: '50' }],
+        },
+        { 'x-swapeazi-key': KEY },
+      )
+      const { disbursementRef } = DisbursementResult.parse(await readJson(built))
+      const follower = tracking({ follows: ['BAS'] })
+      const response = await hintOf(testApp({ store, tracking: follower }), disbursementRef, { txHash: hash('batch-hint') })
+      expect(response.status).toBe(202)
+      expect(SwapStatusWire.parse(await readJson(response))).toMatchObject({ ref: disbursementRef, kind: 'batch' })
+      expect(follower.hints).toEqual([[disbursementRef, hash('batch-hint')]])
+    })
+
+    it('is 422 transaction_mismatch when the receipt holds no matching Swapped event', async () => {
+      const swap = await keyedSwap({})
+      const follower = tracking({
+        follows: ['ETH'],
+        hint: { ok: false, reason: 'not_this_swap', detail: 'its receipt holds no Swapped event of this reference from our router' },
+      })
+      const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('other') })
+      expect(response.status).toBe(422)
       const body = await readJson(response)
-      expect(body).toMatchObject({ code: 'tracking_unavailable', chain: 'ETH' })
+      expect(body).toMatchObject({ code: 'transaction_mismatch', reason: 'not_this_swap', field: 'txHash', chain: 'ETH' })
       expect(agentTextOffences(String(body['detail']))).toEqual([])
-    }
-  })
+      expect(body['detail']).toBe(
+        `Transaction ${hash('other')} on ETH is not the source of ${swap.swapEaziRef}: its receipt holds no Swapped event of this reference from our router. Send the hash of the transaction that transactionRequest became, on ETH.`,
+      )
+    })
 
-  it('refuses a hash that is not 32 bytes of hex (400 naming txHash), and an unknown reference (404)', async () => {
-    const swap = await keyedSwap({})
-    const follower = tracking({ follows: ['ETH'] })
-    const target = testApp({ store, tracking: follower })
-    for (const txHash of ['0x1234', `${hash('a')}00`, 'not hex', 42]) {
-      const response = await hintOf(target, swap.swapEaziRef, { txHash })
-      expect(response.status, String(txHash)).toBe(400)
-      expect(await readJson(response)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'txHash' }] })
-    }
-    expect((await hintOf(target, 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', { txHash: hash('a') })).status).toBe(404)
-    expect(follower.hints).toEqual([])
+    it('is 422 transaction_mismatch too for a transaction not mined yet, and says to send it again once it is', async () => {
+      const swap = await keyedSwap({})
+      const follower = tracking({
+        follows: ['ETH'],
+        hint: { ok: false, reason: 'transaction_not_found', detail: 'it is not mined on ETH (yet)' },
+      })
+      const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('early') })
+      expect(response.status).toBe(422)
+      const body = await readJson(response)
+      expect(body).toMatchObject({ code: 'transaction_mismatch', reason: 'transaction_not_found' })
+      expect(body['detail']).toContain('send the hint again once it is mined')
+    })
+
+    it('is 503 tracking_unavailable with Retry-After when no RPC follows the source chain', async () => {
+      const swap = await keyedSwap({})
+      for (const target of [app, testApp({ store, tracking: tracking({ follows: ['BAS'] }) })]) {
+        const response = await hintOf(target, swap.swapEaziRef, { txHash: hash('x') })
+        expect(response.status).toBe(503)
+        expect(response.headers.get('retry-after')).toBe('300')
+        const body = await readJson(response)
+        expect(body).toMatchObject({ code: 'tracking_unavailable', chain: 'ETH' })
+        expect(agentTextOffences(String(body['detail']))).toEqual([])
+      }
+    })
+
+    it('refuses a hash that is not 32 bytes of hex (400 naming txHash), and an unknown reference (404)', async () => {
+      const swap = await keyedSwap({})
+      const follower = tracking({ follows: ['ETH'] })
+      const target = testApp({ store, tracking: follower })
+      for (const txHash of ['0x1234', `${hash('a')}00`, 'not hex', 42]) {
+        const response = await hintOf(target, swap.swapEaziRef, { txHash })
+        expect(response.status, String(txHash)).toBe(400)
+        expect(await readJson(response)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'txHash' }] })
+      }
+      expect((await hintOf(target, 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', { txHash: hash('a') })).status).toBe(404)
+      expect(follower.hints).toEqual([])
+    })
   })
 })
