@@ -48,9 +48,10 @@ export async function scanSourceChain(context: TrackerContext, chain: ChainCode)
     )
     cursor = start
   }
-  const atCursor = await client.getBlock({ blockNumber: cursor.block })
-  if (atCursor.hash !== cursor.blockHash) {
-    await rewind(context, chain, cursor)
+  // A chain now shorter than the cursor reorganised too (to a shorter chain): there is no block there to compare.
+  const atCursor = cursor.block <= head ? await client.getBlock({ blockNumber: cursor.block }) : undefined
+  if (atCursor?.hash !== cursor.blockHash) {
+    await rewind(context, chain, cursor, final)
     return true
   }
   if (cursor.block >= final) {
@@ -98,9 +99,10 @@ async function firstBlock(context: TrackerContext, chain: ChainCode, final: bigi
  * The block at the cursor is no longer the one read: the chain reorganised deeper than its confirmation depth. Pending
  * swaps whose source transaction is gone or moved go back to built, and the cursor moves back to re-read.
  */
-async function rewind(context: TrackerContext, chain: ChainCode, cursor: ChainCursor): Promise<void> {
+async function rewind(context: TrackerContext, chain: ChainCode, cursor: ChainCursor, final: bigint): Promise<void> {
   const client = clientOf(context, chain)
-  const rewindTo = cursor.block > REORG_REWIND_BLOCKS ? cursor.block - REORG_REWIND_BLOCKS : 0n
+  const back = cursor.block > REORG_REWIND_BLOCKS ? cursor.block - REORG_REWIND_BLOCKS : 0n
+  const rewindTo = back < final ? back : final
   context.log.warn(
     { event: 'chain_reorg', chain, cursor: cursor.block.toString(), rewind_to: rewindTo.toString() },
     `chain_reorg: the block at the cursor changed on ${chain}; re-reading from ${rewindTo}`,

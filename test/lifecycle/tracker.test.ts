@@ -411,8 +411,11 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     await mine(world, 'BAS')
     await tracker.pollOnce()
     expect((await lifecycle(store, ref)).legs.source?.blockHash).toBe(first.blockHash)
-    // The chain is replaced from before the swap: other blocks at the same heights, then the swap again, later.
+    // The chain is replaced from before the swap: first shorter than the cursor (nothing there to compare)...
     await instance.testClient.revert({ id: snapshot })
+    await tracker.pollOnce()
+    expect(await lifecycle(store, ref)).toMatchObject({ state: 'built', legs: {} })
+    // ...then other blocks, and the swap again, later.
     await mine(world, 'BAS', 3)
     const again = await broadcast(world, swap)
     expect(again.blockHash).not.toBe(first.blockHash)
