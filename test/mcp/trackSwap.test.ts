@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { trackSwap } from '../../src/mcp/tools/trackSwap.ts'
 import { createToolContext } from '../../src/mcp/toolContext.ts'
+import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { LegPosition } from '../../src/store/createStore.ts'
@@ -119,5 +120,36 @@ describe('track_swap', () => {
     expect(status).toMatchObject({ state: 'done', substatus: 'partial', next: { action: 'use_delivered_token' } })
     expect(text).toContain('The recipient got 298 USDC on ARB instead of the token asked for')
     expect(text).toContain('keep it, or swap it to USDT with a new quote')
+  })
+
+  it('tells a batch recipient by recipient', async () => {
+    const built = await postJson(
+      app,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAddress: '0x1111111111111111111111111111111111111111',
+        recipients: [
+          { address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', toChain: 'BAS', toToken: 'USDC', amount: '100' },
+          { address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', toChain: 'ARB', toToken: 'USDC', amount: '200' },
+        ],
+      },
+      { 'x-swapeazi-key': KEY },
+    )
+    expect(built.status, await built.clone().text()).toBe(200)
+    const { disbursementRef: ref } = DisbursementResult.parse(await readJson(built))
+    await store.lifecycle.update(`${ref}.1`, { state: 'pending', legs: { source: leg('BAS', 'batch', 5n) }, at: new Date(NOW_MS) }, [
+      'built',
+    ])
+    const { text, status } = await track(ref)
+    expect(status).toMatchObject({ ref, kind: 'batch', state: 'pending' })
+    expect(text).toMatch(
+      new RegExp(`^Batch ${ref} \\(2 recipients\\) is pending\\. ${ref}\\.0: done \\(completed\\)\\. The recipient got 99\\.5 USDC on BAS`),
+    )
+    expect(text).toContain(
+      `${ref}.1: pending. The money left the sender (source transaction https://basescan.org/tx/${hash('batch')}) and is on its way to ARB.`,
+    )
+    expect(text).toMatch(/Next: Recipient dsb_\w+\.1: The source transaction is mined/)
   })
 })
