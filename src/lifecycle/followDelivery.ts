@@ -1,6 +1,7 @@
 import { getAddress, type Hex } from 'viem'
 import type { LegPosition, LifecycleAmount, LifecycleSubstatus, TrackedSwap } from '../store/createStore.ts'
 import { blockAtOrBefore } from './blockAtOrBefore.ts'
+import { findAcrossRefund } from './findAcrossRefund.ts'
 import { type ExpectedOrder, expectedOrderOf } from './expectedOrder.ts'
 import { destinationExecutedEvent, destinationFallbackEvent, reasonText, transferEvent } from './lifecycleEvents.ts'
 import { legOfLog } from './recordSource.ts'
@@ -14,7 +15,9 @@ type Delivery = { leg: LegPosition; substatus: LifecycleSubstatus; received: Lif
  * from where the last step stopped, for our executor's `DestinationExecuted` (done/completed) or `DestinationFallback`
  * (done/partial: the bridged token, how much) with the swap's reference and recipient, or, on a route with no
  * destination swap, the destination token's Transfer to the recipient of at least toAmountMin (the bridge's fill or
- * mint). A log another leg of the same batch already claimed is skipped. Returns true when the swap is done.
+ * mint). A log another leg of the same batch already claimed is skipped. With nothing delivered, an Across deposit
+ * refunded after its fill deadline is done/refunded (the refund, on the source chain, is then the destination leg).
+ * Returns true when the swap is done.
  */
 export async function followDelivery(context: TrackerContext, tracked: TrackedSwap): Promise<boolean> {
   const expected = expectedOrderOf(tracked.swap, context.catalogue())
@@ -33,13 +36,15 @@ export async function followDelivery(context: TrackerContext, tracked: TrackedSw
     fromBlock = sourceBlock === undefined ? 0n : await blockAtOrBefore(client, sourceBlock.timestamp, blockTime)
   }
   const final = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(context.confirmations(destination.chain))
-  if (fromBlock > final) return false
   const toBlock = final < fromBlock + context.maxBlockRange - 1n ? final : fromBlock + context.maxBlockRange - 1n
   const claimed = await claimedBySiblings(context, tracked)
-  const found = await findDelivery(context, client, expected, fromBlock, toBlock, claimed)
+  // With the destination read to its last final block and no delivery there, an Across deposit may have been refunded.
+  const found =
+    (fromBlock <= toBlock ? await findDelivery(context, client, expected, fromBlock, toBlock, claimed) : undefined) ??
+    (toBlock >= final ? await refundOf(context, tracked) : undefined)
   const at = new Date(context.clock())
   if (found === undefined) {
-    await lifecycle.update(ref, { state: 'pending', destinationFromBlock: toBlock + 1n, at }, ['pending'])
+    if (fromBlock <= toBlock) await lifecycle.update(ref, { state: 'pending', destinationFromBlock: toBlock + 1n, at }, ['pending'])
     return false
   }
   const done = await lifecycle.update(
@@ -54,6 +59,11 @@ export async function followDelivery(context: TrackerContext, tracked: TrackedSw
   )
   await runHook(context, 'onFinished', ref, () => context.onFinished?.(done.record, tracked))
   return true
+}
+
+async function refundOf(context: TrackerContext, tracked: TrackedSwap): Promise<Delivery | undefined> {
+  const refund = await findAcrossRefund(context, tracked)
+  return refund === undefined ? undefined : { ...refund, substatus: 'refunded' }
 }
 
 /** Destination logs the other legs of the same batch were matched to (`txHash:logIndex`). */

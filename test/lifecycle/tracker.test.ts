@@ -2,7 +2,7 @@
 // swaps built as the service builds them, signed and broadcast by a test wallet, delivered by the bridges' stand-ins
 // (relay()), and followed by the tracker to done, partial, expired or failed; a restart resumes from the cursor, a
 // reorganisation re-reads, and two trackers on one PostgreSQL follow each swap once.
-import { type Address, getAddress, parseEventLogs } from 'viem'
+import { type Address, createWalletClient, erc20Abi, getAddress, http, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -14,7 +14,7 @@ import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { mintTo, moveTimeTo, sendRequest } from '../chain/safetyHelpers.ts'
-import { standInAbi } from '../chain/standIns.ts'
+import { standInAbi, standInEvents } from '../chain/standIns.ts'
 import { testDeps } from '../http/testApp.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { balance, broadcast, buildRecorded, DEPTH, mine, recordingClient, trackerOn } from './trackerHelpers.ts'
@@ -428,6 +428,61 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     expect(record).toMatchObject({ state: 'pending', legs: { source: { txHash: again.transactionHash, blockHash: again.blockHash } } })
     expect(record.transitions.map((t) => t.state)).toEqual(['built', 'pending', 'built', 'pending'])
     expect(record.transitions[2]!.reason).toMatch(/reorganised/)
+  })
+})
+
+describe('an Across deposit no relayer fills', () => {
+  it('is done/refunded once Across pays the input back to the sender after the fill deadline', async () => {
+    const { store } = opened
+    const tracker = trackerOn(world, store)
+    const bas = setupOf(world, 'BAS')
+    const usdc = tokenOf(world, 'BAS:USDC')
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '90',
+      pick: acrossOnly,
+      sender: 6,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const [deposit] = standInEvents('SpokePoolStandIn', receipt.logs, { eventName: 'FundsDeposited' })
+    const fillDeadline = BigInt(deposit!.args.fillDeadline as number)
+    const inputAmount = deposit!.args.inputAmount as bigint
+    // Past the fill deadline, unfilled and not yet refunded: still pending.
+    await moveTimeTo(world, fillDeadline + 1n)
+    await mine(world, 'BAS')
+    await mine(world, 'POL')
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('pending')
+    // The SpokePool pays the depositor back (impersonated: the stand-in has no refund bundles).
+    const spokePool = deposit!.address
+    await bas.instance.testClient.impersonateAccount({ address: spokePool })
+    await bas.instance.testClient.setBalance({ address: spokePool, value: 10n ** 18n })
+    const hash = await createWalletClient({ chain: bas.instance.chain, transport: http(bas.instance.rpcUrl) }).writeContract({
+      account: spokePool,
+      address: usdc.address,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [swap.sender.address, inputAmount],
+    })
+    await bas.instance.publicClient.waitForTransactionReceipt({ hash })
+    await bas.instance.testClient.stopImpersonatingAccount({ address: spokePool })
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    const record = await lifecycle(store, ref)
+    expect(record).toMatchObject({
+      state: 'done',
+      substatus: 'refunded',
+      received: { chain: 'BAS', token: usdc.address, amount: inputAmount },
+      legs: { destination: { chain: 'BAS', txHash: hash } },
+    })
+    expect(record.reason).toMatch(
+      /^no relayer filled the Across deposit before its fill deadline .*: Across refunded the input to the sender on BAS$/,
+    )
   })
 })
 
