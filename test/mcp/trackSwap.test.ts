@@ -73,7 +73,8 @@ describe('track_swap', () => {
     const { tools } = await connected.client.listTools()
     const tool = tools.find((each) => each.name === 'track_swap')
     expect(tool?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true })
-    expect((tool?.inputSchema.properties as Record<string, { pattern?: string }>)['ref']?.pattern).toBe('^(swp|dsb)_[0-9A-Z]{26}$')
+    const properties = (tool?.inputSchema.properties ?? {}) as Record<string, { pattern?: string }>
+    expect(properties['ref']?.pattern).toBe('^(swp|dsb)_[0-9A-Z]{26}$')
     expect(Object.keys(tool?.outputSchema?.properties ?? {})).toEqual(['ref', 'kind', 'state', 'substatus', 'reason', 'orders', 'next'])
   })
 
