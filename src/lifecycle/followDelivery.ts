@@ -54,7 +54,7 @@ export async function followDelivery(context: TrackerContext, tracked: TrackedSw
   )
   if (!done?.updated) return false
   context.log.info(
-    { event: 'swap_done', ref, substatus: found.substatus, chain: destination.chain, tx: found.leg.txHash },
+    { event: 'swap_done', ref, substatus: found.substatus, chain: found.leg.chain, tx: found.leg.txHash },
     `swap_done: ${found.substatus}`,
   )
   await runHook(context, 'onFinished', ref, () => context.onFinished?.(done.record, tracked))
