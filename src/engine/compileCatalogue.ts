@@ -210,6 +210,8 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
 
   const bridges: Bridge[] = []
   const lanes = new Map<string, BridgeLane[]>()
+  /** Every lane of every bridge, gapped or not, as `<bridge id>:<SRC>><DST>`: what market.json `bridgeFees` may name. */
+  const laneIds = new Set<string>()
   files.bridges.bridges.forEach((entry, index) => {
     const at = `bridges[${index}]`
     const durationBySource: Partial<Record<ChainCode, DurationPrior>> = {}
@@ -242,14 +244,17 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
       if (source.inboundOnly === true || source.contract === undefined) continue
       for (const destination of endpoints) {
         if (destination.chain === source.chain) continue
-        if (isGapped(source.token) || isGapped(destination.token)) continue
         const key = `${source.chain}>${destination.chain}`
+        laneIds.add(`${entry.id}:${key}`)
+        if (isGapped(source.token) || isGapped(destination.token) || gaps?.lanes.has(`${entry.id}:${key}`) === true) continue
         const list = lanes.get(key) ?? []
+        const laneFee = market.bridgeFees?.[entry.id]?.[key]
         const lane: BridgeLane = {
           bridge,
           from: source.token,
           to: destination.token,
           sourceContract: source.contract,
+          messagingFeeUsdE18: laneFee === undefined ? bridge.messagingFeeUsdE18 : parseFixed(laneFee.messagingFeeUsd),
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
           ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),
           ...(destination.deliveredBy === undefined ? {} : { deliveredBy: destination.deliveredBy }),
@@ -261,6 +266,10 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
       }
     }
   })
+
+  for (const [id, fees] of Object.entries(market.bridgeFees ?? {}))
+    for (const key of Object.keys(fees))
+      if (!laneIds.has(`${id}:${key}`)) throw new CatalogueError('market', `bridgeFees.${id}.${key}`, `no lane ${key} of a bridge ${id}`)
 
   const userSymbols = new Set([...tokens.values()].filter((token) => !token.isHub).map((token) => token.symbol))
   files.corridors.corridors.forEach((row, index) => {

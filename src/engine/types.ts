@@ -112,6 +112,11 @@ export type BridgeLane = {
   destinationContract?: Address
   /** The contract that delivers to the recipient on the destination chain (see BridgeEndpoint.deliveredBy). */
   deliveredBy?: Address
+  /**
+   * The messaging fee a deposit on this lane carries as msg.value, in USD (18-decimal): the lane's own figure
+   * (market.json `bridgeFees`, a live `quoteSend`), else the bridge's.
+   */
+  messagingFeeUsdE18: bigint
   /** Why no deposit can be built on it; undefined when one can. Routes never use such a lane. */
   gap?: EncodingGap
   /** Why it cannot carry a destination order (a swap on arrival); undefined when it can. */
@@ -160,7 +165,8 @@ export type PricedOn = { source: 'rpc'; block: bigint; asOf: string } | { source
 
 /**
  * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer), the
- * currencies whose FX rate is, and the venues whose pool state is (by venue id), each with the reason. `ungapped` is
+ * currencies whose FX rate is, the venues whose pool state is (by venue id), and the bridge lanes whose messaging fee
+ * could not be quoted (by `<bridge id>:<SRC>><DST>`), each with the reason. `ungapped` is
  * the same market compiled without gaps, so a request it routes and this catalogue does not is "market unavailable",
  * not "no route".
  */
@@ -168,5 +174,6 @@ export type MarketGaps = {
   chains: ReadonlyMap<ChainCode, string>
   currencies: ReadonlyMap<Currency, string>
   venues: ReadonlyMap<string, string>
+  lanes: ReadonlyMap<string, string>
   ungapped: Catalogue
 }

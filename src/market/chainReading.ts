@@ -11,14 +11,18 @@ export type FeedSpec = {
 }
 
 /**
- * A balance-model pool the live market reads (Curve, Curve NG, PancakeSwap stable; live-chain.md (e)): `balances(i)`
- * for each of its coins, in the venue's token order.
+ * A balance-model pool the live market reads, its balances in the venue's token order: Curve, Curve NG and
+ * PancakeSwap stable answer `balances(i)` for each of their coins at `address` (live-chain.md (e)); a Solidly stable
+ * pool (Aerodrome, Velodrome v2), whose venue names its router rather than the pool, is read through the router at
+ * `address` as `getReserves(tokenA, tokenB, stable, factory)`, which answers the reserves in the order asked.
  */
 export type PoolSpec = {
   /** The venue id in manifest/venues.json. */
   id: string
   address: Address
   coins: number
+  /** Set for a Solidly stable pool: read through its router, `tokens` in the venue's order. */
+  solidly?: { tokens: readonly [Address, Address]; stable: boolean; factory: Address }
 }
 
 /**

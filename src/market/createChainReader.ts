@@ -26,6 +26,14 @@ const aggregatorV3Abi = parseAbi([
 const poolAbi = parseAbi(['function balances(uint256 i) view returns (uint256)'])
 
 /**
+ * The Aerodrome / Velodrome v2 Router's reserves of the pool of `tokenA` and `tokenB` (stable or volatile) made by
+ * `_factory`: `(reserveA, reserveB)` in the order the tokens were asked, whatever the pool's own order (routing.md 4.1).
+ */
+const solidlyRouterAbi = parseAbi([
+  'function getReserves(address tokenA, address tokenB, bool stable, address _factory) view returns (uint256 reserveA, uint256 reserveB)',
+])
+
+/**
  * Uniswap v3's QuoterV2 (PancakeSwap v3's has the same interface): non-view, it runs the swap and reverts with the
  * result, which it catches; under `eth_call` inside aggregate3 it answers like a view (live-chain.md (e)).
  */
@@ -67,7 +75,14 @@ const GIVEN_IN = 0
 const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000'
 
 type AggregatorCall = { address: Address; abi: typeof aggregatorV3Abi; functionName: 'decimals' | 'latestRoundData' }
-type PoolCall = { address: Address; abi: typeof poolAbi; functionName: 'balances'; args: readonly [bigint] }
+type BalanceCall = { address: Address; abi: typeof poolAbi; functionName: 'balances'; args: readonly [bigint] }
+type ReservesCall = {
+  address: Address
+  abi: typeof solidlyRouterAbi
+  functionName: 'getReserves'
+  args: readonly [Address, Address, boolean, Address]
+}
+type PoolCall = BalanceCall | ReservesCall
 type QuoterCall = {
   address: Address
   abi: typeof quoterV2Abi
@@ -153,9 +168,11 @@ const FEE_HISTORY_BLOCKS = 5
 /**
  * A `ReadChain` over one chain's RPC. A refresh pins the latest block, then reads at that block, in parallel, one
  * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
- * each pool's `balances(i)` per coin, each depth venue's quote per direction at each ladder size) and `eth_feeHistory`: three requests (`rpcCalls`, transport retries not
- * counted), or two with nothing to call. A feed that reverts, has no code or answers a non-positive price is a failed
- * `FeedReading`, a pool whose balance call fails or answers 0 a failed `PoolReading`, a quote that fails, runs out of
+ * each pool's `balances(i)` per coin or a Solidly pool's reserves through its router, each depth venue's quote per
+ * direction at each ladder size, each oracle rate, each LayerZero lane's `quoteSend`) and `eth_feeHistory`: three
+ * requests (`rpcCalls`, transport retries not counted), or two with nothing to call. A feed that reverts, has no code
+ * or answers a non-positive price is a failed `FeedReading`, a pool whose balance or reserves call fails or answers 0
+ * a failed `PoolReading`, a quote that fails, runs out of
  * liquidity or pays no more than the size below it ends its ladder there (`LadderDirectionReading.end`); an RPC that cannot be
  * reached or answers nonsense, or a sequencer-uptime feed that cannot be read, rejects with a `ChainReadError`.
  */
@@ -221,10 +238,23 @@ function feedCalls(plan: ChainReadPlan): AggregatorCall[] {
   return calls
 }
 
-/** Per pool, `balances(i)` for each coin in order. */
+/** How many calls read `pool`: one `getReserves` for a Solidly pool, else one `balances(i)` per coin. */
+const poolCallCount = (pool: PoolSpec): number => (pool.solidly === undefined ? pool.coins : 1)
+
+/** Per pool, `balances(i)` for each coin in order, or a Solidly pool's `getReserves` in the venue's token order. */
 function poolCalls(plan: ChainReadPlan): PoolCall[] {
-  return (plan.pools ?? []).flatMap((pool) =>
-    Array.from(
+  return (plan.pools ?? []).flatMap((pool): PoolCall[] => {
+    const { solidly } = pool
+    if (solidly !== undefined)
+      return [
+        {
+          address: pool.address,
+          abi: solidlyRouterAbi,
+          functionName: 'getReserves',
+          args: [solidly.tokens[0], solidly.tokens[1], solidly.stable, solidly.factory],
+        },
+      ]
+    return Array.from(
       { length: pool.coins },
       (_, i): PoolCall => ({
         address: pool.address,
@@ -232,18 +262,32 @@ function poolCalls(plan: ChainReadPlan): PoolCall[] {
         functionName: 'balances',
         args: [BigInt(i)],
       }),
-    ),
-  )
+    )
+  })
 }
 
-/** The pools' results, `coins` of them per pool in the plan's order. */
+/** The pools' results, `poolCallCount` of them per pool in the plan's order. */
 function poolReadings(plan: ChainReadPlan, results: readonly CallResult[]): PoolReading[] {
   let next = 0
   return (plan.pools ?? []).map((pool) => {
-    const own = results.slice(next, next + pool.coins)
-    next += pool.coins
-    return poolReading(pool, own)
+    const own = results.slice(next, next + poolCallCount(pool))
+    next += poolCallCount(pool)
+    return pool.solidly === undefined ? poolReading(pool, own) : reservesReading(pool, own[0])
   })
+}
+
+/** A Solidly pool's reserves as balances, in the venue's token order (the order they were asked in). */
+function reservesReading(pool: PoolSpec, result: CallResult | undefined): PoolReading {
+  const failed = (error: string): PoolReading => ({ id: pool.id, ok: false, error: `${pool.id} at ${pool.address}: ${error}` })
+  // On one line: the reason goes into health and into a 503's detail.
+  if (result?.status !== 'success') return failed(`getReserves() failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+  const pair = result.result
+  if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((reserve) => typeof reserve === 'bigint'))
+    return failed('getReserves() answered in an unexpected shape')
+  const balances = pair as bigint[]
+  const empty = balances.indexOf(0n)
+  if (empty >= 0) return failed(`getReserves() answered 0 for ${pool.solidly?.tokens[empty]}: the pool holds none of it`)
+  return { id: pool.id, ok: true, balances }
 }
 
 function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReading {

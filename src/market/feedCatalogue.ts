@@ -59,8 +59,8 @@ export const oracleFeedId = (currency: Currency): string => `oracle:${currency}`
 
 /**
  * The protocols whose `stableswap` venues are priced from balances the venue's `contract` answers with
- * `balances(uint256)` (live-chain.md (e)). Solidly stable pools are not read: the catalogue names their router, not
- * the pool.
+ * `balances(uint256)` (live-chain.md (e)). Solidly stable pools (`solidlyStable` venues) are read through the router
+ * the catalogue names (solidlyPoolOf).
  */
 const BALANCE_READ_PROTOCOLS: ReadonlySet<string> = new Set(['curve', 'curve-ng', 'pancakeswap-stable'])
 
@@ -75,7 +75,8 @@ export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1
 /**
  * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds (Chainlink, and Mento's
  * SortedOracles where feeds.json names it), its sequencer and, given the
- * catalogue's venues, the balances of each balance-model pool on the chain (`pools`) and, given also the snapshot
+ * catalogue's venues, the balances of each balance-model pool on the chain (`pools`; given also the tokens, the
+ * reserves of its Solidly stable pools through their router) and, given also the snapshot
  * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
  * direction at each of `LADDER_USD` (`ladders`); given also the bridges, the LayerZero messaging fee of each OFT lane
  * leaving the chain (`messagingFees`).
@@ -87,7 +88,7 @@ export function readPlanOf(
   tokens?: ReadonlyMap<string, CatalogueToken>,
   bridges?: readonly BridgeEntry[],
 ): ChainReadPlan {
-  const pools = venues === undefined ? undefined : poolsOf(venues, chain)
+  const pools = venues === undefined ? undefined : poolsOf(venues, chain, tokens)
   const ladders = venues === undefined || tokens === undefined ? undefined : laddersOf(feeds, venues, tokens, chain)
   const messagingFees = bridges === undefined || tokens === undefined ? undefined : messagingFeesOf(bridges, tokens, chain)
   const withPools = {
@@ -119,11 +120,35 @@ export function readPlanOf(
   }
 }
 
-/** The chain's `stableswap` venues whose balances their contract answers, in the catalogue's order. */
-function poolsOf(venues: readonly VenueEntry[], chain: ChainCode): PoolSpec[] {
-  return venues
-    .filter((venue) => venue.chain === chain && venue.model === 'stableswap' && BALANCE_READ_PROTOCOLS.has(venue.protocol))
-    .map((venue) => ({ id: venue.id, address: venue.contract, coins: venue.tokens.length }))
+/**
+ * The chain's `stableswap` venues whose balances their contract answers and, given the tokens, its `solidlyStable`
+ * venues that can be read through their router, in the catalogue's order. A Solidly venue that cannot be (a token
+ * not on the chain, no `factory` or `stable` in its params) is left out; the live market makes it a gap.
+ */
+function poolsOf(venues: readonly VenueEntry[], chain: ChainCode, tokens?: ReadonlyMap<string, CatalogueToken>): PoolSpec[] {
+  const specs: PoolSpec[] = []
+  for (const venue of venues) {
+    if (venue.chain !== chain) continue
+    if (venue.model === 'stableswap' && BALANCE_READ_PROTOCOLS.has(venue.protocol))
+      specs.push({ id: venue.id, address: venue.contract, coins: venue.tokens.length })
+    const solidly = venue.model === 'solidlyStable' && tokens !== undefined ? solidlyPoolOf(venue, tokens) : undefined
+    if (solidly !== undefined) specs.push(solidly)
+  }
+  return specs
+}
+
+/**
+ * A Solidly stable venue read through its router (Aerodrome, Velodrome v2): `getReserves(tokens[0], tokens[1],
+ * stable, factory)` with the venue's own `stable` flag and factory (its params, as the builder's route names them),
+ * so the reserves come back in the venue's token order; undefined when it cannot be read.
+ */
+function solidlyPoolOf(venue: VenueEntry, tokens: ReadonlyMap<string, CatalogueToken>): PoolSpec | undefined {
+  const [first, second] = venue.tokens.map((symbol) => tokens.get(`${venue.chain}:${symbol}`))
+  const { factory, stable } = venue.params ?? {}
+  if (venue.tokens.length !== 2 || first === undefined || second === undefined || !isEvmToken(first) || !isEvmToken(second))
+    return undefined
+  if (typeof stable !== 'boolean' || typeof factory !== 'string' || !isAddress(factory, { strict: false })) return undefined
+  return { id: venue.id, address: venue.contract, coins: 2, solidly: { tokens: [first.address, second.address], stable, factory } }
 }
 
 /**

@@ -30,7 +30,11 @@ export type ChainMarketStatus = {
   /** The block the chain's live figures were read at, and its age in seconds. */
   block?: string
   blockAgeSec?: number
-  /** The figures of this chain that are stale or unread, by name (gas, native/USD, sequencer, venue:<venue id>). */
+  /**
+   * The figures of this chain that are stale or unread, by name: gas, native/USD, sequencer, venue:<venue id> (a pool
+   * or a depth venue), venue:<venue id>:<from>><to> (a depth venue's direction), bridge:<bridge id>:<from>><to> (a
+   * LayerZero lane's messaging fee).
+   */
   stale: string[]
   /** The last read's error, when it failed. */
   error?: string
@@ -98,7 +102,10 @@ type RateSource = {
  * queryBatchSwap, Mento's Broker); each figure is checked against its maximum age (a feed: its heartbeat plus 10%;
  * gas, pools, quotes and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale
  * one becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
- * (getQuote.ts). Solidly pools, bridge fees and the L1 data fee stay snapshot figures in this version. The catalogue is recompiled off the request path and swapped in one assignment.
+ * (getQuote.ts). The reserves of Solidly stable pools are read through their router and priced as pool balances are;
+ * each LayerZero lane's messaging fee is its own `quoteSend` (a lane whose quote fails is a gap, never the snapshot's
+ * fee). Fees only off-chain services publish (Across, CCTP fast) and the L1 data fee stay snapshot figures. The
+ * catalogue is recompiled off the request path and swapped in one assignment.
  */
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
   const { files, feeds, readers, refreshMs, clock, log } = parameters
@@ -117,11 +124,30 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
   const plans = new Map(
     liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens, files.bridges.bridges)]),
   )
-  /** Depth venues on a live chain the plan cannot quote (no quoter for their protocol): gaps, never the snapshot. */
-  const unquoted = new Map(
+  /**
+   * Venues on a live chain the plan cannot read, each with why: depth venues it cannot quote (no quoter for their
+   * protocol, a token or parameter missing) and Solidly pools it cannot read (no factory or stable flag): gaps, never
+   * the snapshot.
+   */
+  const unread = new Map(
     liveChains.map((chain) => {
-      const quoted = new Set((plans.get(chain)?.ladders ?? []).map((ladder) => ladder.id))
-      return [chain, files.venues.venues.filter((venue) => venue.chain === chain && venue.model === 'depth' && !quoted.has(venue.id))]
+      const plan = plans.get(chain)
+      const read = new Set([...(plan?.ladders ?? []), ...(plan?.pools ?? [])].map((spec) => spec.id))
+      const reasons: { id: string; why: string }[] = []
+      for (const venue of files.venues.venues) {
+        if (venue.chain !== chain || read.has(venue.id)) continue
+        if (venue.model === 'depth')
+          reasons.push({
+            id: venue.id,
+            why: `its depth cannot be read: no quoter for ${venue.protocol} on ${chain} in manifest/feeds.json, or a token or parameter its quote needs is missing`,
+          })
+        else if (venue.model === 'solidlyStable')
+          reasons.push({
+            id: venue.id,
+            why: `its reserves cannot be read: its router's getReserves needs both tokens on ${chain} and the pool's factory and stable flag in manifest/venues.json params`,
+          })
+      }
+      return [chain, reasons]
     }),
   )
 
@@ -171,52 +197,50 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
   }
 
   /**
-   * The bridges, with each LayerZero bridge's messaging fee (what `send` must carry) the largest its lanes' `quoteSend`
-   * asks at the blocks read, in USD at each source chain's native price: the engine keeps one fee per bridge, so the
-   * largest is the one no lane is short of (LayerZero refunds the excess). A lane not read live (its chain not
-   * configured, stale, or its quote failing, named in health as `bridge:<id>:<from>><to>`) keeps the snapshot's figure
-   * in the running.
+   * Each LayerZero lane's messaging fee (what `send` must carry), as its own `quoteSend` asks at the block read on its
+   * source chain, in USD at that chain's native price (market.json `bridgeFees`). A lane whose quote failed on a chain
+   * read fresh is a gap (`lanes`, named in health as `bridge:<id>:<from>><to>`): its routes are not offered, never
+   * priced from the snapshot's fee. Lanes from chains not read live keep the bridge's snapshot figure; lanes from a
+   * stale chain go with the chain.
    */
-  function liveBridges(
+  function liveBridgeFees(
     market: CatalogueFiles['market'],
     chainGaps: ReadonlyMap<ChainCode, string>,
+    laneGaps: Map<string, string>,
     chainStatuses: ChainMarketStatus[],
-  ): CatalogueFiles['bridges']['bridges'] {
-    return files.bridges.bridges.map((bridge) => {
-      const lanesRead: string[] = []
-      let largestUsdE18 = 0n
-      let keepsSnapshot = false
-      for (const source of bridge.endpoints) {
-        if (source.inboundOnly === true || source.contract === undefined) continue
-        const lanes = (plans.get(source.chain)?.messagingFees ?? []).filter((lane) => lane.bridgeId === bridge.id)
-        const reading = states.get(source.chain)?.reading
-        const nativeUsd = market.chains[source.chain]?.nativeUsd
-        if (lanes.length === 0 || reading === undefined || nativeUsd === undefined || chainGaps.has(source.chain)) {
-          keepsSnapshot = true
+  ): NonNullable<CatalogueFiles['market']['bridgeFees']> {
+    // Per-lane figures of the snapshot, if it has any, under the live ones.
+    const fees: NonNullable<CatalogueFiles['market']['bridgeFees']> = Object.fromEntries(
+      Object.entries(files.market.bridgeFees ?? {}).map(([id, lanes]) => [id, { ...lanes }]),
+    )
+    for (const chain of liveChains) {
+      const reading = states.get(chain)?.reading
+      const nativeUsd = market.chains[chain]?.nativeUsd
+      if (reading === undefined || nativeUsd === undefined || chainGaps.has(chain)) continue
+      for (const lane of plans.get(chain)?.messagingFees ?? []) {
+        const figure = `${lane.bridgeId}:${chain}>${lane.to}`
+        const read = reading.messagingFees.find((candidate) => candidate.bridgeId === lane.bridgeId && candidate.to === lane.to)
+        if (read?.ok !== true) {
+          laneGaps.set(
+            figure,
+            read === undefined
+              ? `its messaging fee was not read at block ${reading.blockNumber}`
+              : `its messaging fee could not be quoted at block ${reading.blockNumber}: ${read.error}`,
+          )
+          chainStatuses.find((status) => status.chain === chain)?.stale.push(`bridge:${figure}`)
           continue
         }
-        for (const lane of lanes) {
-          const read = reading.messagingFees.find((candidate) => candidate.bridgeId === bridge.id && candidate.to === lane.to)
-          if (read?.ok !== true) {
-            keepsSnapshot = true
-            chainStatuses.find((status) => status.chain === source.chain)?.stale.push(`bridge:${bridge.id}:${source.chain}>${lane.to}`)
-            continue
-          }
-          // Wei (18 decimals) × USD per native token, rounded up: a fee is never understated.
-          const usdE18 = ceilDiv(read.nativeFeeWei * parseFixed(nativeUsd), E18)
-          if (usdE18 > largestUsdE18) largestUsdE18 = usdE18
-          lanesRead.push(`${source.chain}>${lane.to} block ${reading.blockNumber}`)
+        // Wei (18 decimals) × USD per native token, rounded up: a fee is never understated.
+        const usdE18 = ceilDiv(read.nativeFeeWei * parseFixed(nativeUsd), E18)
+        const lanes = fees[lane.bridgeId] ?? {}
+        lanes[`${chain}>${lane.to}`] = {
+          messagingFeeUsd: formatAtomic(usdE18, 18),
+          source: `rpc ${chain} block ${reading.blockNumber}: quoteSend ${read.nativeFeeWei} wei`,
         }
+        fees[lane.bridgeId] = lanes
       }
-      if (lanesRead.length === 0) return bridge
-      const snapshotUsdE18 = parseFixed(bridge.messagingFeeUsd)
-      const feeUsdE18 = keepsSnapshot && snapshotUsdE18 > largestUsdE18 ? snapshotUsdE18 : largestUsdE18
-      return {
-        ...bridge,
-        messagingFeeUsd: formatAtomic(feeUsdE18, 18),
-        source: `${bridge.source}; messagingFeeUsd live: the largest quoteSend of its lanes read (rpc ${lanesRead.join(', ')})${keepsSnapshot ? `, or the snapshot's ${bridge.messagingFeeUsd} for the lanes not read live` : ''}`,
-      }
-    })
+    }
+    return fees
   }
 
   let current = compose()
@@ -243,6 +267,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     const chainGaps = new Map<ChainCode, string>()
     const currencyGaps = new Map<Currency, string>()
     const venueGaps = new Map<string, string>()
+    const laneGaps = new Map<string, string>()
     const chainStatuses: ChainMarketStatus[] = []
 
     for (const chain of liveChains) {
@@ -259,11 +284,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       }
       const pools = plans.get(chain)?.pools ?? []
       const ladders = plans.get(chain)?.ladders ?? []
-      for (const venue of unquoted.get(chain) ?? [])
-        venueGap(
-          venue.id,
-          `its depth cannot be read: no quoter for ${venue.protocol} on ${chain} in manifest/feeds.json, or a token or parameter its quote needs is missing`,
-        )
+      for (const { id, why } of unread.get(chain) ?? []) venueGap(id, why)
       const maxAgeSec = (STALE_AFTER_INTERVALS * intervalMsOf(chain)) / 1000
       const blockAgeSec = reading === undefined ? undefined : Math.max(0, nowSec - reading.blockTimestamp)
       if (reading === undefined || blockAgeSec === undefined) {
@@ -280,7 +301,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           const read = reading.pools.find((candidate) => candidate.id === pool.id)
           if (read === undefined) venueGap(pool.id, `its pool was not read at block ${reading.blockNumber}`)
           else if (!read.ok) venueGap(pool.id, `its pool could not be read at block ${reading.blockNumber}: ${read.error}`)
-          else market.venues[pool.id] = { balances: read.balances.map(String), source: `rpc ${chain} block ${reading.blockNumber}` }
+          else
+            market.venues[pool.id] = {
+              balances: read.balances.map(String),
+              source: `rpc ${chain} block ${reading.blockNumber}${pool.solidly === undefined ? '' : ': Router.getReserves'}`,
+            }
         }
         for (const ladder of ladders) {
           const read = reading.ladders.find((candidate) => candidate.id === ladder.id)
@@ -393,11 +418,12 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         )
     }
 
-    const liveFiles = { ...files, market, bridges: { ...files.bridges, bridges: liveBridges(market, chainGaps, chainStatuses) } }
+    const bridgeFees = liveBridgeFees(market, chainGaps, laneGaps, chainStatuses)
+    const liveFiles = { ...files, market: { ...market, bridgeFees } }
     const ungapped = compileOrGapPools(liveFiles, venueGaps, chainStatuses)
-    const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0
+    const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0 || laneGaps.size > 0
     const catalogue = hasGaps
-      ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, venues: venueGaps, ungapped })
+      ? compileCatalogue(liveFiles, { chains: chainGaps, currencies: currencyGaps, venues: venueGaps, lanes: laneGaps, ungapped })
       : ungapped
     const pricedOn = new Map<ChainCode, PricedOn>()
     for (const chain of files.chains.chains.map((entry) => entry.id)) {

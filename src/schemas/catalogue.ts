@@ -44,7 +44,10 @@ export const ChainEntry = z.strictObject({
   chainId: z.number().int().positive(),
   tokens: z.array(z.string().min(1)).min(1),
   note: z.string().min(1).optional(),
-  explorer: z.url({ protocol: /^https$/ }).optional().describe("The chain's block explorer: a transaction is <explorer>/tx/<hash>"),
+  explorer: z
+    .url({ protocol: /^https$/ })
+    .optional()
+    .describe("The chain's block explorer: a transaction is <explorer>/tx/<hash>"),
 })
 export type ChainEntry = z.infer<typeof ChainEntry>
 export const ChainsFile = z.strictObject({ chains: z.array(ChainEntry) })
@@ -230,6 +233,19 @@ export const MarketFile = z.strictObject({
   /** A token's price relative to its currency where it is not exactly 1 (USDe, sUSDe, PYUSD). */
   tokenPrices: z.record(z.string(), z.strictObject({ ratio: DecimalString, source: Source })),
   venues: z.record(z.string(), VenueState),
+  /**
+   * A bridge lane's own messaging fee (USD, paid as msg.value on the source chain), by bridge id and `SRC>DST` lane,
+   * where it differs from the bridge's `messagingFeeUsd`: the live market writes each LayerZero lane's `quoteSend` here.
+   */
+  bridgeFees: z
+    .record(
+      z.string(),
+      z.record(
+        z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'),
+        z.strictObject({ messagingFeeUsd: DecimalString, source: Source }),
+      ),
+    )
+    .optional(),
 })
 
 export const PricingFile = z.strictObject({

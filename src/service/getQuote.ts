@@ -89,15 +89,18 @@ function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest)
   const venues = [...new Set([...route.sourceSwaps, ...route.destinationSwaps].map((edge) => edge.venue.id))].filter((id) =>
     gaps.venues.has(id),
   )
+  const lane = route.bridge
+  const lanes = lane === undefined ? [] : [`${lane.bridge.id}:${lane.from.chain}>${lane.to.chain}`].filter((id) => gaps.lanes.has(id))
   const reasons = [
     ...chains.map((chain) => `${chain}: ${gaps.chains.get(chain)}`),
     ...currencies.map((currency) => `${currency}/USD: ${gaps.currencies.get(currency)}`),
     ...venues.map((id) => `${id}: ${gaps.venues.get(id)}`),
+    ...lanes.map((id) => `${id}: ${gaps.lanes.get(id)}`),
   ]
   throw new ServiceError(
     'market_unavailable',
     `${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} is not quoted now: the live market cannot vouch for every figure its routes need (${reasons.join('; ')}). Nothing is priced from stale data; ask again in ${MARKET_RETRY_AFTER_SEC} s, and GET /api/v1/health shows the market's state.`,
-    { chains, currencies, venues, retryAfterSec: MARKET_RETRY_AFTER_SEC },
+    { chains, currencies, venues, lanes, retryAfterSec: MARKET_RETRY_AFTER_SEC },
   )
 }
 

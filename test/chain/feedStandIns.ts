@@ -8,6 +8,7 @@ import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAn
 import { type DepthPool, depthStandIns } from './depthStandIns.ts'
 import { oftQuoteStandIns } from './oftQuoteStandIns.ts'
 import { poolStandIns } from './poolStandIns.ts'
+import { solidlyStandIns } from './solidlyStandIns.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
 /** Decimals of Chainlink's FX and native-token USD feeds (live-chain.md (d)). */
@@ -31,7 +32,7 @@ export type FeedStandIns = {
   /**
    * Every feed of a live-market plan placed at its address with the answer `answers` gives its id (all required), its
    * sequencer-uptime feed, if any, up since an hour before the latest block, and each of its pools (a pool stand-in,
-   * test/chain/poolStandIns.ts) answering the balances `balances` gives its venue id (required for every pool), and
+   * test/chain/poolStandIns.ts, or for a Solidly pool a router stand-in, test/chain/solidlyStandIns.ts) answering the balances `balances` gives its venue id (required for every pool), and
    * each of its depth venues quoted by a stand-in (test/chain/depthStandIns.ts) from the pool `depths` gives its
    * venue id (required for every depth venue), and each OFT its LayerZero lanes leave from asking `messagingFeeWei`
    * (default 10^12 wei, a negligible fee) for every lane (test/chain/oftQuoteStandIns.ts).
@@ -110,7 +111,8 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
       for (const pool of plan.pools ?? []) {
         const given = balances[pool.id]
         if (given === undefined) throw new Error(`feed stand-ins: no balances given for pool ${pool.id} on ${plan.chain}`)
-        await poolStandIns(anvil).placePool(pool.address, given)
+        if (pool.solidly !== undefined) await solidlyStandIns(anvil).placePool({ address: pool.address, solidly: pool.solidly }, given)
+        else await poolStandIns(anvil).placePool(pool.address, given)
       }
       for (const feed of plan.feeds) {
         const answer = answers[feed.id]

@@ -1,8 +1,11 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { loadFeedCatalogue } from '../../src/app/marketFromConfig.ts'
-import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, swapOut } from '../../src/engine/index.ts'
+import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, sizeRoute, swapOut } from '../../src/engine/index.ts'
+import { buildRouteTransaction } from '../../src/tx/buildRouteTransaction.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { prepareStableSwap, stableSwapGetDy } from '../../src/engine/stableSwap.ts'
+import { solidlyStableGetAmountOut } from '../../src/engine/solidlyStable.ts'
 import type { ChainReading, ChainReadPlan, ReadChain } from '../../src/market/chainReading.ts'
 import { LADDER_USD } from '../../src/market/feedCatalogue.ts'
 import { fxClosedSince, fxNextChangeMs } from '../../src/market/fxMarketHours.ts'
@@ -438,6 +441,88 @@ describe('the live market', () => {
   })
 })
 
+describe('Solidly stable pools read through their router', () => {
+  const AERODROME = 'bas-aerodrome-usdc-dai'
+  const usdcToDai = quoteBody({ fromChain: 'BAS', toChain: 'BAS', fromToken: 'USDC', toToken: 'DAI', fromAmount: '100000' })
+  /** What the Aerodrome USDC/DAI pool pays for 100,000 USDC in DAI at these reserves (manifest/venues.json: fee 500 ppm). */
+  const aerodromeUsdcToDai = (reserves: readonly bigint[]): string => {
+    const [usdc = 0n, dai = 0n] = reserves
+    return formatAtomic(solidlyStableGetAmountOut({ reserves: [usdc, dai], decimals: [6, 18], feePpm: 500n }, 0, 100_000n * 10n ** 6n), 18)
+  }
+
+  it('plans each Solidly venue’s getReserves through its router, with the venue’s tokens, stable flag and factory', async () => {
+    const { market, calls } = liveOn(['BAS'], () => ({ eurUsd: 1.2 }))
+    await market.refresh()
+    const token = (symbol: string) => {
+      const found = compileCatalogue(files).tokens.get(`BAS:${symbol}`)
+      return found !== undefined && isEvmToken(found) ? found.address : fail()
+    }
+    expect(calls[0]?.pools).toContainEqual({
+      id: AERODROME,
+      address: '0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43',
+      coins: 2,
+      solidly: { tokens: [token('USDC'), token('DAI')], stable: true, factory: '0x420DD381b31aEf6683db6B902084cB0FFECe40Da' },
+    })
+    const opt = liveOn(['OPT'], () => ({ eurUsd: 1.2 }))
+    await opt.market.refresh()
+    expect(opt.calls[0]?.pools?.map((pool) => pool.id)).toEqual(['opt-velodrome-usdc-usdt'])
+  })
+
+  it('prices the pool from the reserves read: moving them moves the quote by what the x³y + xy³ maths gives', async () => {
+    const [usdc = 0n, dai = 0n] = snapshotBalances(AERODROME)
+    let pools: NonNullable<Script['pools']> = {}
+    const { market } = liveOn(['BAS'], () => ({ eurUsd: 1.2, pools }))
+    await market.refresh()
+    const app = appOn(market)
+    const before = QuoteResult.parse(await readJson(await postJson(app, '/api/x402/quote', usdcToDai)))
+    expect(swapStep(before)).toMatchObject({ id: AERODROME, toAmount: aerodromeUsdcToDai([usdc, dai]) })
+    // A tenth of the DAI gone: the pool leans to USDC, and DAI costs more.
+    const drained = [usdc, (dai * 9n) / 10n]
+    pools = { [AERODROME]: drained }
+    await market.refresh()
+    const after = QuoteResult.parse(await readJson(await postJson(app, '/api/x402/quote', usdcToDai)))
+    expect(swapStep(after)).toMatchObject({ id: AERODROME, toAmount: aerodromeUsdcToDai(drained) })
+    expect(Number(swapStep(after).toAmount)).toBeLessThan(Number(swapStep(before).toAmount))
+    expect(priceImpactUsd(after)).toBeGreaterThan(priceImpactUsd(before))
+    expect(market.status().isDegraded).toBe(false)
+  })
+
+  it('a failing getReserves is a gap naming the venue: 503 with the reason, health lists it, the chain’s other routes stay', async () => {
+    const error = `${AERODROME} at 0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43: getReserves() failed: reverted`
+    const { market } = liveOn(['BAS'], () => ({ eurUsd: 1.2, pools: { [AERODROME]: { error } } }))
+    await market.refresh()
+    const app = appOn(market)
+    const refused = await postJson(app, '/api/x402/quote', usdcToDai)
+    expect(refused.status).toBe(503)
+    const problem = await readJson(refused)
+    expect(problem).toMatchObject({ code: 'market_unavailable', chains: [], currencies: [], venues: [AERODROME] })
+    expect(problem['detail']).toContain(`${AERODROME}: its pool could not be read at block 1001: ${error}`)
+    expect(market.status().chains.find((c) => c.chain === 'BAS')?.stale).toEqual([`venue:${AERODROME}`])
+    const eurc = quoteBody({ fromChain: 'BAS', toChain: 'BAS', fromToken: 'USDC', toToken: 'EURC', fromAmount: '1000' })
+    expect((await postJson(app, '/api/x402/quote', eurc)).status).toBe(200)
+  })
+
+  it('a Solidly venue the plan cannot read (no factory in its params) is a gap on a live chain, never the snapshot', async () => {
+    const venues = files.venues.venues.map((venue) => (venue.id === AERODROME ? { ...venue, params: { stable: true } } : venue))
+    const market = createLiveMarket({
+      files: { ...files, venues: { venues } },
+      feeds,
+      readers: {
+        BAS: scriptedChain(
+          () => WEDNESDAY_MS,
+          () => ({ eurUsd: 1.2 }),
+        ).read,
+      },
+      refreshMs: 4000,
+      clock: () => WEDNESDAY_MS,
+      log: pino({ level: 'silent' }),
+    })
+    await market.refresh()
+    expect(market.catalogue().gaps?.venues.get(AERODROME)).toMatch(/^its reserves cannot be read: .*factory and stable flag/)
+    expect(market.status().chains.find((c) => c.chain === 'BAS')?.stale).toEqual([`venue:${AERODROME}`])
+  })
+})
+
 describe('depth venues priced from quotes at a ladder of sizes', () => {
   const EURC_USDC = 'eth-univ3-eurc-usdc-500'
   /** 6-decimal whole units (EURC and USDC). */
@@ -596,14 +681,17 @@ describe('KES from Mento’s SortedOracles on Celo', () => {
   })
 })
 
-describe('LayerZero messaging fees from quoteSend', () => {
+describe('LayerZero messaging fees from quoteSend, per lane', () => {
   const TAXI = 'stargate-usdc-taxi'
-  const messagingFeeOf = (market: LiveMarket, id: string): bigint | undefined =>
-    market.catalogue().bridges.find((bridge) => bridge.id === id)?.messagingFeeUsdE18
+  /** The messaging fee the catalogue charges on one lane, or undefined when the lane is not offered. */
+  const laneFeeOf = (market: LiveMarket, id: string, lane: string): bigint | undefined =>
+    market
+      .catalogue()
+      .lanes.get(lane)
+      ?.find((candidate) => candidate.bridge.id === id)?.messagingFeeUsdE18
 
-  it('plans every lane leaving the chain, and a bridge’s fee is the largest its lanes ask, in USD at the native price', async () => {
-    // 0.0005 ETH at 3,000 USD: 1.50 USD, more than the snapshot's 0.30, to Arbitrum; USDT0's lanes ask 0.03 USD, the
-    // others 0.30.
+  it('plans every lane leaving the chain, and charges each lane what its own quoteSend asks, in USD at the native price', async () => {
+    // 0.0005 ETH at 3,000 USD: 1.50 USD to Arbitrum; USDT0's lanes ask 0.03 USD, the others 0.30.
     const { market, calls } = liveOn(['ETH'], () => ({
       eurUsd: 1.2,
       messagingFeeWei: (bridgeId, to) =>
@@ -627,29 +715,97 @@ describe('LayerZero messaging fees from quoteSend', () => {
       'ARB',
       'CEL',
     ])
-    expect(messagingFeeOf(market, TAXI)).toBe((15n * E18) / 10n)
-    // The bus's lanes ask more than its snapshot's 0.05: 0.30.
-    expect(messagingFeeOf(market, 'stargate-usdc-bus')).toBe((3n * E18) / 10n)
-    // Below the snapshot's 0.20, lanes read on ETH do not lower a bridge whose other lanes (from ARB, POL) are not read.
-    expect(messagingFeeOf(market, 'usdt0-oft')).toBe((2n * E18) / 10n)
+    expect(laneFeeOf(market, TAXI, 'ETH>ARB')).toBe((15n * E18) / 10n)
+    expect(laneFeeOf(market, TAXI, 'ETH>OPT')).toBe((3n * E18) / 10n)
+    // Below the bus's snapshot 0.05 or above it, each lane is what it asks: 0.30 here.
+    expect(laneFeeOf(market, 'stargate-usdc-bus', 'ETH>ARB')).toBe((3n * E18) / 10n)
+    expect(laneFeeOf(market, 'usdt0-oft', 'ETH>ARB')).toBe((3n * E18) / 100n)
+    // Lanes leaving a chain not read live keep the bridge's snapshot figure (0.30 and 0.20), and so does the bridge.
+    expect(laneFeeOf(market, TAXI, 'ARB>ETH')).toBe((3n * E18) / 10n)
+    expect(laneFeeOf(market, 'usdt0-oft', 'ARB>ETH')).toBe((2n * E18) / 10n)
+    expect(market.catalogue().bridges.find((bridge) => bridge.id === TAXI)?.messagingFeeUsdE18).toBe((3n * E18) / 10n)
+    expect(market.status().isDegraded).toBe(false)
   })
 
-  it('with every source chain live, the fee is what the lanes ask, however far below the snapshot’s', async () => {
+  it('a route over a lane is charged that lane’s fee: its source cost, and the msg.value its transaction carries', async () => {
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'ARB' ? 5n * 10n ** 14n : 10n ** 14n),
+    }))
+    await market.refresh()
+    const catalogue = market.catalogue()
+    const [from, to] = ['ETH:USDC', 'ARB:USDC'].map((key) => catalogue.tokens.get(key))
+    if (from === undefined || to === undefined || !isEvmToken(from) || !isEvmToken(to)) throw new Error('no USDC')
+    const found = findRoutes(catalogue, { from, to, amountIn: 10_000n * 10n ** 6n, slippageE18: 5n * 10n ** 15n })
+    if (found.kind !== 'routes') throw new Error(found.kind)
+    const taxi = found.viable.find((priced) => priced.route.bridge?.bridge.id === TAXI && priced.route.sourceSwaps.length === 0)
+    if (taxi === undefined) throw new Error('the taxi is not viable ETH to ARB')
+    expect(taxi.messagingFeeUsdE18).toBe((15n * E18) / 10n)
+    const sized = sizeRoute(catalogue, taxi.route, taxi.amountIn, found.amounts.toAmount)
+    if (sized === undefined) throw new Error('not sized')
+    const built = buildRouteTransaction({
+      catalogue,
+      routerOn: () => routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'),
+      sized,
+      amounts: found.amounts,
+      slippageE18: 5n * 10n ** 15n,
+      sender: '0x1111111111111111111111111111111111111111',
+      recipient: '0x2222222222222222222222222222222222222222',
+      ref: `0x${'ab'.repeat(32)}`,
+      nowSec: Math.floor(WEDNESDAY_MS / 1000),
+    })
+    if (!built.ok) throw new Error(built.detail)
+    // USD 1.50 back into wei at the native price read (3,000): exactly the 0.0005 ETH the lane's quoteSend asked.
+    expect(BigInt(built.transactionRequest.value)).toBe(5n * 10n ** 14n)
+  })
+
+  it('with every source chain live, each lane is what it asks, however far below the snapshot’s', async () => {
     const sources: ChainCode[] = ['ETH', 'ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO']
     const { market } = liveOn(sources, () => ({ eurUsd: 1.2, messagingFeeWei: () => 10n ** 13n }))
     await market.refresh()
     // 10^13 wei at 3,000 USD: 0.03 USD.
-    expect(messagingFeeOf(market, TAXI)).toBe((3n * E18) / 100n)
+    for (const lane of ['ETH>ARB', 'ARB>ETH', 'GNO>BNB']) expect(laneFeeOf(market, TAXI, lane)).toBe((3n * E18) / 100n)
   })
 
-  it('a lane whose quote fails is named in health, and the snapshot’s fee stays in the running', async () => {
+  it('a lane whose quote fails is taken out and named in health, never charged the snapshot’s fee', async () => {
+    const error = 'stargate-usdc-taxi ETH → ARB (0xc026395860Db2d07ee33e05fE50ed7bD583189C7): quoteSend() failed: NoPeer'
     const { market } = liveOn(['ETH', 'ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO'], () => ({
       eurUsd: 1.2,
-      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'ARB' ? { error: 'quoteSend() failed: NoPeer' } : 10n ** 13n),
+      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'ARB' ? { error } : 10n ** 13n),
     }))
     await market.refresh()
-    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toContain(`bridge:${TAXI}:ETH>ARB`)
-    expect(messagingFeeOf(market, TAXI)).toBe((3n * E18) / 10n)
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`bridge:${TAXI}:ETH>ARB`])
+    expect(market.status().isDegraded).toBe(true)
+    expect(laneFeeOf(market, TAXI, 'ETH>ARB')).toBeUndefined()
+    expect(market.catalogue().gaps?.lanes.get(`${TAXI}:ETH>ARB`)).toBe(`its messaging fee could not be quoted at block 1001: ${error}`)
+    // The other lanes of the bridge, and the other bridges on this lane, still carry.
+    expect(laneFeeOf(market, TAXI, 'ETH>OPT')).toBe((3n * E18) / 100n)
+    expect(laneFeeOf(market, 'stargate-usdc-bus', 'ETH>ARB')).toBe((3n * E18) / 100n)
+  })
+
+  it('a request only a lane whose quote failed could serve is 503 market_unavailable naming the lane and why', async () => {
+    // Only Stargate reaches Gnosis, and only its taxi carries the swap to EURe on arrival.
+    const error = 'stargate-usdc-taxi ETH → GNO: quoteSend() failed: NoPeer'
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'GNO' ? { error } : 10n ** 13n),
+    }))
+    await market.refresh()
+    const refused = await postJson(
+      appOn(market),
+      '/api/x402/quote',
+      quoteBody({ fromChain: 'ETH', toChain: 'GNO', fromToken: 'USDC', toToken: 'EURe', fromAmount: '1000' }),
+    )
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('15')
+    const problem = await readJson(refused)
+    expect(problem).toMatchObject({ code: 'market_unavailable', chains: [], currencies: [], venues: [], lanes: [`${TAXI}:ETH>GNO`] })
+    expect(problem['detail']).toContain(`${TAXI}:ETH>GNO: its messaging fee could not be quoted at block 1001: ${error}`)
+    const health = await readJson(await appOn(market).request('/api/v1/health'))
+    expect(health).toMatchObject({ status: 'degraded' })
+    expect((health['market'] as { chains: { chain: string }[] }).chains.find((c) => c.chain === 'ETH')).toMatchObject({
+      stale: [`bridge:${TAXI}:ETH>GNO`],
+    })
   })
 })
 

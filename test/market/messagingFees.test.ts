@@ -72,9 +72,9 @@ describe('quoteSend on anvil', () => {
     await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, false)
   })
 
-  it('the live market charges each LayerZero bridge the largest fee its lanes read ask, at the native price read', async () => {
+  it('the live market charges each LayerZero lane its own quoteSend, at the native price; a lane whose quote fails is taken out', async () => {
     if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
-    // 0.0004 ETH at 3,000 USD is 1.20 USD, above the snapshot's 0.30 for the taxi.
+    // 0.0004 ETH at 3,000 USD is 1.20 USD to Arbitrum; the other lanes ask 0.0001 ETH, 0.30 USD.
     await oftQuoteStandIns(chain.anvil).setFee(taxiToArb.oft, taxiToArb.dstEid, 4n * 10n ** 14n)
     const market = createLiveMarket({
       files,
@@ -84,29 +84,36 @@ describe('quoteSend on anvil', () => {
       clock: Date.now,
       log: pino({ level: 'silent' }),
     })
+    const laneFee = (bridgeId: string, lane: string) =>
+      market
+        .catalogue()
+        .lanes.get(lane)
+        ?.find((candidate) => candidate.bridge.id === bridgeId)?.messagingFeeUsdE18
     await market.refresh()
     expect(market.status().isDegraded).toBe(false)
-    expect(market.catalogue().bridges.find((bridge) => bridge.id === TAXI)?.messagingFeeUsdE18).toBe((12n * E18) / 10n)
+    expect(laneFee(TAXI, 'ETH>ARB')).toBe((12n * E18) / 10n)
+    expect(laneFee(TAXI, 'ETH>OPT')).toBe((3n * E18) / 10n)
+    // The stand-in charges the bus a tenth of the taxi: 0.12 USD to Arbitrum.
+    expect(laneFee('stargate-usdc-bus', 'ETH>ARB')).toBe((12n * E18) / 100n)
     await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, true)
     await market.refresh()
+    const lanes = ['ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO']
     expect(market.status().chains.find((status) => status.chain === 'ETH')?.stale).toEqual([
-      `bridge:${TAXI}:ETH>ARB`,
-      `bridge:${TAXI}:ETH>OPT`,
-      `bridge:${TAXI}:ETH>POL`,
-      `bridge:${TAXI}:ETH>BAS`,
-      `bridge:${TAXI}:ETH>BNB`,
-      `bridge:${TAXI}:ETH>GNO`,
+      ...lanes.map((to) => `bridge:${TAXI}:ETH>${to}`),
       // The bus rides the same pool.
-      'bridge:stargate-usdc-bus:ETH>ARB',
-      'bridge:stargate-usdc-bus:ETH>OPT',
-      'bridge:stargate-usdc-bus:ETH>POL',
-      'bridge:stargate-usdc-bus:ETH>BAS',
-      'bridge:stargate-usdc-bus:ETH>BNB',
-      'bridge:stargate-usdc-bus:ETH>GNO',
+      ...lanes.map((to) => `bridge:stargate-usdc-bus:ETH>${to}`),
     ])
     expect(market.status().isDegraded).toBe(true)
-    // No lane of the taxi read: the snapshot's figure.
-    expect(market.catalogue().bridges.find((bridge) => bridge.id === TAXI)?.messagingFeeUsdE18).toBe((3n * E18) / 10n)
+    // Not priced from the snapshot's 0.30: not offered at all, with the reason.
+    expect(laneFee(TAXI, 'ETH>ARB')).toBeUndefined()
+    expect(market.catalogue().gaps?.lanes.get(`${TAXI}:ETH>ARB`)).toMatch(/quoteSend\(\) failed: .*StandInOftQuote: failing/)
+    // CCTP and Across still carry USDC from Ethereum to Arbitrum.
+    expect(
+      market
+        .catalogue()
+        .lanes.get('ETH>ARB')
+        ?.map((lane) => lane.bridge.id),
+    ).toContain('cctp-v2-fast')
     await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, false)
   })
 })
