@@ -93,7 +93,9 @@ export const Health = z
             blockAgeSeconds: z.number().int().optional(),
             stale: z
               .array(z.string())
-              .describe('Figures of this chain that are stale or unread: gas, native/USD, sequencer, venue:<venue id> (a pool)'),
+              .describe(
+                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered)",
+              ),
             error: z.string().optional().describe("The last read's error"),
           }),
         ),
@@ -108,7 +110,7 @@ export const Health = z
         ),
       })
       .describe(
-        'Where each chain and currency is priced from (DESIGN 5); live chains read their Curve and PancakeSwap stable pools, other venue state and bridge fees are snapshot figures',
+        "Where each chain and currency is priced from (DESIGN 5); live chains read their FX feeds, gas, native price, pools (Curve, PancakeSwap stable, Solidly stable), depth venues' quotes and each LayerZero lane's messaging fee; Across's and CCTP's fees and the L1 data fee stay snapshot figures",
       ),
     snapshot: z.object({ asOf: z.string(), ageSeconds: z.number().int(), source: z.string() }),
     rates: z.object({

@@ -37,7 +37,7 @@ export const CostItemWire = z.object({
     .literal('snapshot')
     .optional()
     .describe(
-      "Present on bridge fees: only the bridges' own services publish them (Across's suggested fees, CCTP's fast-transfer fee, LayerZero's quoteSend is not read yet), so they are figures of the embedded snapshot even when the chains are read live",
+      "Present on bridge fees: only the bridges' own services publish them (Across's suggested fees, CCTP's fast-transfer fee, Stargate's and USDT0's proportional fees), so they are figures of the embedded snapshot even when the chains are read live. A LayerZero lane's messaging fee (its quoteSend, paid as the transaction's value) is read live per lane and is part of the source chain's cost, not an item here",
     ),
 })
 
