@@ -45,7 +45,7 @@ export const LifecycleLeg = z
     role: z
       .string()
       .describe(
-        'What the transaction did: source (the router call the user signed), destination (delivery), or another step the tracker names',
+        'What the transaction did: source (the router call the user signed), bridge, destination (the delivery), or refund (the bridge paid the sender back)',
       ),
     chain: ChainCode,
     txHash: TxHash,

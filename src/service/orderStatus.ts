@@ -73,7 +73,8 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
     const chain = ChainCode.parse(leg.chain)
     return [
       {
-        role,
+        // A refund is recorded as the destination leg, though it pays the sender back on the source chain.
+        role: role === 'destination' && lifecycle?.substatus === 'refunded' ? 'refund' : role,
         chain,
         txHash: TxHash.parse(leg.txHash),
         blockNumber: leg.blockNumber.toString(),

@@ -186,6 +186,32 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       )
     })
 
+    it('says a refunded swap went back to the sender, with the refund on the source chain as its last leg', async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '700' })
+      await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'r-src', 10n) } }, ['built'])
+      const refund = { chain: 'BAS', token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', amount: 700_000_000n }
+      await move(
+        swap.swapEaziRef,
+        {
+          state: 'done',
+          substatus: 'refunded',
+          reason: 'no relayer filled the Across deposit',
+          legs: { destination: leg('BAS', 'refund', 90n) },
+          received: refund,
+        },
+        ['pending'],
+      )
+      const refunded = SwapStatusWire.parse((await status(swap.swapEaziRef)).body)
+      expect(refunded).toMatchObject({ state: 'done', substatus: 'refunded', next: { action: 'check_sender' } })
+      expect(refunded.orders[0]?.legs.map((l) => [l.role, l.chain, l.explorerUrl])).toEqual([
+        ['source', 'BAS', `https://basescan.org/tx/${hash('r-src')}`],
+        ['refund', 'BAS', `https://basescan.org/tx/${hash('refund')}`],
+      ])
+      expect(refunded.next.message).toBe(
+        'The bridge refunded the transfer to the sender (700 USDC on BAS): nothing reached the recipient. Get a new quote to try again.',
+      )
+    })
+
     it('tells an expired swap to quote again, and a failed one where the money is', async () => {
       const expired = await keyedSwap({})
       await move(expired.swapEaziRef, { state: 'expired', reason: 'the deadline passed with no Swapped event' }, ['built'])
