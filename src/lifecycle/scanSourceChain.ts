@@ -241,8 +241,17 @@ export async function recordReverted(
     ['built'],
   )
   if (!moved?.updated) return
+  if (reason.isExpired) {
+    context.log.info(
+      { event: 'swap_expired', ref, chain, tx: receipt.transactionHash },
+      'swap_expired: the router refused it for its deadline',
+    )
+    await runHook(context, 'onFinished', ref, () => context.onFinished?.(moved.record, tracked))
+    return
+  }
+  // Not finished yet: the same signed order may be sent again and run until its deadline (REOPENABLE), so it is
+  // handed on as finished (an observation) only once its deadline has passed unrun (expireOpen).
   context.log.info({ event: 'swap_failed', ref, chain, tx: receipt.transactionHash, reason: reason.text }, 'swap_failed: source reverted')
-  await runHook(context, 'onFinished', ref, () => context.onFinished?.(moved.record, tracked))
 }
 
 /**
@@ -253,9 +262,15 @@ async function expireOpen(context: TrackerContext, chain: ChainCode, cursor: Cha
   const catalogue = context.catalogue()
   const blockTimeSec = BigInt(Math.floor(cursor.blockTime.getTime() / 1000))
   for (const tracked of await openSwaps(context, [chain])) {
-    if (tracked.lifecycle.state !== 'built') continue
+    if (tracked.lifecycle.state !== 'built' && tracked.lifecycle.state !== 'failed') continue
     const expected = expectedOrderOf(tracked.swap, catalogue)
     if (expected === undefined || expected.deadline >= blockTimeSec) continue
+    if (tracked.lifecycle.state === 'failed') {
+      // Reverted and never run again before its deadline: the failure is final now.
+      const failed = tracked.lifecycle
+      await runHook(context, 'onFinished', tracked.swap.ref, () => context.onFinished?.(failed, tracked))
+      continue
+    }
     const deadline = new Date(Number(expected.deadline) * 1000).toISOString()
     const moved = await context.store.lifecycle.update(
       tracked.swap.ref,

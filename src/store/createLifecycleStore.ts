@@ -101,7 +101,10 @@ export type LifecycleStore = {
   getBatchLegs(disbursementRef: string): Promise<LifecycleRecord[]>
   /** A swap or batch leg with its lifecycle. */
   getTracked(ref: string): Promise<TrackedSwap | undefined>
-  /** Swaps still `built` or `pending` whose source chain is one of `chains`, oldest first, after `afterRef`. */
+  /**
+   * Swaps still `built` or `pending` whose source chain is one of `chains`, oldest first, after `afterRef`; and those
+   * `failed` by a revert that intelligence has not completed yet (their order may still run until its deadline).
+   */
   listOpen(parameters: { chains: readonly string[]; limit: number; afterRef?: string }): Promise<TrackedSwap[]>
   /**
    * Moves a lifecycle, atomically, if its state is one of `from` (compare and set: of two replicas making the same
@@ -183,13 +186,14 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
     async listOpen({ chains, limit, afterRef }) {
       // The swaps no tracker moved yet (swaps.status is `built` until intelligence completes a swap or it expires; no
       // index on it, see createIntelStore), and those a tracker holds open (the partial index), whatever swaps.status
-      // says: a swap failed by a reverted transaction is open again when the same order is sent again and runs.
+      // says: a swap failed by a reverted transaction is open again when the same order is sent again and runs. A
+      // failed one stays listed while swaps.status is built: its failure is final, and observed, only at its deadline.
       return readTracked(
         sql,
         `where s.ref in (select ref from swaps where status = 'built' and from_chain = any($1) and ref > $2
                          union
                          select ref from swap_lifecycle where state in ('built', 'pending') and ref > $2)
-           and s.from_chain = any($1) and (l.state is null or l.state in ('built', 'pending'))
+           and s.from_chain = any($1) and (l.state is null or l.state in ('built', 'pending', 'failed'))
          order by s.ref limit $3`,
         [chains, afterRef ?? '', limit],
       )

@@ -324,6 +324,34 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     expect(resumed.transitions.map((t) => t.state)).toEqual(['built', 'failed', 'pending'])
   })
 
+  it('a reverted swap is finished (an observation) only once its deadline passes unrun, not at the revert', async () => {
+    const { store } = opened
+    const finished: LifecycleRecord[] = []
+    const tracker = trackerOn(world, store, { onFinished: (record: LifecycleRecord) => void finished.push(record) })
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:EURe',
+      whole: '100',
+      pick: toEure('across-usdc'),
+      sender: 6,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap, { approve: false })
+    expect(receipt.status).toBe('reverted')
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('failed')
+    // The same order may still be sent again and run: not finished yet.
+    expect(finished.filter((record) => record.ref === ref)).toEqual([])
+    const deadline = BigInt(Date.parse(swap.result.deadline) / 1000)
+    await moveTimeTo(world, deadline + 1n)
+    await mine(world, 'BAS')
+    await tracker.pollOnce()
+    expect(finished.filter((record) => record.ref === ref).map((record) => record.state)).toEqual(['failed'])
+    expect((await lifecycle(store, ref)).transitions.map((t) => t.state)).toEqual(['built', 'failed'])
+  })
+
   it('checks a hinted source transaction: the right one is recorded at once, another is refused', async () => {
     const { store } = opened
     // A tracker that never scans on its own here: the hint alone moves the swap.
