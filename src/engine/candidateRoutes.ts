@@ -49,9 +49,10 @@ function shapes(catalogue: Catalogue, from: Token, to: Token, buildableOnly: boo
     if (buildableOnly && lane.gap !== undefined) continue
     const before = paths(catalogue, from, lane.from, isUsable)
     if (before.length === 0) continue
-    // A swap after the bridge runs in our executor there, so the deposit must be able to carry its order.
+    // A swap after the bridge runs in our executor there, so the deposit must be able to carry its order, and the live
+    // market must be able to price the fee of one that does.
     const after = paths(catalogue, lane.to, to, isUsable).filter(
-      (path) => path.length === 0 || !buildableOnly || lane.composeGap === undefined,
+      (path) => path.length === 0 || ((!buildableOnly || lane.composeGap === undefined) && lane.composeFeeGap === undefined),
     )
     for (const sourceSwaps of before) {
       for (const destinationSwaps of after) {

@@ -249,12 +249,17 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
         if (isGapped(source.token) || isGapped(destination.token) || gaps?.lanes.has(`${entry.id}:${key}`) === true) continue
         const list = lanes.get(key) ?? []
         const laneFee = market.bridgeFees?.[entry.id]?.[key]
+        const messagingFeeUsdE18 = laneFee === undefined ? bridge.messagingFeeUsdE18 : parseFixed(laneFee.messagingFeeUsd)
+        const composeFeeGap = gaps?.lanes.get(`${entry.id}:${key}:compose`)
         const lane: BridgeLane = {
           bridge,
           from: source.token,
           to: destination.token,
           sourceContract: source.contract,
-          messagingFeeUsdE18: laneFee === undefined ? bridge.messagingFeeUsdE18 : parseFixed(laneFee.messagingFeeUsd),
+          messagingFeeUsdE18,
+          composeMessagingFeeUsdE18:
+            laneFee?.composeMessagingFeeUsd === undefined ? messagingFeeUsdE18 : parseFixed(laneFee.composeMessagingFeeUsd),
+          ...(composeFeeGap === undefined ? {} : { composeFeeGap }),
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
           ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),
           ...(destination.deliveredBy === undefined ? {} : { deliveredBy: destination.deliveredBy }),

@@ -80,7 +80,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     if (rest !== 0n) costs.push({ kind: 'rounding', label: `${bridge.name} decimal conversion`, usdE18: rest })
     amount = delivered
     sourceGasUnits += bridge.gasUnits
-    messagingFeeUsdE18 = lane.messagingFeeUsdE18
+    messagingFeeUsdE18 = route.destinationSwaps.length > 0 ? lane.composeMessagingFeeUsdE18 : lane.messagingFeeUsdE18
     const prior = bridge.durationBySource[lane.from.chain] ?? bridge.durationDefault
     durationP50Sec += prior.p50Sec
     durationP95Sec += prior.p95Sec

@@ -117,6 +117,13 @@ export type BridgeLane = {
    * (market.json `bridgeFees`, a live `quoteSend`), else the bridge's.
    */
   messagingFeeUsdE18: bigint
+  /** The same for a deposit that carries a compose message (a route that swaps on arrival). */
+  composeMessagingFeeUsdE18: bigint
+  /**
+   * Why the live market cannot price a deposit with a compose on this lane now (its quoteSend with one failed): routes
+   * that swap on arrival do not use it; those that end at the bridge still may.
+   */
+  composeFeeGap?: string
   /** Why no deposit can be built on it; undefined when one can. Routes never use such a lane. */
   gap?: EncodingGap
   /** Why it cannot carry a destination order (a swap on arrival); undefined when it can. */
@@ -166,7 +173,8 @@ export type PricedOn = { source: 'rpc'; block: bigint; asOf: string } | { source
 /**
  * What a live market lacks: the chains whose state is stale or unread (gas, native price, sequencer), the
  * currencies whose FX rate is, the venues whose pool state is (by venue id), and the bridge lanes whose messaging fee
- * could not be quoted (by `<bridge id>:<SRC>><DST>`), each with the reason. `ungapped` is
+ * could not be quoted (by `<bridge id>:<SRC>><DST>`, or with `:compose` after it when only its quote with a compose
+ * failed), each with the reason. `ungapped` is
  * the same market compiled without gaps, so a request it routes and this catalogue does not is "market unavailable",
  * not "no route".
  */

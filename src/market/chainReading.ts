@@ -70,7 +70,8 @@ export type OracleSpec = {
 
 /**
  * The LayerZero messaging fee of one lane from this chain (Stargate v2, USDT0 OFTs; live-chain.md (e)): the source
- * OFT's `quoteSend(sendParam, false)` for a plain transfer (no compose) of `amountLD` to `to`.
+ * OFT's `quoteSend(sendParam, false)` for a plain transfer of `amountLD` to `to` or, with `compose`, for one that
+ * carries a compose message for our executor on the destination, as a route that swaps on arrival sends it.
  */
 export type MessagingFeeSpec = {
   /** The bridge id in manifest/bridges.json. */
@@ -84,12 +85,20 @@ export type MessagingFeeSpec = {
   amountLD: bigint
   /** Stargate: empty for the taxi, one zero byte for the bus. */
   oftCmd: Hex
+  /**
+   * The executor options (an lzCompose gas option) and two compose messages, of `sizes` bytes: LayerZero prices a
+   * message affinely in its length, so the fee for `messageBytes` (the longest the builder sends) is extrapolated from
+   * the two quotes, rounded up. Two short messages, not one long one: every call rides in the multicall's init code,
+   * which a node caps at 49,152 bytes (EIP-3860), and a chain's compose lanes at full length would pass it.
+   */
+  compose?: { extraOptions: Hex; sizes: readonly [number, number]; messageBytes: number }
 }
 
 /** What one lane's `quoteSend` asks as `msg.value`, in wei of the source chain's native token, or why it failed. */
-export type MessagingFeeReading =
-  | { bridgeId: string; to: ChainCode; ok: true; nativeFeeWei: bigint }
-  | { bridgeId: string; to: ChainCode; ok: false; error: string }
+export type MessagingFeeReading = { bridgeId: string; to: ChainCode; isCompose?: true } & (
+  | { ok: true; nativeFeeWei: bigint }
+  | { ok: false; error: string }
+)
 
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {

@@ -1,4 +1,5 @@
-import { type Address, BaseError, ContractFunctionExecutionError, parseAbi } from 'viem'
+import { type Address, BaseError, ContractFunctionExecutionError, encodeFunctionData, type Hex, parseAbi } from 'viem'
+import { ceilDiv } from '../engine/index.ts'
 import {
   type ChainReading,
   ChainReadError,
@@ -10,6 +11,7 @@ import {
   type LadderQuote,
   type LadderReading,
   type MessagingFeeReading,
+  type MessagingFeeSpec,
   type OracleSpec,
   type PoolReading,
   type PoolSpec,
@@ -141,7 +143,7 @@ export type ChainReaderClient = {
    * request works on every chain and on a bare anvil.
    */
   multicall(parameters: {
-    contracts: readonly (AggregatorCall | PoolCall | LadderCall | OracleCall | QuoteSendCall)[]
+    contracts: readonly ReaderCall[]
     allowFailure: true
     deployless: true
     batchSize: number
@@ -169,8 +171,9 @@ const FEE_HISTORY_BLOCKS = 5
  * A `ReadChain` over one chain's RPC. A refresh pins the latest block, then reads at that block, in parallel, one
  * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
  * each pool's `balances(i)` per coin or a Solidly pool's reserves through its router, each depth venue's quote per
- * direction at each ladder size, each oracle rate, each LayerZero lane's `quoteSend`) and `eth_feeHistory`: three
- * requests (`rpcCalls`, transport retries not counted), or two with nothing to call. A feed that reverts, has no code
+ * direction at each ladder size, each oracle rate, each LayerZero lane's `quoteSend`; split in parts at the same block
+ * only past a node's init-code cap, multicallParts) and `eth_feeHistory`: three requests (`rpcCalls`, transport
+ * retries not counted) with one part, two with nothing to call. A feed that reverts, has no code
  * or answers a non-positive price is a failed `FeedReading`, a pool whose balance or reserves call fails or answers 0
  * a failed `PoolReading`, a quote that fails, runs out of
  * liquidity or pays no more than the size below it ends its ladder there (`LadderDirectionReading.end`); an RPC that cannot be
@@ -186,15 +189,20 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const oracleContracts = oracleCalls(plan)
     const contracts = [...feedContracts, ...poolContracts, ...ladderContracts, ...oracleContracts, ...quoteSendCalls(plan)]
     const feesFrom = feedContracts.length + poolContracts.length + ladderContracts.length + oracleContracts.length
-    // batchSize 0: one aggregate3 whatever its size (viem splits a multicall past 1,024 bytes of calldata by default).
-    const [results, feeHistory] = await Promise.all([
-      contracts.length === 0
-        ? []
-        : rpc(plan, 'the multicall', () =>
-            client.multicall({ contracts, allowFailure: true, deployless: true, batchSize: 0, blockNumber }),
+    const parts = multicallParts(contracts)
+    // batchSize 0: one aggregate3 per part whatever its size (viem splits a multicall past 1,024 bytes of calldata by
+    // default); every part at the same block.
+    const [answers, feeHistory] = await Promise.all([
+      Promise.all(
+        parts.map((part) =>
+          rpc(plan, 'the multicall', () =>
+            client.multicall({ contracts: part, allowFailure: true, deployless: true, batchSize: 0, blockNumber }),
           ),
+        ),
+      ),
       rpc(plan, 'eth_feeHistory', () => client.getFeeHistory({ blockCount: FEE_HISTORY_BLOCKS, blockNumber, rewardPercentiles: [50] })),
     ])
+    const results = answers.flat()
     if (results.length !== contracts.length)
       throw new ChainReadError(plan.chain, `the multicall answered ${results.length} results for ${contracts.length} calls`)
     // With allowFailure, viem reports a failed aggregate3 request (the RPC dropped, timed out or refused the call) as
@@ -219,12 +227,46 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length)),
       oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length, feesFrom)),
       messagingFees: messagingFeeReadings(plan, results.slice(feesFrom)),
-      rpcCalls: contracts.length === 0 ? 2 : 3,
+      rpcCalls: 2 + parts.length,
     }
     if (plan.sequencerUptimeFeed !== undefined)
       reading.sequencer = sequencerStatus(plan, plan.sequencerUptimeFeed, results[2 * plan.feeds.length])
     return reading
   }
+}
+
+/**
+ * A deployless multicall sends its calls inside contract-creation code, which a node refuses past 49,152 bytes
+ * (EIP-3860's init-code cap, enforced on `eth_call` too: anvil answers "Transaction creation failed"): calls are kept
+ * to this many bytes of calldata per multicall, leaving room for Multicall3's own code (about 5,600 bytes) and the
+ * deployless wrapper.
+ */
+const MULTICALL_CALLDATA_BYTES = 38_000
+/** What aggregate3 adds per call: its target, allowFailure, two offsets, its calldata's length, and up to 32 of padding. */
+const AGGREGATE3_BYTES_PER_CALL = 192
+
+type ReaderCall = AggregatorCall | PoolCall | LadderCall | OracleCall | QuoteSendCall
+
+/**
+ * The calls in as few multicalls as fit under MULTICALL_CALLDATA_BYTES each, in order, all at the pinned block: one
+ * for every chain's plan without compose quotes; with them, Ethereum, Polygon, Arbitrum and Gnosis need two.
+ */
+function multicallParts(contracts: readonly ReaderCall[]): ReaderCall[][] {
+  const parts: ReaderCall[][] = []
+  let part: ReaderCall[] = []
+  let bytes = 0
+  for (const contract of contracts) {
+    const size = (encodeFunctionData(contract as Parameters<typeof encodeFunctionData>[0]).length - 2) / 2 + AGGREGATE3_BYTES_PER_CALL
+    if (part.length > 0 && bytes + size > MULTICALL_CALLDATA_BYTES) {
+      parts.push(part)
+      part = []
+      bytes = 0
+    }
+    part.push(contract)
+    bytes += size
+  }
+  if (part.length > 0) parts.push(part)
+  return parts
 }
 
 /** Per feed `latestRoundData` then `decimals`, and last the sequencer-uptime feed's `latestRoundData`. */
@@ -303,40 +345,66 @@ function poolReading(pool: PoolSpec, results: readonly CallResult[]): PoolReadin
   return { id: pool.id, ok: true, balances }
 }
 
-/** Per lane, the source OFT's `quoteSend` for a plain transfer, paid in the native token. */
+/** How many `quoteSend` calls quote a lane: one plain, two with a compose (MessagingFeeSpec.compose). */
+const quoteSendCount = (lane: MessagingFeeSpec): number => (lane.compose === undefined ? 1 : 2)
+
+/**
+ * Per lane, the source OFT's `quoteSend` paid in the native token: for a plain transfer, or with its compose at each
+ * of the two message sizes (zero bytes: only the length is priced).
+ */
 function quoteSendCalls(plan: ChainReadPlan): QuoteSendCall[] {
-  return (plan.messagingFees ?? []).map((lane) => ({
-    address: lane.oft,
-    abi: oftQuoteAbi,
-    functionName: 'quoteSend',
-    args: [
-      {
-        dstEid: lane.dstEid,
-        to: lane.recipient,
-        amountLD: lane.amountLD,
-        minAmountLD: 0n,
-        extraOptions: '0x',
-        composeMsg: '0x',
-        oftCmd: lane.oftCmd,
-      },
-      false,
-    ],
-  }))
+  return (plan.messagingFees ?? []).flatMap((lane) => {
+    const call = (extraOptions: Hex, composeMsg: Hex): QuoteSendCall => ({
+      address: lane.oft,
+      abi: oftQuoteAbi,
+      functionName: 'quoteSend',
+      args: [
+        {
+          dstEid: lane.dstEid,
+          to: lane.recipient,
+          amountLD: lane.amountLD,
+          minAmountLD: 0n,
+          extraOptions,
+          composeMsg,
+          oftCmd: lane.oftCmd,
+        },
+        false,
+      ],
+    })
+    const { compose } = lane
+    if (compose === undefined) return [call('0x', '0x')]
+    return compose.sizes.map((bytes) => call(compose.extraOptions, `0x${'00'.repeat(bytes)}`))
+  })
 }
 
 function messagingFeeReadings(plan: ChainReadPlan, results: readonly CallResult[]): MessagingFeeReading[] {
-  return (plan.messagingFees ?? []).map((lane, index): MessagingFeeReading => {
-    const result = results[index]
+  let next = 0
+  return (plan.messagingFees ?? []).map((lane): MessagingFeeReading => {
+    const own = results.slice(next, next + quoteSendCount(lane))
+    next += quoteSendCount(lane)
+    const lanes = { bridgeId: lane.bridgeId, to: lane.to, ...(lane.compose === undefined ? {} : { isCompose: true as const }) }
     const failed = (error: string): MessagingFeeReading => ({
-      bridgeId: lane.bridgeId,
-      to: lane.to,
+      ...lanes,
       ok: false,
-      error: `${lane.bridgeId} ${plan.chain} → ${lane.to} (${lane.oft}): ${error}`,
+      error: `${lane.bridgeId} ${plan.chain} → ${lane.to}${lane.compose === undefined ? '' : ' with a compose'} (${lane.oft}): ${error}`,
     })
-    if (result?.status !== 'success') return failed(`quoteSend() failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
-    const fee = result.result as { nativeFee?: unknown } | undefined
-    if (typeof fee?.nativeFee !== 'bigint') return failed('quoteSend() answered in an unexpected shape')
-    return { bridgeId: lane.bridgeId, to: lane.to, ok: true, nativeFeeWei: fee.nativeFee }
+    const fees: bigint[] = []
+    for (const result of own) {
+      if (result?.status !== 'success') return failed(`quoteSend() failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+      const fee = result.result as { nativeFee?: unknown } | undefined
+      if (typeof fee?.nativeFee !== 'bigint') return failed('quoteSend() answered in an unexpected shape')
+      fees.push(fee.nativeFee)
+    }
+    const [plain, longer] = fees
+    if (plain === undefined) return failed('quoteSend() was not answered')
+    const { compose } = lane
+    if (compose === undefined || longer === undefined) return { ...lanes, ok: true, nativeFeeWei: plain }
+    const [shortBytes, longBytes] = compose.sizes
+    if (longer < plain) return failed(`quoteSend() asked less for a ${longBytes}-byte compose than for a ${shortBytes}-byte one`)
+    // The fee at messageBytes on the line through the two quotes, rounded up: never understated.
+    const perBytes = BigInt(compose.messageBytes - shortBytes)
+    const nativeFeeWei = plain + ceilDiv((longer - plain) * perBytes, BigInt(longBytes - shortBytes))
+    return { ...lanes, ok: true, nativeFeeWei }
   })
 }
 

@@ -1,6 +1,6 @@
-import { type Address, type Hex, isAddress, isHex, pad } from 'viem'
+import { type Address, encodePacked, type Hex, isAddress, isHex, pad } from 'viem'
 import * as z from 'zod'
-import { type CatalogueToken, E18, isEvmToken, type Token } from '../engine/index.ts'
+import { type Catalogue, type CatalogueToken, E18, isEvmToken, type Token, withGasMargin } from '../engine/index.ts'
 import { AddressSchema } from '../schemas/address.ts'
 import { type BridgeEntry, ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
 import type {
@@ -79,7 +79,8 @@ export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1
  * reserves of its Solidly stable pools through their router) and, given also the snapshot
  * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
  * direction at each of `LADDER_USD` (`ladders`); given also the bridges, the LayerZero messaging fee of each OFT lane
- * leaving the chain (`messagingFees`).
+ * leaving the chain (`messagingFees`), and given also the pricing, of each such lane that can carry a compose, with
+ * one as a route that swaps on arrival sends it.
  */
 export function readPlanOf(
   feeds: FeedCatalogue,
@@ -87,10 +88,14 @@ export function readPlanOf(
   venues?: readonly VenueEntry[],
   tokens?: ReadonlyMap<string, CatalogueToken>,
   bridges?: readonly BridgeEntry[],
+  pricing?: Catalogue['pricing'],
 ): ChainReadPlan {
   const pools = venues === undefined ? undefined : poolsOf(venues, chain, tokens)
   const ladders = venues === undefined || tokens === undefined ? undefined : laddersOf(feeds, venues, tokens, chain)
-  const messagingFees = bridges === undefined || tokens === undefined ? undefined : messagingFeesOf(bridges, tokens, chain)
+  const messagingFees =
+    bridges === undefined || tokens === undefined
+      ? undefined
+      : messagingFeesOf(bridges, tokens, chain, pricing === undefined || venues === undefined ? undefined : { pricing, venues })
   const withPools = {
     ...(pools === undefined ? {} : { pools }),
     ...(ladders === undefined ? {} : { ladders }),
@@ -250,13 +255,53 @@ const QUOTE_SEND_PROTOCOLS: ReadonlySet<string> = new Set(['stargate-v2', 'usdt0
 const MESSAGING_FEE_QUOTE_USD = 1_000n
 
 /**
+ * The compose message a lane's compose fee is quoted with: zero bytes as long as the longest destination order the
+ * builder sends (an encoded `DestinationOrder` of two swaps through Balancer's batchSwap is 1,568 bytes, one Curve
+ * swap 672), since LayerZero prices a message by its length; test/market/composeMessage.test.ts checks that every route
+ * the catalogue builds sends no longer one.
+ */
+export const COMPOSE_MESSAGE_BYTES = 1_600
+
+/** The two message lengths a compose fee is quoted at, to extrapolate to COMPOSE_MESSAGE_BYTES (MessagingFeeSpec.compose). */
+const COMPOSE_QUOTE_BYTES: readonly [number, number] = [32, 288]
+
+/** The most swaps a destination order runs (the engine's routes: at most two on either side of the bridge). */
+const MAX_DESTINATION_SWAPS = 2n
+
+/**
+ * LayerZero executor options, type 3, with one lzCompose option of `gas` for compose index 0: the same bytes as the
+ * builder's `lzComposeOptions` (src/tx/encodeBridgeCall.ts, which the market may not import).
+ */
+function composeOptions(gas: bigint): Hex {
+  return encodePacked(['uint16', 'uint8', 'uint16', 'uint8', 'uint16', 'uint128'], [3, 1, 19, 3, 0, gas])
+}
+
+/**
+ * The compose a lane to `destination` is quoted with: gas for the router's overhead and two of the dearest venue on
+ * that chain, with the catalogue's margin (the builder asks the overhead and the route's own venues, so never more),
+ * and a message of COMPOSE_MESSAGE_BYTES (extrapolated from two shorter ones).
+ */
+function composeOf(
+  destination: ChainCode,
+  compose: { pricing: Catalogue['pricing']; venues: readonly VenueEntry[] },
+): NonNullable<MessagingFeeSpec['compose']> {
+  let dearest = 0n
+  for (const venue of compose.venues) if (venue.chain === destination && BigInt(venue.gasUnits) > dearest) dearest = BigInt(venue.gasUnits)
+  const gas = withGasMargin(compose, compose.pricing.routerOverheadGasUnits + MAX_DESTINATION_SWAPS * dearest)
+  return { extraOptions: composeOptions(gas), sizes: COMPOSE_QUOTE_BYTES, messageBytes: COMPOSE_MESSAGE_BYTES }
+}
+
+/**
  * Each lane of a LayerZero bridge that leaves `chain` (its endpoint there sends; every other endpoint receives), quoted
- * as the swap sends it without a compose: to the destination's delivering contract, taxi or bus by the bridge's mode.
+ * as the swap sends it: to the destination's delivering contract, taxi or bus by the bridge's mode, without a compose
+ * and, given the pricing and venues, once more with one (composeOf) where the lane can carry it (the bridge carries
+ * destination calls, not the bus, and the destination's OFT is known for our executor to accept the compose from).
  */
 function messagingFeesOf(
   bridges: readonly BridgeEntry[],
   tokens: ReadonlyMap<string, CatalogueToken>,
   chain: ChainCode,
+  compose?: { pricing: Catalogue['pricing']; venues: readonly VenueEntry[] },
 ): MessagingFeeSpec[] {
   const specs: MessagingFeeSpec[] = []
   for (const bridge of bridges) {
@@ -268,7 +313,7 @@ function messagingFeesOf(
       if (destination.chain === chain || destination.domain === undefined) continue
       const recipient = destination.deliveredBy ?? destination.contract
       if (recipient === undefined) continue
-      specs.push({
+      const spec: MessagingFeeSpec = {
         bridgeId: bridge.id,
         to: destination.chain,
         oft: source.contract,
@@ -276,7 +321,10 @@ function messagingFeesOf(
         recipient: pad(recipient, { size: 32 }),
         amountLD: ladderAmount(token, MESSAGING_FEE_QUOTE_USD),
         oftCmd: bridge.mode === 'bus' ? '0x00' : '0x',
-      })
+      }
+      specs.push(spec)
+      const canCompose = bridge.destinationCalls && bridge.mode !== 'bus' && destination.contract !== undefined
+      if (compose !== undefined && canCompose) specs.push({ ...spec, compose: composeOf(destination.chain, compose) })
     }
   }
   return specs

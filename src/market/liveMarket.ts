@@ -122,7 +122,10 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
    */
   const snapshotCatalogue = compileCatalogue(files)
   const plans = new Map(
-    liveChains.map((chain) => [chain, readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens, files.bridges.bridges)]),
+    liveChains.map((chain) => [
+      chain,
+      readPlanOf(feeds, chain, files.venues.venues, snapshotCatalogue.tokens, files.bridges.bridges, snapshotCatalogue.pricing),
+    ]),
   )
   /**
    * Venues on a live chain the plan cannot read, each with why: depth venues it cannot quote (no quoter for their
@@ -198,7 +201,9 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   /**
    * Each LayerZero lane's messaging fee (what `send` must carry), as its own `quoteSend` asks at the block read on its
-   * source chain, in USD at that chain's native price (market.json `bridgeFees`). A lane whose quote failed on a chain
+   * source chain, in USD at that chain's native price (market.json `bridgeFees`), without a compose and with one
+   * (`composeMessagingFeeUsd`, for routes that swap on arrival; a failed one takes out only those, as
+   * `bridge:<id>:<from>><to>:compose`). A lane whose quote failed on a chain
    * read fresh is a gap (`lanes`, named in health as `bridge:<id>:<from>><to>`): its routes are not offered, never
    * priced from the snapshot's fee. Lanes from chains not read live keep the bridge's snapshot figure; lanes from a
    * stale chain go with the chain.
@@ -218,25 +223,31 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       const nativeUsd = market.chains[chain]?.nativeUsd
       if (reading === undefined || nativeUsd === undefined || chainGaps.has(chain)) continue
       for (const lane of plans.get(chain)?.messagingFees ?? []) {
-        const figure = `${lane.bridgeId}:${chain}>${lane.to}`
-        const read = reading.messagingFees.find((candidate) => candidate.bridgeId === lane.bridgeId && candidate.to === lane.to)
+        const isCompose = lane.compose !== undefined
+        const laneKey = `${chain}>${lane.to}`
+        const figure = `${lane.bridgeId}:${laneKey}${isCompose ? ':compose' : ''}`
+        const read = reading.messagingFees.find(
+          (candidate) => candidate.bridgeId === lane.bridgeId && candidate.to === lane.to && (candidate.isCompose === true) === isCompose,
+        )
         if (read?.ok !== true) {
           laneGaps.set(
             figure,
             read === undefined
-              ? `its messaging fee was not read at block ${reading.blockNumber}`
-              : `its messaging fee could not be quoted at block ${reading.blockNumber}: ${read.error}`,
+              ? `its messaging fee${isCompose ? ' with a compose' : ''} was not read at block ${reading.blockNumber}`
+              : `its messaging fee${isCompose ? ' with a compose' : ''} could not be quoted at block ${reading.blockNumber}: ${read.error}`,
           )
           chainStatuses.find((status) => status.chain === chain)?.stale.push(`bridge:${figure}`)
           continue
         }
         // Wei (18 decimals) × USD per native token, rounded up: a fee is never understated.
-        const usdE18 = ceilDiv(read.nativeFeeWei * parseFixed(nativeUsd), E18)
+        const usd = formatAtomic(ceilDiv(read.nativeFeeWei * parseFixed(nativeUsd), E18), 18)
         const lanes = fees[lane.bridgeId] ?? {}
-        lanes[`${chain}>${lane.to}`] = {
-          messagingFeeUsd: formatAtomic(usdE18, 18),
-          source: `rpc ${chain} block ${reading.blockNumber}: quoteSend ${read.nativeFeeWei} wei`,
-        }
+        const known = lanes[laneKey]
+        const at = `rpc ${chain} block ${reading.blockNumber}: quoteSend`
+        if (!isCompose) lanes[laneKey] = { messagingFeeUsd: usd, source: `${at} ${read.nativeFeeWei} wei` }
+        // The plan quotes a lane plain first, then with a compose; a lane whose plain quote failed is out anyway.
+        else if (known?.source.startsWith(at))
+          lanes[laneKey] = { ...known, composeMessagingFeeUsd: usd, source: `${known.source}, ${read.nativeFeeWei} wei with a compose` }
         fees[lane.bridgeId] = lanes
       }
     }

@@ -235,14 +235,15 @@ export const MarketFile = z.strictObject({
   venues: z.record(z.string(), VenueState),
   /**
    * A bridge lane's own messaging fee (USD, paid as msg.value on the source chain), by bridge id and `SRC>DST` lane,
-   * where it differs from the bridge's `messagingFeeUsd`: the live market writes each LayerZero lane's `quoteSend` here.
+   * where it differs from the bridge's `messagingFeeUsd`: the live market writes each LayerZero lane's `quoteSend` here,
+   * and `composeMessagingFeeUsd` for a deposit that carries a compose (a swap on arrival; default `messagingFeeUsd`).
    */
   bridgeFees: z
     .record(
       z.string(),
       z.record(
         z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'),
-        z.strictObject({ messagingFeeUsd: DecimalString, source: Source }),
+        z.strictObject({ messagingFeeUsd: DecimalString, composeMessagingFeeUsd: DecimalString.optional(), source: Source }),
       ),
     )
     .optional(),

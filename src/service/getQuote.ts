@@ -90,7 +90,9 @@ function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest)
     gaps.venues.has(id),
   )
   const lane = route.bridge
-  const lanes = lane === undefined ? [] : [`${lane.bridge.id}:${lane.from.chain}>${lane.to.chain}`].filter((id) => gaps.lanes.has(id))
+  const laneId = lane === undefined ? undefined : `${lane.bridge.id}:${lane.from.chain}>${lane.to.chain}`
+  const laneIds = laneId === undefined ? [] : route.destinationSwaps.length > 0 ? [laneId, `${laneId}:compose`] : [laneId]
+  const lanes = laneIds.filter((id) => gaps.lanes.has(id))
   const reasons = [
     ...chains.map((chain) => `${chain}: ${gaps.chains.get(chain)}`),
     ...currencies.map((currency) => `${currency}/USD: ${gaps.currencies.get(currency)}`),

@@ -14,6 +14,8 @@ export type OftQuoteStandIns = {
   setFee(address: Address, dstEid: number, feeWei: bigint): Promise<void>
   /** While failing, every quote of the OFT at `address` reverts ("StandInOftQuote: failing"). */
   setFailing(address: Address, failing: boolean): Promise<void>
+  /** A quote with a compose message asks `feePerByteWei` more per byte of it (default 0). */
+  setComposeFeePerByte(address: Address, feePerByteWei: bigint): Promise<void>
 }
 
 let artifact: CompiledContract | undefined
@@ -40,5 +42,6 @@ export function oftQuoteStandIns(anvil: AnvilInstance): OftQuoteStandIns {
     },
     setFee: (address, dstEid, feeWei) => write(address, 'setFee', [dstEid, feeWei]),
     setFailing: (address, failing) => write(address, 'setFailing', [failing]),
+    setComposeFeePerByte: (address, feePerByteWei) => write(address, 'setComposeFeePerByte', [feePerByteWei]),
   }
 }

@@ -1,13 +1,15 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { loadFeedCatalogue } from '../../src/app/marketFromConfig.ts'
-import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, sizeRoute, swapOut } from '../../src/engine/index.ts'
+import { compileCatalogue, E18, findRoutes, formatAtomic, isEvmToken, sizeRoute, swapOut, withGasMargin } from '../../src/engine/index.ts'
+import { encodeAbiParameters } from 'viem'
+import { runDestinationInputs } from '../../src/tx/abis.ts'
 import { buildRouteTransaction } from '../../src/tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { prepareStableSwap, stableSwapGetDy } from '../../src/engine/stableSwap.ts'
 import { solidlyStableGetAmountOut } from '../../src/engine/solidlyStable.ts'
 import type { ChainReading, ChainReadPlan, ReadChain } from '../../src/market/chainReading.ts'
-import { LADDER_USD } from '../../src/market/feedCatalogue.ts'
+import { COMPOSE_MESSAGE_BYTES, LADDER_USD } from '../../src/market/feedCatalogue.ts'
 import { fxClosedSince, fxNextChangeMs } from '../../src/market/fxMarketHours.ts'
 import { createLiveMarket, type LiveMarket } from '../../src/market/liveMarket.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
@@ -41,8 +43,11 @@ type Script = {
   /** What Mento's SortedOracles answers for KES (USD per KES; default the snapshot's 0.00774), and how long ago. */
   kesUsd?: number
   kesUpdatedAgoSec?: number
-  /** What each LayerZero lane's quoteSend asks, in wei (default 10^12, a negligible fee), or the error it fails with. */
-  messagingFeeWei?: (bridgeId: string, to: ChainCode) => bigint | { error: string }
+  /**
+   * What each LayerZero lane's quoteSend asks, in wei (default 10^12, a negligible fee), or the error it fails with;
+   * `isCompose` for the quote with a compose message.
+   */
+  messagingFeeWei?: (bridgeId: string, to: ChainCode, isCompose: boolean) => bigint | { error: string }
 }
 
 /** What a depth venue of the snapshot pays for `amountIn` of `from` with EUR at `eurUsd`. */
@@ -117,10 +122,12 @@ function scriptedChain(clock: () => number, script: () => Script): { read: ReadC
         }),
         ladders: scriptedLadders(plan, now),
         messagingFees: (plan.messagingFees ?? []).map((lane) => {
-          const fee = now.messagingFeeWei?.(lane.bridgeId, lane.to) ?? 10n ** 12n
+          const isCompose = lane.compose !== undefined
+          const fee = now.messagingFeeWei?.(lane.bridgeId, lane.to, isCompose) ?? 10n ** 12n
+          const which = { bridgeId: lane.bridgeId, to: lane.to, ...(isCompose ? { isCompose: true as const } : {}) }
           return typeof fee === 'bigint'
-            ? { bridgeId: lane.bridgeId, to: lane.to, ok: true as const, nativeFeeWei: fee }
-            : { bridgeId: lane.bridgeId, to: lane.to, ok: false as const, error: fee.error }
+            ? { ...which, ok: true as const, nativeFeeWei: fee }
+            : { ...which, ok: false as const, error: fee.error }
         }),
         oracles: (plan.oracles ?? []).map((oracle) => ({
           id: oracle.id,
@@ -441,6 +448,111 @@ describe('the live market', () => {
   })
 })
 
+describe('LayerZero messaging fees with a compose, for routes that swap on arrival', () => {
+  const TAXI = 'stargate-usdc-taxi'
+  const usdcToEure = quoteBody({ fromChain: 'ETH', toChain: 'GNO', fromToken: 'USDC', toToken: 'EURe', fromAmount: '1000' })
+  const laneOf = (market: LiveMarket, id: string, lane: string) =>
+    market
+      .catalogue()
+      .lanes.get(lane)
+      ?.find((candidate) => candidate.bridge.id === id)
+
+  it('plans a second quote of each lane that can carry a compose, with the executor gas option and a message as long as the longest order', async () => {
+    const { market, calls } = liveOn(['ETH'], () => ({ eurUsd: 1.2 }))
+    await market.refresh()
+    const composed = (calls[0]?.messagingFees ?? []).filter((lane) => lane.compose !== undefined)
+    // Every taxi and OFT lane; never the bus, which carries no compose.
+    expect(new Set(composed.map((lane) => lane.bridgeId))).toEqual(new Set([TAXI, 'stargate-usdt-taxi', 'usdt0-oft', 'usdt0-legacy-mesh']))
+    const toGno = composed.find((lane) => lane.bridgeId === TAXI && lane.to === 'GNO')
+    // Quoted at 32 and 288 bytes and extrapolated to the longest order's length.
+    expect(toGno?.compose).toMatchObject({ sizes: [32, 288], messageBytes: COMPOSE_MESSAGE_BYTES })
+    // Type 3, executor worker, 19 bytes: lzCompose (3) at index 0 with the gas, as the builder's lzComposeOptions.
+    const gas = BigInt(`0x${toGno?.compose?.extraOptions.slice(-32)}`)
+    expect(toGno?.compose?.extraOptions.slice(0, 18)).toBe('0x0003010013030000')
+    const catalogue = compileCatalogue(files)
+    const dearest = Math.max(...files.venues.venues.filter((venue) => venue.chain === 'GNO').map((venue) => venue.gasUnits))
+    expect(gas).toBe(withGasMargin(catalogue, catalogue.pricing.routerOverheadGasUnits + 2n * BigInt(dearest)))
+  })
+
+  it('a route that swaps on arrival is charged the lane’s fee with a compose, and its transaction carries it; one that ends at the bridge the plain fee', async () => {
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      // 0.0001 ETH plain, 0.0003 ETH with a compose: 0.30 and 0.90 USD at 3,000.
+      messagingFeeWei: (_bridgeId, _to, isCompose) => (isCompose ? 3n * 10n ** 14n : 10n ** 14n),
+    }))
+    await market.refresh()
+    expect(laneOf(market, TAXI, 'ETH>GNO')).toMatchObject({
+      messagingFeeUsdE18: (3n * E18) / 10n,
+      composeMessagingFeeUsdE18: (9n * E18) / 10n,
+    })
+    // The bus cannot compose: its compose fee is its plain one, never used.
+    expect(laneOf(market, 'stargate-usdc-bus', 'ETH>GNO')?.composeMessagingFeeUsdE18).toBe((3n * E18) / 10n)
+    const catalogue = market.catalogue()
+    const token = (key: string) => {
+      const found = catalogue.tokens.get(key)
+      return found !== undefined && isEvmToken(found) ? found : fail()
+    }
+    const found = findRoutes(catalogue, {
+      from: token('ETH:USDC'),
+      to: token('GNO:EURe'),
+      amountIn: 1_000n * 10n ** 6n,
+      slippageE18: 5n * 10n ** 15n,
+    })
+    if (found.kind !== 'routes') throw new Error(found.kind)
+    const composing = found.viable.find((priced) => priced.route.bridge?.bridge.id === TAXI)
+    expect(composing?.route.destinationSwaps.length).toBeGreaterThan(0)
+    expect(composing?.messagingFeeUsdE18).toBe((9n * E18) / 10n)
+    const sized = composing === undefined ? undefined : sizeRoute(catalogue, composing.route, composing.amountIn, found.amounts.toAmount)
+    if (sized === undefined) throw new Error('not sized')
+    const built = buildRouteTransaction({
+      catalogue,
+      routerOn: () => routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'),
+      sized,
+      amounts: found.amounts,
+      slippageE18: 5n * 10n ** 15n,
+      sender: '0x1111111111111111111111111111111111111111',
+      recipient: '0x2222222222222222222222222222222222222222',
+      ref: `0x${'ab'.repeat(32)}`,
+      nowSec: Math.floor(WEDNESDAY_MS / 1000),
+    })
+    if (!built.ok) throw new Error(built.detail)
+    expect(BigInt(built.transactionRequest.value)).toBe(3n * 10n ** 14n)
+    // The quoted message is no shorter than the order this route sends.
+    expect((encodeAbiParameters(runDestinationInputs, [built.destinationOrder ?? fail()]).length - 2) / 2).toBeLessThanOrEqual(
+      COMPOSE_MESSAGE_BYTES,
+    )
+    const plain = findRoutes(catalogue, {
+      from: token('ETH:USDC'),
+      to: token('ARB:USDC'),
+      amountIn: 10_000n * 10n ** 6n,
+      slippageE18: 5n * 10n ** 15n,
+    })
+    if (plain.kind !== 'routes') throw new Error(plain.kind)
+    const direct = plain.viable.find((priced) => priced.route.bridge?.bridge.id === TAXI && priced.route.destinationSwaps.length === 0)
+    expect(direct?.messagingFeeUsdE18).toBe((3n * E18) / 10n)
+  })
+
+  it('a lane whose quote with a compose fails keeps its routes that end at the bridge; those that swap on arrival are 503 naming it', async () => {
+    const error = 'stargate-usdc-taxi ETH → GNO with a compose: quoteSend() failed: LZ_ULN_InvalidWorkerOptions'
+    const { market } = liveOn(['ETH'], () => ({
+      eurUsd: 1.2,
+      messagingFeeWei: (bridgeId, to, isCompose) => (bridgeId === TAXI && to === 'GNO' && isCompose ? { error } : 10n ** 13n),
+    }))
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`bridge:${TAXI}:ETH>GNO:compose`])
+    expect(laneOf(market, TAXI, 'ETH>GNO')?.composeFeeGap).toBe(
+      `its messaging fee with a compose could not be quoted at block 1001: ${error}`,
+    )
+    const refused = await postJson(appOn(market), '/api/x402/quote', usdcToEure)
+    expect(refused.status).toBe(503)
+    const problem = await readJson(refused)
+    expect(problem).toMatchObject({ code: 'market_unavailable', venues: [], lanes: [`${TAXI}:ETH>GNO:compose`] })
+    expect(problem['detail']).toContain(error)
+    // The lane itself stays: a deposit without a compose is still priced.
+    expect(laneOf(market, TAXI, 'ETH>GNO')?.messagingFeeUsdE18).toBe((3n * E18) / 100n)
+  })
+})
+
 describe('Solidly stable pools read through their router', () => {
   const AERODROME = 'bas-aerodrome-usdc-dai'
   const usdcToDai = quoteBody({ fromChain: 'BAS', toChain: 'BAS', fromToken: 'USDC', toToken: 'DAI', fromAmount: '100000' })
@@ -698,7 +810,7 @@ describe('LayerZero messaging fees from quoteSend, per lane', () => {
         bridgeId === TAXI && to === 'ARB' ? 5n * 10n ** 14n : bridgeId === 'usdt0-oft' ? 10n ** 13n : 10n ** 14n,
     }))
     await market.refresh()
-    const taxi = (calls[0]?.messagingFees ?? []).filter((lane) => lane.bridgeId === TAXI)
+    const taxi = (calls[0]?.messagingFees ?? []).filter((lane) => lane.bridgeId === TAXI && lane.compose === undefined)
     expect(taxi.map((lane) => lane.to)).toEqual(['ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO'])
     expect(taxi[0]).toEqual({
       bridgeId: TAXI,
@@ -711,10 +823,8 @@ describe('LayerZero messaging fees from quoteSend, per lane', () => {
     })
     expect((calls[0]?.messagingFees ?? []).find((lane) => lane.bridgeId === 'stargate-usdc-bus')?.oftCmd).toBe('0x00')
     // Celo's legacy-mesh endpoint only receives: no lane leaves it, but ETH's lane to it is quoted.
-    expect((calls[0]?.messagingFees ?? []).filter((lane) => lane.bridgeId === 'usdt0-legacy-mesh').map((lane) => lane.to)).toEqual([
-      'ARB',
-      'CEL',
-    ])
+    const plain = (calls[0]?.messagingFees ?? []).filter((lane) => lane.compose === undefined)
+    expect(plain.filter((lane) => lane.bridgeId === 'usdt0-legacy-mesh').map((lane) => lane.to)).toEqual(['ARB', 'CEL'])
     expect(laneFeeOf(market, TAXI, 'ETH>ARB')).toBe((15n * E18) / 10n)
     expect(laneFeeOf(market, TAXI, 'ETH>OPT')).toBe((3n * E18) / 10n)
     // Below the bus's snapshot 0.05 or above it, each lane is what it asks: 0.30 here.
@@ -771,7 +881,7 @@ describe('LayerZero messaging fees from quoteSend, per lane', () => {
     const error = 'stargate-usdc-taxi ETH → ARB (0xc026395860Db2d07ee33e05fE50ed7bD583189C7): quoteSend() failed: NoPeer'
     const { market } = liveOn(['ETH', 'ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO'], () => ({
       eurUsd: 1.2,
-      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'ARB' ? { error } : 10n ** 13n),
+      messagingFeeWei: (bridgeId, to, isCompose) => (bridgeId === TAXI && to === 'ARB' && !isCompose ? { error } : 10n ** 13n),
     }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`bridge:${TAXI}:ETH>ARB`])
@@ -788,7 +898,7 @@ describe('LayerZero messaging fees from quoteSend, per lane', () => {
     const error = 'stargate-usdc-taxi ETH → GNO: quoteSend() failed: NoPeer'
     const { market } = liveOn(['ETH'], () => ({
       eurUsd: 1.2,
-      messagingFeeWei: (bridgeId, to) => (bridgeId === TAXI && to === 'GNO' ? { error } : 10n ** 13n),
+      messagingFeeWei: (bridgeId, to, isCompose) => (bridgeId === TAXI && to === 'GNO' && !isCompose ? { error } : 10n ** 13n),
     }))
     await market.refresh()
     const refused = await postJson(

@@ -6,7 +6,7 @@ import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { compileCatalogue, E18 } from '../../src/engine/index.ts'
 import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../../src/market/createChainReader.ts'
-import { readPlanOf } from '../../src/market/feedCatalogue.ts'
+import { COMPOSE_MESSAGE_BYTES, readPlanOf } from '../../src/market/feedCatalogue.ts'
 import { createLiveMarket } from '../../src/market/liveMarket.ts'
 import { snapshotDepthPools } from '../chain/depthStandIns.ts'
 import { type FeedStandIns, startFeedStandIns } from '../chain/feedStandIns.ts'
@@ -64,6 +64,22 @@ describe('quoteSend on anvil', () => {
     expect(reading.messagingFees).toHaveLength(eth.messagingFees?.length ?? -1)
   })
 
+  it('quotes a lane with its compose too: the executor options and the message ride in the call, and the OFT prices them', async () => {
+    if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
+    const withCompose = readPlanOf(feeds, 'ETH', files.venues.venues, snapshot.tokens, files.bridges.bridges, snapshot.pricing)
+    const lanes = (withCompose.messagingFees ?? []).filter((lane) => lane.bridgeId === TAXI && lane.to === 'ARB')
+    expect(lanes.map((lane) => lane.compose === undefined)).toEqual([true, false])
+    await oftQuoteStandIns(chain.anvil).setFee(taxiToArb.oft, taxiToArb.dstEid, 10n ** 14n)
+    await oftQuoteStandIns(chain.anvil).setComposeFeePerByte(taxiToArb.oft, 10n ** 10n)
+    const reading = await reader()({ chain: 'ETH', feeds: [], messagingFees: lanes })
+    // The stand-in refuses a compose without executor options, and charges 10^10 wei per byte of the message.
+    expect(reading.messagingFees).toEqual([
+      { bridgeId: TAXI, to: 'ARB', ok: true, nativeFeeWei: 10n ** 14n },
+      { bridgeId: TAXI, to: 'ARB', isCompose: true, ok: true, nativeFeeWei: 10n ** 14n + BigInt(COMPOSE_MESSAGE_BYTES) * 10n ** 10n },
+    ])
+    await oftQuoteStandIns(chain.anvil).setComposeFeePerByte(taxiToArb.oft, 0n)
+  })
+
   it('an OFT that reverts is a failed lane with the reason', async () => {
     if (taxiToArb === undefined) throw new Error('no taxi lane to ARB')
     await oftQuoteStandIns(chain.anvil).setFailing(taxiToArb.oft, true)
@@ -90,6 +106,7 @@ describe('quoteSend on anvil', () => {
         .lanes.get(lane)
         ?.find((candidate) => candidate.bridge.id === bridgeId)?.messagingFeeUsdE18
     await market.refresh()
+    expect(market.status().chains.find((status) => status.chain === 'ETH')?.error).toBeUndefined()
     expect(market.status().isDegraded).toBe(false)
     expect(laneFee(TAXI, 'ETH>ARB')).toBe((12n * E18) / 10n)
     expect(laneFee(TAXI, 'ETH>OPT')).toBe((3n * E18) / 10n)
@@ -99,8 +116,8 @@ describe('quoteSend on anvil', () => {
     await market.refresh()
     const lanes = ['ARB', 'OPT', 'POL', 'BAS', 'BNB', 'GNO']
     expect(market.status().chains.find((status) => status.chain === 'ETH')?.stale).toEqual([
-      ...lanes.map((to) => `bridge:${TAXI}:ETH>${to}`),
-      // The bus rides the same pool.
+      ...lanes.flatMap((to) => [`bridge:${TAXI}:ETH>${to}`, `bridge:${TAXI}:ETH>${to}:compose`]),
+      // The bus rides the same pool (and carries no compose).
       ...lanes.map((to) => `bridge:stargate-usdc-bus:ETH>${to}`),
     ])
     expect(market.status().isDegraded).toBe(true)

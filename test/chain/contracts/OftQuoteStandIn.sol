@@ -25,6 +25,7 @@ contract StandInOftQuote {
     uint256 private _defaultFee;
     mapping(uint32 => uint256) private _fees;
     bool private _failing;
+    uint256 private _composeFeePerByte;
 
     function setDefaultFee(uint256 nativeFee) external {
         _defaultFee = nativeFee;
@@ -38,6 +39,11 @@ contract StandInOftQuote {
         _failing = failing;
     }
 
+    /// @notice A send with a compose message costs this much more per byte of it (LayerZero prices a message by size).
+    function setComposeFeePerByte(uint256 feePerByte) external {
+        _composeFeePerByte = feePerByte;
+    }
+
     function quoteSend(SendParam calldata sendParam, bool payInLzToken) external view returns (MessagingFee memory fee) {
         require(!_failing, "StandInOftQuote: failing");
         require(!payInLzToken, "StandInOftQuote: native fees only");
@@ -47,6 +53,11 @@ contract StandInOftQuote {
         if (nativeFee == 0) nativeFee = _defaultFee;
         // The bus fare is a tenth of the taxi's, as Stargate's buses share the message.
         if (sendParam.oftCmd.length == 1) nativeFee = nativeFee / 10;
+        if (sendParam.composeMsg.length > 0) {
+            // A compose runs only with gas for it: LayerZero's executor needs an lzCompose option.
+            require(sendParam.extraOptions.length > 0, "StandInOftQuote: a compose without executor options");
+            nativeFee += sendParam.composeMsg.length * _composeFeePerByte;
+        }
         return MessagingFee(nativeFee, 0);
     }
 }
