@@ -94,7 +94,7 @@ export const Health = z
             stale: z
               .array(z.string())
               .describe(
-                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered)",
+                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered), bridge:<bridge id>:<from>><to>:compose (its quote with a compose failed: routes that swap on arrival do not use it)",
               ),
             error: z.string().optional().describe("The last read's error"),
           }),
