@@ -2,7 +2,7 @@
 // unconfirmed is settled once its receipt is found; one that was dropped is released once its authorization expired
 // unused, and the dropped transaction broadcast again then cannot move money; never both.
 import pino from 'pino'
-import { type Address, type Hash, keccak256, serializeTransaction } from 'viem'
+import { type Address, erc20Abi, type Hash, keccak256, serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startPaymentReconciler } from '../../src/lifecycle/reconcilePayments.ts'
 import { onchainSettler } from '../../src/payments/x402/onchainSettler.ts'
@@ -91,6 +91,26 @@ async function chainNowSec(): Promise<number> {
   return Number((await chain.anvil.publicClient.getBlock()).timestamp)
 }
 
+/** A transaction taken out of the mempool, sent again exactly as it was signed. */
+async function rebroadcast(dropped: Awaited<ReturnType<typeof chain.anvil.publicClient.getTransaction>>): Promise<Hash> {
+  const raw = serializeTransaction(
+    {
+      chainId: chain.anvil.chainId,
+      type: 'eip1559',
+      nonce: dropped.nonce,
+      gas: dropped.gas,
+      maxFeePerGas: dropped.maxFeePerGas!,
+      maxPriorityFeePerGas: dropped.maxPriorityFeePerGas!,
+      to: dropped.to!,
+      data: dropped.input,
+      value: dropped.value,
+    },
+    { r: dropped.r, s: dropped.s, yParity: dropped.yParity! },
+  )
+  expect(keccak256(raw)).toBe(dropped.hash)
+  return chain.anvil.publicClient.sendRawTransaction({ serializedTransaction: raw })
+}
+
 async function expireAuthorization(payment: VerifiedPayment): Promise<void> {
   const latest = await chain.anvil.publicClient.getBlock()
   await chain.anvil.testClient.setNextBlockTimestamp({
@@ -154,24 +174,46 @@ describe('the payment reconciler (issue 18 item 5)', () => {
     }
 
     // The dropped settlement, broadcast again exactly as signed: mined, reverted (the authorization expired).
-    const raw = serializeTransaction(
-      {
-        chainId: chain.anvil.chainId,
-        type: 'eip1559',
-        nonce: dropped.nonce,
-        gas: dropped.gas,
-        maxFeePerGas: dropped.maxFeePerGas!,
-        maxPriorityFeePerGas: dropped.maxPriorityFeePerGas!,
-        to: dropped.to!,
-        data: dropped.input,
-        value: dropped.value,
-      },
-      { r: dropped.r, s: dropped.s, yParity: dropped.yParity! },
-    )
-    expect(keccak256(raw)).toBe(dropped.hash)
-    const again = await chain.anvil.publicClient.sendRawTransaction({ serializedTransaction: raw })
+    const again = await rebroadcast(dropped)
     expect((await chain.anvil.publicClient.waitForTransactionReceipt({ hash: again })).status).toBe('reverted')
     expect(await chain.balanceOf(payer().address)).toBe(before)
+  })
+
+  it('holds a settlement that reverted while its authorization is still valid (anyone could still submit it), and releases it once expired', async () => {
+    const { payment } = await signedPayment({ payer: payer(), payTo: payTo(), nowSec: await chainNowSec() })
+    const reconciler = reconcilerAs('replica-a')
+    await chain.anvil.testClient.setAutomine(false)
+    const held = await chain.balanceOf(payer().address)
+    try {
+      const left = await leaveUnsettled(payment)
+      const dropped = await chain.anvil.publicClient.getTransaction({ hash: left.transaction })
+      await chain.anvil.testClient.dropTransaction({ hash: left.transaction })
+      // The payer moves its USDC away first, so the settlement, mined afterwards, reverts on the balance.
+      const drain = await chain.anvil.walletClient(payer()).writeContract({
+        address: payment.asset as Address,
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [gasWallet().address, held],
+      })
+      await chain.anvil.testClient.mine({ blocks: 1 })
+      expect((await chain.anvil.publicClient.getTransactionReceipt({ hash: drain })).status).toBe('success')
+      const reverted = await rebroadcast(dropped)
+      await chain.anvil.testClient.mine({ blocks: 1 })
+      expect((await chain.anvil.publicClient.getTransactionReceipt({ hash: reverted })).status).toBe('reverted')
+
+      // Reverted, unused and unexpired: the signed authorization could still move the money once the payer is funded.
+      expect(await reconciler.runOnce()).toMatchObject({ pending: 1, released: 0, settled: 0 })
+      expect(await opened.store.getPayment(payment.payer, payment.nonce)).toMatchObject({ status: 'unsettled' })
+      expect(await opened.store.getSwap(left.ref)).toBeDefined()
+
+      await expireAuthorization(payment)
+      expect(await reconciler.runOnce()).toMatchObject({ released: 1, settled: 0, pending: 0 })
+      expect(await opened.store.getPayment(payment.payer, payment.nonce)).toBeUndefined()
+    } finally {
+      await chain.anvil.testClient.setAutomine(true)
+      await reconciler.stop()
+      await chain.mint(payer().address, held)
+    }
   })
 
   it('hands a reservation whose request stopped to reconciliation: pending while it can move, released once expired', async () => {

@@ -186,7 +186,8 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
 /**
  * Where a payment left unsettled stands on Base, from reads only (nothing is broadcast again): its transaction's
  * receipt, then USDC's `authorizationState`. Money moved only under a successful receipt; it can no longer move once
- * our transaction reverted, or once the authorization expired, while the nonce is unused. Anything else is pending.
+ * the authorization expired with its nonce unused (a reverted transaction of ours is not enough: anyone may still
+ * submit the signed authorization until it expires). Anything else is pending.
  */
 async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, payment: PaymentRow): Promise<ReconcileOutcome> {
   const pending = (why: string): ReconcileOutcome => ({ state: 'pending', message: why })
@@ -220,10 +221,14 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
     // Used by a transaction other than the one we know: the money went to payTo, but from where is for an operator.
     return pending(`The authorization was used on chain by a transaction other than ${hash ?? 'ours'}; an operator reconciles it.`)
   if (isUsed !== false) return pending('Base gave an unexpected answer about the authorization.')
-  if (receipt?.status === 'reverted')
-    return { state: 'unused', message: `The settlement transaction ${hash} reverted; nothing was charged.` }
+  // A reverted settlement spent nothing, but it published the signed authorization: until it expires anyone can
+  // still submit it and move the money, so the payment is held (with its swap) until then, never released early.
   if (block.timestamp >= payment.validBefore)
     return { state: 'unused', message: 'The authorization expired unused, so it can no longer move money; nothing was charged.' }
+  if (receipt?.status === 'reverted')
+    return pending(
+      `The settlement transaction ${hash} reverted, but the authorization stays valid until ${new Date(Number(payment.validBefore) * 1000).toISOString()} and could still be submitted; it is released once it expires unused.`,
+    )
   return pending(
     hash === undefined
       ? 'The settlement may have reached the network and is not mined yet.'
