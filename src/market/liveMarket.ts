@@ -254,6 +254,9 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     return fees
   }
 
+  /** Live venue states the catalogue could not take, by venue: the state's source (its block) and why. */
+  const unpriceable = new Map<string, { source: string; why: string }>()
+
   let current = compose()
 
   function compose(): Composed {
@@ -475,15 +478,22 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       for (const [id, state] of Object.entries(venues)) {
         const snapshot = files.market.venues[id]
         if (snapshot === undefined || state === snapshot) continue
-        try {
-          compileCatalogue({ ...files, market: { ...files.market, venues: { ...files.market.venues, [id]: state } } })
-        } catch (error) {
-          venues[id] = snapshot
-          venueGaps.set(id, `its state as read cannot be priced (${error instanceof Error ? error.message : String(error)})`)
-          const chain = files.venues.venues.find((entry) => entry.id === id)?.chain
-          chainStatuses.find((entry) => entry.chain === chain)?.stale.push(`venue:${id}`)
-          log.warn({ event: 'market_pool_unpriced', venue: id, err: venueGaps.get(id) }, 'market_pool_unpriced')
-        }
+        // The same state from the same block was already found unpriceable: no second compile, no second warning.
+        const known = unpriceable.get(id)
+        let why = known?.source === state.source ? known.why : undefined
+        if (why === undefined)
+          try {
+            compileCatalogue({ ...files, market: { ...files.market, venues: { ...files.market.venues, [id]: state } } })
+          } catch (error) {
+            why = `its state as read cannot be priced (${error instanceof Error ? error.message : String(error)})`
+            unpriceable.set(id, { source: state.source, why })
+            log.warn({ event: 'market_pool_unpriced', venue: id, err: why }, 'market_pool_unpriced')
+          }
+        if (why === undefined) continue
+        venues[id] = snapshot
+        venueGaps.set(id, why)
+        const chain = files.venues.venues.find((entry) => entry.id === id)?.chain
+        chainStatuses.find((entry) => entry.chain === chain)?.stale.push(`venue:${id}`)
       }
       return compileCatalogue(liveFiles)
     }
@@ -548,7 +558,14 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       delete state.reading
       state.error = `the read could not be applied: ${error instanceof Error ? error.message : String(error)}`
       log.error({ event: 'market_compose_failed', chain, err: state.error }, 'market_compose_failed')
-      current = compose()
+      try {
+        current = compose()
+      } catch (again) {
+        // The figure at fault came from another chain: drop every reading; the snapshot-and-gaps market composes.
+        for (const other of states.values()) delete other.reading
+        log.error({ event: 'market_compose_failed', err: again instanceof Error ? again.message : String(again) }, 'market_compose_failed')
+        current = compose()
+      }
     }
     logDegradation(wasDegraded)
   }
@@ -556,7 +573,15 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
   function schedule(chain: ChainCode): void {
     if (isStopped) return
     const timer = setTimeout(() => {
-      void readChain(chain).finally(() => schedule(chain))
+      readChain(chain)
+        .catch((error: unknown) => {
+          // Never an unhandled rejection (it would end the process): the chain goes stale by the freshness rules.
+          log.error(
+            { event: 'market_refresh_failed', chain, err: error instanceof Error ? error.message : String(error) },
+            'market_refresh_failed',
+          )
+        })
+        .finally(() => schedule(chain))
     }, intervalMsOf(chain))
     timer.unref()
     timers.set(chain, timer)

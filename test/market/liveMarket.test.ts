@@ -433,6 +433,31 @@ describe('the live market', () => {
     ])
   })
 
+  it('an unpriceable pool state is tried once per block read, not again each time the market is composed', async () => {
+    const warnings: string[] = []
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).event) })
+    const chain = scriptedChain(
+      () => WEDNESDAY_MS,
+      () => ({ eurUsd: 1.2, pools: { [THREE_POOL]: [1n, 10n ** 60n, 1n] } }),
+    )
+    // Ethereum answers the same block again until told to move on, as a node does between blocks.
+    let isFrozen = false
+    let last: ChainReading | undefined
+    const read: ReadChain = async (plan) => (isFrozen && last !== undefined ? last : (last = await chain.read(plan)))
+    const market = createLiveMarket({ files, feeds, readers: { ETH: read }, refreshMs: 4000, clock: () => WEDNESDAY_MS, log })
+    await market.refresh()
+    expect(warnings.filter((event) => event === 'market_pool_unpriced')).toHaveLength(1)
+    isFrozen = true
+    await market.refresh()
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual(['venue:eth-curve-3pool'])
+    expect(warnings.filter((event) => event === 'market_pool_unpriced')).toHaveLength(1)
+    // A new block read is tried afresh.
+    isFrozen = false
+    await market.refresh()
+    expect(warnings.filter((event) => event === 'market_pool_unpriced')).toHaveLength(2)
+  })
+
   it('a pool read at balances the StableSwap maths cannot price is a gap for that pool only', async () => {
     const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2, pools: { [THREE_POOL]: [1n, 10n ** 60n, 1n] } }))
     await market.refresh()
