@@ -6,7 +6,7 @@ import type { Config } from '../config.ts'
 import { createAttestationClient } from '../lifecycle/attestationClient.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer, type RelayReceipt, type RelayRecord } from '../lifecycle/cctpRelayer.ts'
 import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/reconcilePayments.ts'
-import { createRelayScheduler } from '../lifecycle/relayPendingSwaps.ts'
+import { createRelayScheduler, type SourceFinalRecord } from '../lifecycle/relayPendingSwaps.ts'
 import { createLzComposeRetrier, type LzComposeRetrier, type LzRetryDestination } from '../lifecycle/retryLzComposes.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
@@ -17,7 +17,7 @@ export type Relaying = {
    * The tracker's hook (trackerFromConfig's `hooks`): a swap whose source is final has its CCTP messages relayed in
    * the background, so the tracker's poll never waits for Circle's attestation. Absent when the relayer is off.
    */
-  hooks: { onSourceFinal?: (record: RelayRecord, receipt: RelayReceipt) => void }
+  hooks: { onSourceFinal?: (record: RelayRecord | SourceFinalRecord, receipt: RelayReceipt) => void }
   /** Stops the reconciler and the relays in progress (they end; a message not yet submitted waits for a retry). */
   stop(): Promise<void>
 }

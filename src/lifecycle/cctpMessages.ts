@@ -1,8 +1,10 @@
 import {
   type Address,
   decodeAbiParameters,
+  decodeFunctionData,
   getAddress,
   type Hex,
+  hexToBigInt,
   hexToNumber,
   isAddressEqual,
   parseAbi,
@@ -12,7 +14,8 @@ import {
   sliceHex,
   stringToHex,
 } from 'viem'
-import { runDestinationInputs } from '../tx/abis.ts'
+import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
+import { cctpTokenMessengerV2Abi, runDestinationInputs } from '../tx/abis.ts'
 
 /** TokenMessengerV2's DepositForBurn (circlefin/evm-cctp-contracts src/v2, as live-chain.md (f) lists it). */
 export const depositForBurnEvent = parseAbiItem(
@@ -74,6 +77,8 @@ export type AttestedMessageFields = {
   nonce: Hex
   destinationCaller: Address
   mintRecipient: Address
+  /** The amount burnt (BurnMessageV2's amount): two burns alike but for it are two messages. */
+  amount: bigint
   hookData: Hex
 }
 
@@ -86,6 +91,7 @@ export function attestedMessageFields(message: Hex): AttestedMessageFields | und
     nonce: at(12, 32),
     destinationCaller: bytes32ToAddress(at(108, 32)),
     mintRecipient: bytes32ToAddress(at(HEADER + 36, 32)),
+    amount: hexToBigInt(at(HEADER + 68, 32)),
     hookData: size(message) > HOOK_DATA_START ? sliceHex(message, HOOK_DATA_START) : '0x',
   }
 }
@@ -95,14 +101,52 @@ export function orderRefOfSwap(ref: string): Hex {
   return stringToHex(ref.replace(/\.\d+$/, ''), { size: 32 })
 }
 
-/** True when the burn's message is the attested one: same destination, caller, recipient and hook data. */
+/**
+ * True when the burn's message is the attested one: same destination, caller, recipient, amount and hook data. The
+ * amount tells apart two burns of one transaction that are otherwise alike (a batch paying one address twice over one
+ * CCTP lane); two burns alike in amount too are told apart by taking each attested message once (cctpRelayer).
+ */
 export function isSameBurn(burn: CctpBurn, fields: AttestedMessageFields): boolean {
   return (
     burn.destinationDomain === fields.destinationDomain &&
+    burn.amount === fields.amount &&
     isAddressEqual(burn.destinationCaller, fields.destinationCaller) &&
     isAddressEqual(burn.mintRecipient, fields.mintRecipient) &&
     burn.hookData.toLowerCase() === fields.hookData.toLowerCase()
   )
+}
+
+const BATCH_LEG = /^dsb_[0-9A-Z]{26}\.(\d+)$/
+
+/**
+ * The hook data of every CCTP burn with a hook in the transaction we built for a swap (its stored transactionRequest:
+ * the router's execute, executeWithPermit, or a batch's executeBatch at the leg's index): the DestinationOrders we
+ * built. The relayer pays the destination gas only for a burn whose hook is one of these byte for byte, so a sender
+ * who re-encodes our build (another fee, other calls) under our reference is not relayed. Empty when the record holds
+ * no router call.
+ */
+export function cctpHooksOfBuild(transactionRequest: unknown, ref: string): Hex[] {
+  const data = (transactionRequest as { data?: unknown } | null | undefined)?.data
+  if (typeof data !== 'string' || !data.startsWith('0x')) return []
+  let decoded: ReturnType<typeof decodeFunctionData<typeof swapEaziRouterAbi>>
+  try {
+    decoded = decodeFunctionData({ abi: swapEaziRouterAbi, data: data as Hex })
+  } catch {
+    return []
+  }
+  type BuiltOrder = { calls: readonly { data: Hex }[] }
+  let order: BuiltOrder | undefined
+  if (decoded.functionName === 'execute' || decoded.functionName === 'executeWithPermit') order = decoded.args[0] as BuiltOrder
+  else if (decoded.functionName === 'executeBatch')
+    order = (decoded.args[0] as readonly BuiltOrder[])[Number(BATCH_LEG.exec(ref)?.[1] ?? 0)]
+  return (order?.calls ?? []).flatMap((call) => {
+    try {
+      const burn = decodeFunctionData({ abi: cctpTokenMessengerV2Abi, data: call.data })
+      return burn.functionName === 'depositForBurnWithHook' ? [burn.args[7]] : []
+    } catch {
+      return []
+    }
+  })
 }
 
 function orderRefOf(hookData: Hex): Hex | undefined {

@@ -7,6 +7,7 @@ import {
   attestedMessageFields,
   type CctpBurn,
   cctpBurnsOf,
+  cctpHooksOfBuild,
   isSameBurn,
   messageTransmitterAbi,
   orderRefOfSwap,
@@ -85,10 +86,10 @@ export type CctpRelayerParameters = {
 }
 
 /**
- * The swap to relay: the lifecycle record the tracker passes its onSourceFinal hook (the source chain is its source
- * leg's), or a reference and source chain.
+ * The swap to relay: its reference, its source chain and the transaction we built for it (the swap record's stored
+ * transactionRequest), whose DestinationOrders are the only hooks relayed.
  */
-export type RelayRecord = { ref: string; fromChain: string } | { ref: string; legs: { source?: { chain: string } } }
+export type RelayRecord = { ref: string; fromChain: string; transactionRequest: unknown }
 /** The source transaction's receipt; viem's fits. */
 export type RelayReceipt = { transactionHash: Hex; logs: readonly ReceiptLog[] }
 
@@ -143,17 +144,23 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   const localQueues = new Map<string, Promise<unknown>>()
 
   /**
-   * The burns of the swap's source transaction the relayer delivers, each with its destination: a DestinationOrder
-   * for this swap's reference with our executor as destination caller (relayCctp), or, with no hook data, a burn by
-   * our executor that anyone may receive (receiveMessage). Someone else's burns and hooks are left alone.
+   * The burns of the swap's source transaction the relayer delivers, each with its destination: a burn whose hook data
+   * is a DestinationOrder we built for this swap (byte for byte the one in its recorded transaction) with our executor
+   * as destination caller (relayCctp), or, with no hook data, a burn by our executor that anyone may receive
+   * (receiveMessage). Someone else's burns and hooks, and a hook that carries our reference but not our order, are
+   * left alone.
    */
-  function burnsToRelay(ref: string, fromChain: string, receipt: RelayReceipt): { burn: CctpBurn; destination: CctpDestination }[] {
-    const orderRef = orderRefOfSwap(ref).toLowerCase()
-    const sourceExecutor = parameters.sourceExecutors?.[fromChain]
+  function burnsToRelay(record: RelayRecord, receipt: RelayReceipt): { burn: CctpBurn; destination: CctpDestination }[] {
+    const orderRef = orderRefOfSwap(record.ref).toLowerCase()
+    const builtHooks = new Set(cctpHooksOfBuild(record.transactionRequest, record.ref).map((hook) => hook.toLowerCase()))
+    const sourceExecutor = parameters.sourceExecutors?.[record.fromChain]
     return cctpBurnsOf(receipt.logs).flatMap((burn) => {
       const destination = destinations.find((entry) => entry.domain === burn.destinationDomain)
       if (destination === undefined) return []
-      const isOurOrder = burn.orderRef?.toLowerCase() === orderRef && isAddressEqual(destination.executor, burn.destinationCaller)
+      const isOurOrder =
+        burn.orderRef?.toLowerCase() === orderRef &&
+        builtHooks.has(burn.hookData.toLowerCase()) &&
+        isAddressEqual(destination.executor, burn.destinationCaller)
       const isOurPlainBurn =
         burn.hookData === '0x' &&
         isAddressEqual(burn.destinationCaller, zeroAddress) &&
@@ -162,8 +169,6 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       return isOurOrder || isOurPlainBurn ? [{ burn, destination }] : []
     })
   }
-
-  const fromChainOf = (record: RelayRecord): string | undefined => ('fromChain' in record ? record.fromChain : record.legs.source?.chain)
 
   async function withLease<T>(name: string, deadlineMs: number, work: () => Promise<T>): Promise<T | 'lease_unavailable'> {
     const previous = localQueues.get(name) ?? Promise.resolve()
@@ -281,10 +286,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   }
 
   async function relayForSwap(record: RelayRecord, receipt: RelayReceipt): Promise<RelayOutcome> {
-    const { ref } = record
-    const fromChain = fromChainOf(record)
-    if (fromChain === undefined) return { ref, messages: [{ kind: 'failed', nonce: null, reason: 'the swap has no source leg yet' }] }
-    const burns = burnsToRelay(ref, fromChain, receipt)
+    const { ref, fromChain } = record
+    const burns = burnsToRelay(record, receipt)
     if (burns.length === 0) return { ref, messages: [] }
     const sourceDomain = sourceDomains[fromChain]
     if (sourceDomain === undefined)
@@ -305,11 +308,15 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       return { ref, messages: [{ kind: 'failed', nonce: null, reason }] }
     }
     const messages: MessageRelayOutcome[] = []
+    // Each attested message answers one burn: of two burns alike in every field, the second takes the second message.
+    const taken = new Set<AttestedMessage>()
     for (const { burn, destination } of burns) {
       const match = attested.find((entry) => {
+        if (taken.has(entry)) return false
         const fields = attestedMessageFields(entry.message)
         return fields !== undefined && isSameBurn(burn, fields)
       })
+      if (match !== undefined) taken.add(match)
       if (match === undefined) {
         messages.push({ kind: 'failed', nonce: null, reason: 'the attestation service gave no message for this burn' })
         continue
@@ -342,8 +349,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     },
     relayMessage,
     hasBurnsToRelay(record, receipt) {
-      const fromChain = fromChainOf(record)
-      return fromChain !== undefined && burnsToRelay(record.ref, fromChain, receipt).length > 0
+      return burnsToRelay(record, receipt).length > 0
     },
     async close() {
       stopping.abort()

@@ -1,11 +1,14 @@
 import type { Logger } from 'pino'
 import type { Hash } from 'viem'
-import type { LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
+import type { LeaseStore, LifecycleStore, TrackedSwap } from '../store/createLifecycleStore.ts'
 import type { CctpRelayer, RelayOutcome, RelayReceipt, RelayRecord } from './cctpRelayer.ts'
+
+/** A lifecycle record as the tracker's onSourceFinal hook passes it (its source leg names the chain). */
+export type SourceFinalRecord = { ref: string; legs: { source?: { chain: string } } }
 
 export type RelaySchedulerParameters = {
   relayer: Pick<CctpRelayer, 'relayForSwap' | 'hasBurnsToRelay'>
-  lifecycle: Pick<LifecycleStore, 'listOpen'>
+  lifecycle: Pick<LifecycleStore, 'listOpen' | 'getTracked'>
   leases: LeaseStore
   holder: string
   /** The source chains' receipt readers: the chains of SWAPEAZI_RPC_URLS; a viem public client fits. */
@@ -16,8 +19,12 @@ export type RelaySchedulerParameters = {
 }
 
 export type RelayScheduler = {
-  /** Starts relaying a swap in the background unless it is already being relayed here; never rejects. */
-  schedule(record: RelayRecord, receipt: RelayReceipt): void
+  /**
+   * Starts relaying a swap in the background unless it is already being relayed here; never rejects. Given the
+   * lifecycle record (the tracker's hook), the swap's recorded build is read first: only its DestinationOrders are
+   * relayed.
+   */
+  schedule(record: RelayRecord | SourceFinalRecord, receipt: RelayReceipt): void
   /**
    * Under a lease (one replica sweeps at a time): every swap still pending, with a source leg and no delivery, whose
    * receipt holds a burn for our executor, is scheduled again. This is what relays a message after a restart (the
@@ -41,10 +48,28 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
   /** Swaps whose receipt holds no burn for us (Across, Stargate, a bridge-only CCTP route): never read again. */
   const notOurs = new Set<string>()
 
+  /** The relay record of a lifecycle record: its source chain and the swap's recorded build, read from the store. */
+  async function relayRecordOf(record: RelayRecord | SourceFinalRecord): Promise<RelayRecord | undefined> {
+    if ('transactionRequest' in record) return record
+    const fromChain = record.legs.source?.chain
+    if (fromChain === undefined) return undefined
+    try {
+      const tracked: TrackedSwap | undefined = await lifecycle.getTracked(record.ref)
+      return tracked === undefined ? undefined : { ref: record.ref, fromChain, transactionRequest: tracked.swap.transactionRequest }
+    } catch (error) {
+      log.warn({ event: 'cctp_record_read_failed', swap_ref: record.ref, err: error }, 'cctp_record_read_failed')
+      return undefined
+    }
+  }
+
   const scheduler: RelayScheduler = {
     schedule(record, receipt) {
       if (running.has(record.ref)) return
-      const relaying = relayer.relayForSwap(record, receipt).then((outcome) => {
+      const relaying = relayRecordOf(record).then(async (relayRecord) => {
+        const outcome: RelayOutcome =
+          relayRecord === undefined
+            ? { ref: record.ref, messages: [{ kind: 'failed', nonce: null, reason: 'no recorded swap with a source leg' }] }
+            : await relayer.relayForSwap(relayRecord, receipt)
         running.delete(record.ref)
         ended.push(outcome)
         return outcome
@@ -62,7 +87,8 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
           limit: pageSize,
           ...(afterRef === undefined ? {} : { afterRef }),
         })
-        for (const { lifecycle: record } of page) {
+        for (const tracked of page) {
+          const record = tracked.lifecycle
           const source = record.legs.source
           if (record.state !== 'pending' || source === undefined || record.legs.destination !== undefined) continue
           if (notOurs.has(record.ref) || running.has(record.ref)) continue
@@ -78,11 +104,12 @@ export function createRelayScheduler(parameters: RelaySchedulerParameters): Rela
             )
             continue
           }
-          if (!relayer.hasBurnsToRelay(record, receipt)) {
+          const relayRecord = { ref: record.ref, fromChain: source.chain, transactionRequest: tracked.swap.transactionRequest }
+          if (!relayer.hasBurnsToRelay(relayRecord, receipt)) {
             notOurs.add(record.ref)
             continue
           }
-          scheduler.schedule(record, receipt)
+          scheduler.schedule(relayRecord, receipt)
           scheduled += 1
         }
         if (page.length < pageSize) break

@@ -111,7 +111,7 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
     const requestsBefore = standIn.requests.length
 
-    const outcome = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    const outcome = await relayer.relayForSwap({ ref, fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }, receipt)
     await relayer.close()
 
     expect(outcome.ref).toBe(ref)
@@ -154,7 +154,10 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     const receipt = await executeSwap(world, plan)
     const pol = setupOf(world, 'POL')
     const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
-    const outcome = await relayer.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, receipt)
+    const outcome = await relayer.relayForSwap(
+      { ref: newSwapRef(Date.now()), fromChain: 'BAS', transactionRequest: plan.build.transactionRequest },
+      receipt,
+    )
     await relayer.close()
     const [relayed] = outcome.messages
     if (relayed?.kind !== 'relayed') throw new Error(`not relayed: ${relayed?.kind}`)
@@ -174,7 +177,8 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     const receipt = await executeSwap(world, plan)
     const requestsBefore = standIn.requests.length
     const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
-    expect(await relayer.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, receipt)).toMatchObject({ messages: [] })
+    const acrossRecord = { ref: newSwapRef(Date.now()), fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }
+    expect(await relayer.relayForSwap(acrossRecord, receipt)).toMatchObject({ messages: [] })
     // The same bridge-only CCTP burn, made by someone else's contract: not ours to pay for.
     const cctp = await planSwap(world, 'BAS:USDC', 'POL:USDC', 100n, (id) => id === 'cctp-v2-fast:BAS>POL')
     const cctpReceipt = await executeSwap(world, cctp)
@@ -187,10 +191,32 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
       holder: 'replica-a',
       log,
     })
-    expect(await stranger.relayForSwap({ ref: newSwapRef(Date.now()), fromChain: 'BAS' }, cctpReceipt)).toMatchObject({ messages: [] })
+    const cctpRecord = { ref: newSwapRef(Date.now()), fromChain: 'BAS', transactionRequest: cctp.build.transactionRequest }
+    expect(await stranger.relayForSwap(cctpRecord, cctpReceipt)).toMatchObject({ messages: [] })
     await relayer.close()
     await stranger.close()
     expect(standIn.requests.length).toBe(requestsBefore)
+  })
+
+  it('a burn whose hook carries our reference but not the order we built is not relayed (no gas for a re-encoded build)', async () => {
+    counter += 1
+    const ref = newSwapRef(Date.now() + counter)
+    const options = { ref: stringToHex(ref, { size: 32 }) }
+    const built = await planSwap(world, 'BAS:USDC', 'POL:EURe', 1000n, CCTP_WITH_SWAP, options)
+    // The sender signs another DestinationOrder under our reference (here a smaller minimum) instead of our build.
+    const sent = await planSwap(world, 'BAS:USDC', 'POL:EURe', 900n, CCTP_WITH_SWAP, options)
+    const receipt = await executeSwap(world, sent)
+    expect(receipt.status).toBe('success')
+    const requestsBefore = standIn.requests.length
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
+    const record = { ref, fromChain: 'BAS', transactionRequest: built.build.transactionRequest }
+    expect(relayer.hasBurnsToRelay(record, receipt)).toBe(false)
+    expect(await relayer.relayForSwap(record, receipt)).toEqual({ ref, messages: [] })
+    // The same burn is relayed for the record that built it.
+    expect(relayer.hasBurnsToRelay({ ...record, transactionRequest: sent.build.transactionRequest }, receipt)).toBe(true)
+    await relayer.close()
+    expect(standIn.requests.length).toBe(requestsBefore)
+    expect(await deliveriesOf(ref)).toBe(0)
   })
 
   it('an unattested or wrongly attested message is refused on chain: nothing minted, the nonce stays unused', async () => {
@@ -238,7 +264,7 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     const eure = tokenOf(world, 'POL:EURe')
     const usdc = tokenOf(world, 'POL:USDC')
     const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-a')
-    const first = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    const first = await relayer.relayForSwap({ ref, fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }, receipt)
     expect(first.messages[0]?.kind).toBe('relayed')
     const relayerAddress = destination.walletClient.account.address
     const sentBefore = await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })
@@ -252,7 +278,7 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
     const held = await balances()
 
     // Asked again (a tracker's retry, a restart): the nonce is used, so nothing is sent.
-    const again = await relayer.relayForSwap({ ref, fromChain: 'BAS' }, receipt)
+    const again = await relayer.relayForSwap({ ref, fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }, receipt)
     await relayer.close()
     expect(again.messages).toEqual([{ kind: 'already_received', nonce: first.messages[0]!.nonce }])
     expect(await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })).toBe(sentBefore)
@@ -347,9 +373,9 @@ describe('the relay sweep', () => {
       blockHash,
       logIndex: 0,
     })
-    for (const [swapRef, mined] of [
-      [ref, receipt],
-      [acrossRef, acrossReceipt],
+    for (const [swapRef, mined, transactionRequest] of [
+      [ref, receipt, plan.build.transactionRequest],
+      [acrossRef, acrossReceipt, across.build.transactionRequest],
     ] as const) {
       await store.recordKeyedSwap({
         ref: swapRef,
@@ -365,7 +391,7 @@ describe('the relay sweep', () => {
         fromAddress: plan.sender.address,
         toAddress: plan.recipient,
         quote: {},
-        transactionRequest: {},
+        transactionRequest,
         keyId: 'k_sweep',
         createdAt: new Date(),
       })
@@ -426,7 +452,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('two relayers on one PostgreSQL
       const relayerAddress: Address = destination.walletClient.account.address
       const pol = setupOf(world, 'POL')
       for (let round = 0; round < 3; round++) {
-        const { ref, receipt } = await burnOnBase()
+        const { ref, plan, receipt } = await burnOnBase()
         const sentBefore = await pol.instance.publicClient.getTransactionCount({ address: relayerAddress })
         // Blocks every second, not per transaction: a submission stays pending for a while, so without the lease
         // both replicas would read the nonce unused and both send.
@@ -434,7 +460,11 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('two relayers on one PostgreSQL
         await pol.instance.testClient.setIntervalMining({ interval: 1 })
         let outcomes: Awaited<ReturnType<CctpRelayer['relayForSwap']>>[]
         try {
-          outcomes = await Promise.all(replicas.map((replica) => replica.relayForSwap({ ref, fromChain: 'BAS' }, receipt)))
+          outcomes = await Promise.all(
+            replicas.map((replica) =>
+              replica.relayForSwap({ ref, fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }, receipt),
+            ),
+          )
         } finally {
           await pol.instance.testClient.setIntervalMining({ interval: 0 })
           await pol.instance.testClient.setAutomine(true)

@@ -108,6 +108,25 @@ describe('startRelaying', () => {
         },
       )
       const receipt = await executeSwap(world, plan)
+      // The relayer reads the swap's recorded build: only its DestinationOrder is relayed.
+      await opened.store.recordKeyedSwap({
+        ref,
+        channel: 'api_key',
+        status: 'built',
+        fromChain: 'BAS',
+        toChain: 'POL',
+        fromToken: 'USDC',
+        toToken: 'EURe',
+        fromAmount: '500',
+        toAmount: String(plan.toAmount),
+        toAmountMin: String(plan.toAmountMin),
+        fromAddress: plan.sender.address,
+        toAddress: plan.recipient,
+        quote: {},
+        transactionRequest: plan.build.transactionRequest,
+        keyId: 'k_relaying',
+        createdAt: new Date(),
+      })
       const before = standIn.requests.length
       relaying.hooks.onSourceFinal?.({ ref, legs: { source: { chain: 'BAS' } } }, receipt)
       // The hook returns at once; the relay runs in the background and logs its outcome.
