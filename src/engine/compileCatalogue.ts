@@ -259,6 +259,7 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
           messagingFeeUsdE18,
           composeMessagingFeeUsdE18:
             laneFee?.composeMessagingFeeUsd === undefined ? messagingFeeUsdE18 : parseFixed(laneFee.composeMessagingFeeUsd),
+          isComposeGasPrepaid: laneFee?.composeMessagingFeeUsd !== undefined,
           ...(composeFeeGap === undefined ? {} : { composeFeeGap }),
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
           ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),

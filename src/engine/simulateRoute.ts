@@ -53,10 +53,13 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     const fee = ceilDiv(bridgedIn * feePpm, PPM)
     const fixedFee = bridge.fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, bridge.fixedFeeUsdE18) : 0n
     // Whoever completes the transfer on the destination (relayer fill, CCTP mint, our router's destination swaps)
-    // spends gas there; it is paid out of the bridged amount.
+    // spends gas there; it is paid out of the bridged amount, unless a live compose fee already pays the executor for
+    // the swaps on arrival.
     let destinationGasUnits = bridge.destinationGasUnits
-    if (route.destinationSwaps.length > 0) destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
-    for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+    if (route.destinationSwaps.length > 0 && !lane.isComposeGasPrepaid) {
+      destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
+      for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+    }
     const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
     const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
     const net = bridgedIn - fee - fixedFee - destinationGas

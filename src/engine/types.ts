@@ -120,6 +120,11 @@ export type BridgeLane = {
   /** The same for a deposit that carries a compose message (a route that swaps on arrival). */
   composeMessagingFeeUsdE18: bigint
   /**
+   * The compose fee was quoted live with the compose's executor gas (the router's overhead and the venues on arrival):
+   * that gas is paid in the fee, so it is not taken from the bridged amount again.
+   */
+  isComposeGasPrepaid: boolean
+  /**
    * Why the live market cannot price a deposit with a compose on this lane now (its quoteSend with one failed): routes
    * that swap on arrival do not use it; those that end at the bridge still may.
    */

@@ -135,6 +135,19 @@ function nativeWeiForUsd(catalogue: Catalogue, chain: ChainCode, usdE18: bigint)
   return ceilDiv(usdE18 * E18, info.nativeUsdE18)
 }
 
+/** How much more than the priced messaging fee a LayerZero deposit carries (refunded when not used): 20%. */
+export const LAYERZERO_FEE_HEADROOM_PPM = 200_000n
+
+/**
+ * A messaging fee as sent: the fee priced plus LAYERZERO_FEE_HEADROOM_PPM, rounded up. LayerZero's fee follows the
+ * destination's gas price, which may rise between the block the fee was read at and the block the transaction is
+ * mined in (the quote's life and the signing window); a send short of the fee reverts, and the endpoint refunds what
+ * is not used to the sender (refundTo), so the headroom costs nothing.
+ */
+function withFeeHeadroom(feeWei: bigint): bigint {
+  return feeWei === 0n ? 0n : ceilDiv(feeWei * (1_000_000n + LAYERZERO_FEE_HEADROOM_PPM), 1_000_000n)
+}
+
 function swapCalls(
   steps: readonly StepEstimate[],
   route: CandidateRoute['sourceSwaps'],
@@ -221,7 +234,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
         destinationChainId: destinationChain.chainId,
         quoteTimestampSec: nowSec,
         fillDeadlineSec: nowSec + ACROSS_FILL_WINDOW_SEC,
-        nativeFeeWei: nativeWeiForUsd(catalogue, lane.from.chain, sized.messagingFeeUsdE18),
+        nativeFeeWei: withFeeHeadroom(nativeWeiForUsd(catalogue, lane.from.chain, sized.messagingFeeUsdE18)),
         composeGas: withGasMargin(catalogue, destinationGasUnits),
       }),
     )
