@@ -5,7 +5,7 @@ import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { SwapRecord } from '../store/createStore.ts'
 import { buildDisbursementTransaction, type DisbursementLeg } from '../tx/buildDisbursementTransaction.ts'
-import { preflightBuild } from './preflightBuild.ts'
+import { type DestinationLeg, destinationLegOf, preflightBuild } from './preflightBuild.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
@@ -47,6 +47,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   /** The swap and bridge legs, recorded as swaps (`<dsb ref>.<index>`) for the tracker. */
   const trackedLegs: SwapRecord[] = []
   const legs: DisbursementLeg[] = []
+  /** The route legs that swap on arrival: each is simulated on its destination chain too (issue 17 item 7). */
+  const destinations: DestinationLeg[] = []
   const items: DisbursementItem[] = []
   let totalFee = 0n
   for (const leg of planned) {
@@ -70,6 +72,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     }
     const built = atIndex(leg.index, recipient, () => buildSwapTransaction(deps, { params: leg.params, swapEaziRef: ref }))
     legs.push({ kind: 'route', build: built.build })
+    const destination = destinationLegOf(built, deps.routerOn, `recipients[${leg.index}]`, leg.index)
+    if (destination !== undefined) destinations.push(destination)
     trackedLegs.push({ ...swapRecordOf(built, 'disbursement', new Date(deps.clock())), ref: `${ref}.${leg.index}`, keyId })
     totalFee += quoteAmounts(deps.catalogue, from, leg.to, leg.amountIn, slippageE18).feeAmount
     items.push({
@@ -100,8 +104,11 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
       transactionRequest: batch.transactionRequest,
       approval: { token: from.address, amount: batch.amountIn, spender: batch.transactionRequest.to },
       label: `batch of ${legs.length}`,
+      destinations,
     },
     requestKey: `${ref}`,
+    caller: `key:${keyId}`,
+    isPaid: true,
   })
   const totals = {
     amount: formatAtomic(batch.amountIn, from.decimals),

@@ -44,40 +44,58 @@ export type PreflightTransaction = {
    * A cross-chain route's destination leg: our executor's `runDestination` of the built order, called by the
    * executor itself on the destination chain holding the amount the bridge is expected to deliver.
    */
-  destination?: PreflightTransaction & { tokenSymbol: string; decimals: number }
+  destinations?: readonly DestinationLeg[]
+}
+
+/** A destination leg as the pre-flight takes it: the order's simulation, and how to name what arrives for it. */
+export type DestinationLeg = PreflightTransaction & {
+  tokenSymbol: string
+  decimals: number
+  /** A batch's recipient index, where the leg is one of several. */
+  index?: number
 }
 
 /** A built swap as the pre-flight takes it: the source transaction and, after a bridge, the destination order. */
 export function swapTransactionOf(built: BuildSwapTransactionReturnType, routerOn: ServiceDeps['routerOn']): PreflightTransaction {
   const label = `${built.quote.route.id} for at least ${built.quote.toAmountMin} ${built.quote.toToken}`
-  const order = built.build.destinationOrder
-  const lane = built.build.sized.route.bridge
-  const bridged = built.build.sized.steps.find((step) => step.kind === 'bridge')?.amountOut
-  const destination =
-    order === undefined || lane === undefined || bridged === undefined
-      ? undefined
-      : (() => {
-          const executor = routerOn(lane.to.chain).executor
-          return {
-            chain: lane.to.chain,
-            transactionRequest: {
-              from: executor,
-              to: executor,
-              data: encodeFunctionData({ abi: swapEaziExecutorAbi, functionName: 'runDestination', args: [order] }),
-              value: numberToHex(0n),
-            },
-            approval: { token: order.token, amount: bridged, spender: executor },
-            label: `${label}: destination leg`,
-            tokenSymbol: lane.to.symbol,
-            decimals: lane.to.decimals,
-          }
-        })()
+  const destination = destinationLegOf(built, routerOn, label)
   return {
     chain: built.quote.fromChain,
     transactionRequest: built.build.transactionRequest,
     approval: built.build.approval,
     label,
-    ...(destination === undefined ? {} : { destination }),
+    ...(destination === undefined ? {} : { destinations: [destination] }),
+  }
+}
+
+/**
+ * A built route's destination leg, when it swaps on arrival: our executor's `runDestination` of the built order,
+ * called by the executor on the destination chain holding what the bridge is expected to deliver.
+ */
+export function destinationLegOf(
+  built: Pick<BuildSwapTransactionReturnType, 'build'>,
+  routerOn: ServiceDeps['routerOn'],
+  label: string,
+  index?: number,
+): DestinationLeg | undefined {
+  const order = built.build.destinationOrder
+  const lane = built.build.sized.route.bridge
+  const bridged = built.build.sized.steps.find((step) => step.kind === 'bridge')?.amountOut
+  if (order === undefined || lane === undefined || bridged === undefined) return undefined
+  const executor = routerOn(lane.to.chain).executor
+  return {
+    chain: lane.to.chain,
+    transactionRequest: {
+      from: executor,
+      to: executor,
+      data: encodeFunctionData({ abi: swapEaziExecutorAbi, functionName: 'runDestination', args: [order] }),
+      value: numberToHex(0n),
+    },
+    approval: { token: order.token, amount: bridged, spender: executor },
+    label: `${label}: destination leg`,
+    tokenSymbol: lane.to.symbol,
+    decimals: lane.to.decimals,
+    ...(index === undefined ? {} : { index }),
   }
 }
 
@@ -96,7 +114,8 @@ export type PreflightBuildParameters = {
  * before any 402 is issued or keyed swap answered (`eth_call` with the sender given the input's balance and
  * allowance, simulateTransaction.ts). A revert is 422 `simulation_failed` with the decoded reason, and nothing is
  * charged. Outcomes are kept per block read and request; a simulation that cannot conclude (the token's layout not
- * found, the RPC down) lets the build through and is logged. Cross-chain routes simulate the source-chain leg.
+ * found, the RPC down) lets the build through and is logged. A route that swaps on arrival simulates its destination
+ * leg too, where that chain has a simulator (`destinations`).
  */
 export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBuildParameters): Promise<void> {
   const { built } = parameters
@@ -107,15 +126,21 @@ export async function preflightBuild(deps: ServiceDeps, parameters: PreflightBui
       `Not built, and nothing was charged: the transaction would revert on ${built.chain} at its current state (${source.reason}). The pools moved since the market was read; quote again, or try a smaller amount or a larger slippage.`,
       { chain: built.chain, reason: source.reason },
     )
-  const destination = built.destination
-  if (destination === undefined) return
-  const leg = await simulateOnce(deps, parameters, destination)
-  if (leg !== undefined && !leg.ok)
+  for (const destination of built.destinations ?? []) {
+    const leg = await simulateOnce(deps, parameters, destination)
+    if (leg === undefined || leg.ok) continue
+    const forRecipient = destination.index === undefined ? '' : ` for recipients[${destination.index}]`
     throw new ServiceError(
       'simulation_failed',
-      `Not built, and nothing was charged: on ${destination.chain}, the destination swap of the ${formatAtomic(destination.approval.amount, destination.decimals)} ${destination.tokenSymbol} the bridge is expected to deliver would not meet the minimum at the chain's current state (${leg.reason}), so the executor would deliver the bridged ${destination.tokenSymbol} instead. Quote again, or try a smaller amount or a larger slippage.`,
-      { chain: destination.chain, reason: leg.reason, leg: 'destination' },
+      `Not built, and nothing was charged: on ${destination.chain}, the destination swap${forRecipient} of the ${formatAtomic(destination.approval.amount, destination.decimals)} ${destination.tokenSymbol} the bridge is expected to deliver would not meet the minimum at the chain's current state (${leg.reason}), so the executor would deliver the bridged ${destination.tokenSymbol} instead. Quote again, or try a smaller amount or a larger slippage.`,
+      {
+        chain: destination.chain,
+        reason: leg.reason,
+        leg: 'destination',
+        ...(destination.index === undefined ? {} : { field: `recipients[${destination.index}]` }),
+      },
     )
+  }
 }
 
 /**
@@ -174,7 +199,7 @@ function admitCaller(deps: ServiceDeps, state: PreflightState, caller: string, i
     throw new ServiceError(
       'rate_limited',
       isPaid
-        ? `Too many paid swap requests from this address this minute (each is simulated on chain before the payment is taken): at most ${limit}. Nothing was charged; retry in ${retryAfterSec} s with the same payment.`
+        ? `Too many paid or keyed swap requests from this ${caller.startsWith('key:') ? 'API key' : 'address'} this minute (each is simulated on chain before it is charged or recorded): at most ${limit}. Nothing was charged; retry in ${retryAfterSec} s${caller.startsWith('key:') ? '' : ' with the same payment'}.`
         : `Too many unpaid swap requests from this address this minute (each is simulated on chain before the 402): at most ${limit}. Retry in ${retryAfterSec} s, or pay with the first 402's challenge.`,
       { limit, policy: isPaid ? 'preflight-paid' : 'preflight', retryAfterSec },
     )

@@ -56,7 +56,13 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
 
   const swapEaziRef = newSwapRef(deps.clock(), swapRefRandom)
   const built = buildRoute(deps, { request, amounts: found.amounts, priced: quoted, swapEaziRef })
-  await preflightBuild(deps, { built: swapTransactionOf(built, deps.routerOn), requestKey: paidRequestKey(request) })
+  // Keyed requests are limited per key: each costs the chain's RPC a simulation, or two across a bridge.
+  await preflightBuild(deps, {
+    built: swapTransactionOf(built, deps.routerOn),
+    requestKey: paidRequestKey(request),
+    caller: `key:${parameters.keyId}`,
+    isPaid: true,
+  })
   await deps.store.recordKeyedSwap({ ...swapRecordOf(built, 'api_key', new Date(deps.clock())), keyId: parameters.keyId })
   deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
   return formatSwapResult(built, null)

@@ -10,7 +10,8 @@ import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { standInAbi } from '../chain/standIns.ts'
-import { postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
+import { KEY_SECRET, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
+import { signApiKey } from '../../src/auth/apiKey.ts'
 import { signPayment } from '../payments/signPayment.ts'
 import { PAY_TO } from '../http/testApp.ts'
 
@@ -91,6 +92,23 @@ describe('pre-flight of a cross-chain build: the destination leg', () => {
       expect(problem['detail']).toMatch(/the executor would deliver the bridged USDC instead/)
       expect(problem['reason']).toMatch(/below minimum|Too little received/)
     }
+    // A keyed batch with a recipient paid across the bridge in EURe is refused the same way, naming the recipient.
+    const batch = await postJson(
+      service,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAddress: sender(),
+        recipients: [
+          { address: sender(), toChain: 'BAS', toToken: 'USDC', amount: '10' },
+          { address: sender(), toChain: 'POL', toToken: 'EURe', amount: '1000' },
+        ],
+      },
+      { 'x-swapeazi-key': signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123beef', tier: 'pro', iat: 1_795_000_000 }) },
+    )
+    expect(batch.status).toBe(422)
+    expect(await readJson(batch)).toMatchObject({ code: 'simulation_failed', chain: 'POL', leg: 'destination', field: 'recipients[1]' })
     const [row] = await testDeps().store.sql.query<{ n: number }>('select count(*)::int as n from x402_payments where payer = $1', [
       payer.address.toLowerCase(),
     ])
