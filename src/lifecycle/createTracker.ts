@@ -92,8 +92,18 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
     for (const chain of chains) {
       if (isStopped) return
       try {
-        if (!(await acquire(`tracker:chain:${chain}`))) continue
-        for (let step = 0; step < MAX_STEPS_PER_POLL && !isStopped; step++) if (!(await scanSourceChain(context, chain))) break
+        const name = `tracker:chain:${chain}`
+        if (!(await acquire(name))) continue
+        for (let step = 0; step < MAX_STEPS_PER_POLL && !isStopped; step++) {
+          // A catch-up poll can outlast the lease: renewed before each step, and given up at once if another replica
+          // took it, so two replicas never scan one chain together.
+          if (step > 0 && !(await leases.renew(name, holder, leaseTtlMs))) {
+            held.delete(name)
+            context.log.warn({ event: 'tracker_lease_lost', chain, lease: name }, `tracker_lease_lost: ${name}`)
+            break
+          }
+          if (!(await scanSourceChain(context, chain))) break
+        }
       } catch (error) {
         context.log.warn({ event: 'tracker_scan_failed', chain, err: error }, `tracker_scan_failed: ${chain}; retried at the next poll`)
       }

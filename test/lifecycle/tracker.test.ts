@@ -395,6 +395,28 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     expect((await lifecycle(store, other.result.swapEaziRef)).state).toBe('built')
   })
 
+  it('a poll that loses its chain lease to another replica stops scanning at once', async () => {
+    const { store } = opened
+    await trackerOn(world, store).pollOnce()
+    const behind = (await store.lifecycle.getCursor('BAS'))?.block ?? 0n
+    // Ten blocks to read one by one: ten steps in one poll.
+    for (let i = 0; i < 10; i++) await mine(world, 'BAS')
+    const client = recordingClient(setupOf(world, 'BAS').instance.publicClient as never)
+    const getLogs = client.getLogs
+    // After the first step's read, another replica takes the lease (as one does once a lease has lapsed).
+    client.getLogs = (async (parameters: Parameters<typeof getLogs>[0]) => {
+      const logs = await getLogs(parameters)
+      await store.sql.query(
+        `update leases set holder = 'another-replica', expires_at = clock_timestamp() + interval '1 hour' where name = 'tracker:chain:BAS'`,
+      )
+      return logs
+    }) as typeof getLogs
+    await trackerOn(world, store, { clients: { BAS: client }, maxBlockRange: 1 }).pollOnce()
+    expect(client.fromBlocks).toEqual([behind + 1n])
+    expect((await store.lifecycle.getCursor('BAS'))?.block).toBe(behind + 1n)
+    await store.sql.query(`delete from leases where name = 'tracker:chain:BAS'`)
+  })
+
   it('a restart resumes from the stored cursor', async () => {
     const { store } = opened
     await trackerOn(world, store).pollOnce()
