@@ -20,7 +20,8 @@ export function transferLifecycle(
   const built = { state: 'built' as const, substatus: null, reason: null, legs: {}, at: batch.createdAt }
   const base = { ref, disbursementRef: batch.ref, legIndex: item.index, destinationFromBlock: null }
   const unmoved = tracked.find((leg) => leg.state === 'failed' || leg.state === 'expired')
-  const mined = tracked.find((leg) => leg.legs.source !== undefined)
+  // A reverted transaction leaves a failed leg with its source too: only a pending or done leg shows the batch ran.
+  const mined = tracked.find((leg) => (leg.state === 'pending' || leg.state === 'done') && leg.legs.source !== undefined)
   if (mined?.legs.source === undefined) {
     if (unmoved === undefined)
       return {
