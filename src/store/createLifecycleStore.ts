@@ -173,6 +173,80 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
     return tracked
   }
 
+  /** update's move, in one transaction; throws the unique violation when the destination log is already claimed. */
+  const moveLifecycle = async (
+    ref: string,
+    update: LifecycleUpdate,
+    from: readonly LifecycleState[],
+  ): Promise<LifecycleUpdateReturnType> => {
+    return sql.transaction(async (tx) => {
+      await tx.query(
+        `insert into swap_lifecycle (ref, state, legs, updated_at)
+         select ref, 'built', '{}'::jsonb, created_at from swaps where ref = $1
+         on conflict (ref) do nothing`,
+        [ref],
+      )
+      const [current] = await tx.query<Record<string, unknown>>(
+        `select state, substatus, reason, legs, sent, received, destination_from_block::text as destination_from_block
+         from swap_lifecycle where ref = $1 for update`,
+        [ref],
+      )
+      if (current === undefined) return undefined
+      const state = current['state'] as LifecycleState
+      if (!from.includes(state)) {
+        const tracked = await readTracked(tx, 'where s.ref = $1', [ref])
+        const record = tracked[0]?.lifecycle
+        return record === undefined ? undefined : { updated: false, record }
+      }
+      const legs = legsOfJson(current['legs'])
+      for (const name of LEG_NAMES) {
+        const leg = update.legs?.[name]
+        if (leg === null) delete legs[name]
+        else if (leg !== undefined) legs[name] = leg
+      }
+      const substatus = update.substatus === undefined ? ((current['substatus'] ?? null) as LifecycleSubstatus | null) : update.substatus
+      const reason = update.reason === undefined ? (current['reason'] === null ? null : String(current['reason'])) : update.reason
+      const keep = (key: 'sent' | 'received'): unknown =>
+        update[key] === undefined ? current[key] : update[key] === null ? null : amountToJson(update[key])
+      const destinationFromBlock =
+        update.destinationFromBlock === undefined
+          ? current['destination_from_block']
+          : update.destinationFromBlock === null
+            ? null
+            : update.destinationFromBlock.toString()
+      await tx.query(
+        `update swap_lifecycle set state = $2, substatus = $3, reason = $4, legs = $5, sent = $6, received = $7,
+           destination_from_block = $8, updated_at = $9
+         where ref = $1`,
+        [
+          ref,
+          update.state,
+          substatus,
+          reason,
+          JSON.stringify(legsToJson(legs)),
+          jsonOrNull(keep('sent')),
+          jsonOrNull(keep('received')),
+          destinationFromBlock,
+          update.at.toISOString(),
+        ],
+      )
+      // An expired swap never ran: the swap's own status says so (not_found), which also takes it out of the swaps
+      // still `built` that listOpen reads; the other outcomes are set there by intelligence (completeSwap).
+      if (update.state === 'expired' && state !== 'expired')
+        await tx.query(`update swaps set status = 'not_found' where ref = $1 and status = 'built'`, [ref])
+      if (update.state !== state || substatus !== (current['substatus'] ?? null))
+        await tx.query(
+          `insert into swap_transitions (ref, seq, state, substatus, reason, legs, at)
+           select $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6 from swap_transitions where ref = $1`,
+          [ref, update.state, substatus, reason, JSON.stringify(legsToJson(legs)), update.at.toISOString()],
+        )
+      const tracked = await readTracked(tx, 'where s.ref = $1', [ref])
+      const record = tracked[0]?.lifecycle
+      if (record === undefined) throw new Error(`swap ${ref} vanished while its lifecycle was updated`)
+      return { updated: true, record }
+    })
+  }
+
   return {
     async get(ref) {
       return (await getTracked(ref))?.lifecycle
@@ -199,72 +273,14 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
       )
     },
     async update(ref, update, from) {
-      return sql.transaction(async (tx) => {
-        await tx.query(
-          `insert into swap_lifecycle (ref, state, legs, updated_at)
-           select ref, 'built', '{}'::jsonb, created_at from swaps where ref = $1
-           on conflict (ref) do nothing`,
-          [ref],
-        )
-        const [current] = await tx.query<Record<string, unknown>>(
-          `select state, substatus, reason, legs, sent, received, destination_from_block::text as destination_from_block
-           from swap_lifecycle where ref = $1 for update`,
-          [ref],
-        )
-        if (current === undefined) return undefined
-        const state = current['state'] as LifecycleState
-        if (!from.includes(state)) {
-          const tracked = await readTracked(tx, 'where s.ref = $1', [ref])
-          const record = tracked[0]?.lifecycle
-          return record === undefined ? undefined : { updated: false, record }
-        }
-        const legs = legsOfJson(current['legs'])
-        for (const name of LEG_NAMES) {
-          const leg = update.legs?.[name]
-          if (leg === null) delete legs[name]
-          else if (leg !== undefined) legs[name] = leg
-        }
-        const substatus = update.substatus === undefined ? ((current['substatus'] ?? null) as LifecycleSubstatus | null) : update.substatus
-        const reason = update.reason === undefined ? (current['reason'] === null ? null : String(current['reason'])) : update.reason
-        const keep = (key: 'sent' | 'received'): unknown =>
-          update[key] === undefined ? current[key] : update[key] === null ? null : amountToJson(update[key])
-        const destinationFromBlock =
-          update.destinationFromBlock === undefined
-            ? current['destination_from_block']
-            : update.destinationFromBlock === null
-              ? null
-              : update.destinationFromBlock.toString()
-        await tx.query(
-          `update swap_lifecycle set state = $2, substatus = $3, reason = $4, legs = $5, sent = $6, received = $7,
-             destination_from_block = $8, updated_at = $9
-           where ref = $1`,
-          [
-            ref,
-            update.state,
-            substatus,
-            reason,
-            JSON.stringify(legsToJson(legs)),
-            jsonOrNull(keep('sent')),
-            jsonOrNull(keep('received')),
-            destinationFromBlock,
-            update.at.toISOString(),
-          ],
-        )
-        // An expired swap never ran: the swap's own status says so (not_found), which also takes it out of the swaps
-        // still `built` that listOpen reads; the other outcomes are set there by intelligence (completeSwap).
-        if (update.state === 'expired' && state !== 'expired')
-          await tx.query(`update swaps set status = 'not_found' where ref = $1 and status = 'built'`, [ref])
-        if (update.state !== state || substatus !== (current['substatus'] ?? null))
-          await tx.query(
-            `insert into swap_transitions (ref, seq, state, substatus, reason, legs, at)
-             select $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6 from swap_transitions where ref = $1`,
-            [ref, update.state, substatus, reason, JSON.stringify(legsToJson(legs)), update.at.toISOString()],
-          )
-        const tracked = await readTracked(tx, 'where s.ref = $1', [ref])
-        const record = tracked[0]?.lifecycle
-        if (record === undefined) throw new Error(`swap ${ref} vanished while its lifecycle was updated`)
-        return { updated: true, record }
-      })
+      try {
+        return await moveLifecycle(ref, update, from)
+      } catch (error) {
+        // Another swap claimed this destination log first (migration 13's unique index): this claim is not recorded.
+        if (!isDestinationClaimTaken(error)) throw error
+        const record = (await readTracked(sql, 'where s.ref = $1', [ref]))[0]?.lifecycle
+        return record === undefined ? undefined : { updated: false, record }
+      }
     },
     async destinationClaimedBy(chain, txHash, logIndex) {
       const [row] = await sql.query<{ ref: string }>(
@@ -413,6 +429,13 @@ function amountOfJson(value: unknown): LifecycleAmount | null {
   if (value === null || value === undefined) return null
   const json = (typeof value === 'string' ? JSON.parse(value) : value) as { chain: string; token: string; amount: string }
   return { chain: json.chain, token: json.token, amount: BigInt(json.amount) }
+}
+
+/** The error of a second claim on one destination log (migration 13's swap_lifecycle_destination_claim). */
+function isDestinationClaimTaken(error: unknown): boolean {
+  const { code, constraint, message } = error as { code?: unknown; constraint?: unknown; message?: unknown }
+  if (code !== '23505') return false
+  return constraint === 'swap_lifecycle_destination_claim' || String(message).includes('swap_lifecycle_destination_claim')
 }
 
 function jsonOrNull(value: unknown): string | null {

@@ -407,6 +407,19 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       create index x402_payments_in_doubt on x402_payments (reserved_at) where status <> 'settled';
     `,
   },
+  {
+    id: 13,
+    name: 'a destination log is claimed by one swap only',
+    // A swap's destination leg is the log its delivery was matched to (a Transfer to the recipient, our executor's
+    // event, a refund, a same-chain swap's own Swapped): two swaps, or two replicas following two swaps to one
+    // recipient, must not both claim one log. The lifecycle store's update refuses the second claim (it is then not
+    // recorded, and the tracker looks again).
+    sql: `
+      create unique index swap_lifecycle_destination_claim on swap_lifecycle (
+        (legs->'destination'->>'chain'), (legs->'destination'->>'txHash'), (legs->'destination'->>'logIndex')
+      ) where legs ? 'destination';
+    `,
+  },
 ]
 
 /**
