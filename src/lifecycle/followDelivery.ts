@@ -4,6 +4,7 @@ import { blockAtOrBefore } from './blockAtOrBefore.ts'
 import { findAcrossRefund } from './findAcrossRefund.ts'
 import { type ExpectedOrder, expectedOrderOf } from './expectedOrder.ts'
 import { destinationExecutedEvent, destinationFallbackEvent, reasonText, transferEvent } from './lifecycleEvents.ts'
+import { laneDeliveryRefusal } from './laneDelivery.ts'
 import { legOfLog } from './recordSource.ts'
 import { runHook, type TrackerClient, type TrackerContext } from './trackerContext.ts'
 
@@ -14,8 +15,11 @@ type Delivery = { leg: LegPosition; substatus: LifecycleSubstatus; received: Lif
  * One step of following a pending swap's delivery, under the swap's lease: reads the destination chain's final blocks
  * from where the last step stopped, for our executor's `DestinationExecuted` (done/completed) or `DestinationFallback`
  * (done/partial: the bridged token, how much) with the swap's reference and recipient, or, on a route with no
- * destination swap, the destination token's Transfer to the recipient of at least toAmountMin (the bridge's fill or
- * mint). A log another leg of the same batch already claimed is skipped. With nothing delivered, an Across deposit
+ * destination swap, the destination token's Transfer to the recipient of at least toAmountMin in a transaction that
+ * carries the lane's own delivery (laneDeliveryRefusal: the bridge's mint or fill of this deposit). An executor event
+ * that delivers less than it must (another token, or less than the minimum) is ignored: anyone can relay a message
+ * with our reference. A log another swap already claimed is skipped, and a claim another replica made first is not
+ * recorded (the store's unique destination claim). With nothing delivered, an Across deposit
  * refunded after its fill deadline is done/refunded (the refund, on the source chain, is then the destination leg).
  * Returns true when the swap is done.
  */
@@ -40,7 +44,7 @@ export async function followDelivery(context: TrackerContext, tracked: TrackedSw
   const claimed = await claimedBySiblings(context, tracked)
   // With the destination read to its last final block and no delivery there, an Across deposit may have been refunded.
   const found =
-    (fromBlock <= toBlock ? await findDelivery(context, client, expected, fromBlock, toBlock, claimed) : undefined) ??
+    (fromBlock <= toBlock ? await findDelivery(context, client, expected, tracked, fromBlock, toBlock, claimed) : undefined) ??
     (toBlock >= final ? await refundOf(context, tracked) : undefined)
   const at = new Date(context.clock())
   if (found === undefined) {
@@ -82,6 +86,7 @@ async function findDelivery(
   context: TrackerContext,
   client: TrackerClient,
   expected: ExpectedOrder,
+  tracked: TrackedSwap,
   fromBlock: bigint,
   toBlock: bigint,
   claimed: ReadonlySet<string>,
@@ -97,19 +102,49 @@ async function findDelivery(
       client.getLogs({ address: executor, event: destinationExecutedEvent, args, fromBlock, toBlock, strict: true }),
       client.getLogs({ address: executor, event: destinationFallbackEvent, args, fromBlock, toBlock, strict: true }),
     ])
+    const lane = destination.lane
+    const ignore = (log: { transactionHash: string; logIndex: number }, why: string): false => {
+      context.log.warn(
+        { event: 'delivery_ignored', ref: tracked.swap.ref, chain, tx: log.transactionHash, logIndex: log.logIndex },
+        `delivery_ignored: ${why}`,
+      )
+      return false
+    }
+    // What our order promised: the destination token, at least toAmountMin; a fallback, the bridged token, at least
+    // what the deposit asked of the bridge. Anything less is someone's relay of a message carrying our reference.
+    const completes = (log: (typeof executed)[number]): boolean =>
+      getAddress(log.args.tokenOut) !== getAddress(destination.token)
+        ? ignore(log, `DestinationExecuted paid ${log.args.tokenOut}, not ${destination.token}`)
+        : log.args.amountOut < destination.minAmount
+          ? ignore(log, `DestinationExecuted paid ${log.args.amountOut}, below the minimum ${destination.minAmount}`)
+          : true
+    const fallsBack = (log: (typeof fellBack)[number]): boolean =>
+      lane === undefined
+        ? ignore(log, 'DestinationFallback on a route whose bridge lane the catalogue does not know')
+        : getAddress(log.args.token) !== getAddress(lane.token)
+          ? ignore(log, `DestinationFallback paid ${log.args.token}, not the bridged ${lane.token}`)
+          : log.args.amount < lane.minAmount
+            ? ignore(log, `DestinationFallback paid ${log.args.amount}, below the bridged minimum ${lane.minAmount}`)
+            : true
     const candidates = [
-      ...executed.filter(isFree).map((log) => ({
-        log,
-        substatus: 'completed' as const,
-        received: { chain, token: getAddress(log.args.tokenOut), amount: log.args.amountOut },
-        reason: null,
-      })),
-      ...fellBack.filter(isFree).map((log) => ({
-        log,
-        substatus: 'partial' as const,
-        received: { chain, token: getAddress(log.args.token), amount: log.args.amount },
-        reason: `the destination swap did not run (${reasonText(log.args.reason as Hex)}): the recipient got the bridged token`,
-      })),
+      ...executed
+        .filter(isFree)
+        .filter(completes)
+        .map((log) => ({
+          log,
+          substatus: 'completed' as const,
+          received: { chain, token: getAddress(log.args.tokenOut), amount: log.args.amountOut },
+          reason: null,
+        })),
+      ...fellBack
+        .filter(isFree)
+        .filter(fallsBack)
+        .map((log) => ({
+          log,
+          substatus: 'partial' as const,
+          received: { chain, token: getAddress(log.args.token), amount: log.args.amount },
+          reason: `the destination swap did not run (${reasonText(log.args.reason as Hex)}): the recipient got the bridged token`,
+        })),
     ].sort((a, b) =>
       a.log.blockNumber === b.log.blockNumber ? a.log.logIndex - b.log.logIndex : a.log.blockNumber < b.log.blockNumber ? -1 : 1,
     )
@@ -132,6 +167,14 @@ async function findDelivery(
   let paid: (typeof transfers)[number] | undefined
   for (const log of enough) {
     if ((await context.store.lifecycle.destinationClaimedBy(chain, log.transactionHash, log.logIndex)) !== undefined) continue
+    const refusal = await laneDeliveryRefusal(context, client, expected, tracked, log)
+    if (refusal !== undefined) {
+      context.log.warn(
+        { event: 'delivery_ignored', ref: tracked.swap.ref, chain, tx: log.transactionHash, logIndex: log.logIndex },
+        `delivery_ignored: a Transfer to the recipient that is not the bridge's delivery: ${refusal}`,
+      )
+      continue
+    }
     paid = log
     break
   }

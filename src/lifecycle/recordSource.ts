@@ -40,6 +40,8 @@ export function mismatchOf(log: SwappedLog, expected: ExpectedOrder, router: str
   if (!same(log.args.tokenIn, expected.tokenIn)) return `tokenIn ${log.args.tokenIn}, not ${expected.tokenIn}`
   if (log.args.amountIn !== expected.amountIn) return `amountIn ${log.args.amountIn}, not ${expected.amountIn}`
   if (!same(log.args.recipient, expected.recipient)) return `recipient ${log.args.recipient}, not ${expected.recipient}`
+  if (log.args.fee !== expected.fee) return `fee ${log.args.fee}, not ${expected.fee}`
+  if (!same(log.args.tokenOut, expected.tokenOut)) return `tokenOut ${log.args.tokenOut}, not ${expected.tokenOut}`
   return undefined
 }
 
