@@ -111,6 +111,7 @@ function lzRetrierFromConfig(config: Config, deps: ServerDeps, holder: string): 
   return createLzComposeRetrier({
     destinations,
     leases: deps.store.lifecycle.leases,
+    lifecycle: deps.store.lifecycle,
     holder,
     log: deps.log.child({ component: 'lz_compose' }),
   })

@@ -1,6 +1,20 @@
 import type { Logger } from 'pino'
-import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, keccak256, parseAbi, parseAbiItem } from 'viem'
-import type { LeaseStore } from '../store/createLifecycleStore.ts'
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeAbiParameters,
+  type Hash,
+  type Hex,
+  hexToString,
+  keccak256,
+  parseAbi,
+  parseAbiItem,
+  size,
+  sliceHex,
+} from 'viem'
+import type { ChainCursor, LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
+import { runDestinationInputs } from '../tx/abis.ts'
 import { relayerLeaseName } from './cctpRelayer.ts'
 
 /** EndpointV2's alert of a compose that failed, retryable (LayerZero-v2 ILayerZeroEndpointV2 / IMessagingComposer). */
@@ -23,8 +37,8 @@ type ComposeQueueRead = {
   args: readonly [Address, Address, Hex, number]
 }
 
-/** An alert as the retrier reads it from the chain. */
-type ComposeAlert = { from: Address; guid: Hex; index: number; message: Hex; extraData: Hex; blockNumber: bigint }
+/** An alert as the retrier reads it from the chain, with the reference of the DestinationOrder its message carries. */
+type ComposeAlert = { from: Address; guid: Hex; index: number; message: Hex; extraData: Hex; blockNumber: bigint; orderRef: string }
 
 /** The destination chain's reads and writes; viem's public and wallet clients fit. */
 export type LzRetryDestination = {
@@ -55,19 +69,54 @@ export type LzComposeRetryOutcome =
   | { kind: 'failed'; chain: string; guid: Hex; reason: string }
 
 export type LzComposeRetrier = {
-  /** Reads new alerts on each chain (from `lookbackBlocks` before the head at first) and retries every compose still queued. */
+  /**
+   * Reads new alerts on each chain (from the stored position `lz:<chain>`, or `lookbackBlocks` before the head at
+   * first, in ranges of at most `maxBlockRange` blocks) and retries every compose still queued whose order is a
+   * recorded swap still pending to that chain.
+   */
   sweep(): Promise<LzComposeRetryOutcome[]>
 }
+
+/** The store the retrier reads: the swaps an order's reference names, and its scan position per chain. */
+export type LzRetryStore = Pick<LifecycleStore, 'getTracked' | 'getBatchLegs' | 'getCursor' | 'setCursor'>
 
 export type LzComposeRetrierParameters = {
   destinations: readonly LzRetryDestination[]
   leases: LeaseStore
   holder: string
   log: Logger
-  /** How far back the first sweep looks for alerts. Default 10 000 blocks. */
+  lifecycle: LzRetryStore
+  /** How far back the first scan of a chain looks for alerts (a chain with no stored position). Default 10 000 blocks. */
   lookbackBlocks?: bigint
+  /** The most blocks one eth_getLogs asks for (public nodes refuse more than a few thousand). Default 2 000. */
+  maxBlockRange?: bigint
+  /** The most ranges read per chain per sweep: a long outage is caught up over several sweeps. Default 10. */
+  maxRangesPerSweep?: number
+  /** The relayer lease is taken for this long and renewed while the sweep runs. Default 120 000. */
+  leaseTtlMs?: number
   /** Default 120 000. */
   receiptTimeoutMs?: number
+}
+
+/** The name under which a chain's alert scan position is kept beside the tracker's cursors. */
+export const lzCursorName = (chain: string): string => `lz:${chain}`
+
+/** The retrier's position as a cursor: only its block is read back (no hash or time is compared, unlike the tracker's). */
+const scanPosition = (block: bigint): ChainCursor => ({ block, blockHash: '', blockTime: new Date(0) })
+
+/** Where the DestinationOrder starts in an OFT compose message (OFTComposeMsgCodec: nonce, srcEid, amountLD, composeFrom). */
+const LZ_COMPOSE_MSG_START = 76
+
+/** The reference of the DestinationOrder an OFT compose message carries; undefined when it carries none. */
+export function composeOrderRef(message: Hex): string | undefined {
+  if (size(message) <= LZ_COMPOSE_MSG_START) return undefined
+  try {
+    const [order] = decodeAbiParameters(runDestinationInputs, sliceHex(message, LZ_COMPOSE_MSG_START))
+    const ref = hexToString(order.ref, { size: 32 })
+    return /^(swp|dsb)_[0-9A-Z]{26}$/.test(ref) ? ref : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const RECEIVED_MESSAGE_HASH: Hex = `0x${'0'.repeat(63)}1`
@@ -75,19 +124,46 @@ const RECEIVED_MESSAGE_HASH: Hex = `0x${'0'.repeat(63)}1`
 /**
  * Retries LayerZero composes to our executor that failed (LzComposeAlert): the endpoint keeps such a compose queued
  * with its message's hash, and anyone may deliver it with `lzCompose`, which clears the entry before it calls, so a
- * duplicate retry reverts (LZ_ComposeNotFound) and cannot run the order twice. One replica sends from the key on a
- * chain at a time (the lease `relayer:<chain>:<address>`, shared with the CCTP relayer under another holder name, so
- * the two never race for a nonce), reading the queue before it simulates and sends.
+ * duplicate retry reverts (LZ_ComposeNotFound) and cannot run the order twice. Only a compose whose DestinationOrder
+ * names a recorded swap still pending to that chain is retried: our key pays no gas for someone else's order to our
+ * executor. One replica sends from the key on a chain at a time (the lease `relayer:<chain>:<address>`, shared with
+ * the CCTP relayer under another holder name, so the two never race for a nonce), renewed while the sweep runs and
+ * checked before each send; the queue is read before it simulates and sends.
  */
 export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): LzComposeRetrier {
-  const { destinations, leases, holder, log } = parameters
+  const { destinations, leases, holder, log, lifecycle } = parameters
   const lookbackBlocks = parameters.lookbackBlocks ?? 10_000n
+  const maxBlockRange = parameters.maxBlockRange ?? 2_000n
+  const maxRangesPerSweep = parameters.maxRangesPerSweep ?? 10
+  const leaseTtlMs = parameters.leaseTtlMs ?? 120_000
   const receiptTimeoutMs = parameters.receiptTimeoutMs ?? 120_000
-  /** Per chain: the next block to read alerts from, and the alerts not yet delivered. */
-  const state = new Map<string, { nextBlock: bigint; open: Map<string, ComposeAlert> }>()
+  /** Per chain, the alerts read and not yet delivered (each retried while its swap is pending there). */
+  const open = new Map<string, Map<string, ComposeAlert>>()
+  /** Chains scanned since this process started: the first scan also rereads the lookback for alerts still open. */
+  const started = new Set<string>()
 
-  async function retryOne(destination: LzRetryDestination, alert: ComposeAlert): Promise<LzComposeRetryOutcome | 'done'> {
+  /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
+  async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
+    const refs = orderRef.startsWith('dsb_') ? (await lifecycle.getBatchLegs(orderRef)).map((leg) => leg.ref) : [orderRef]
+    let waiting = false
+    for (const ref of refs) {
+      const tracked = await lifecycle.getTracked(ref)
+      if (tracked === undefined || tracked.swap.toChain !== chain) continue
+      if (tracked.lifecycle.state === 'pending') return true
+      if (tracked.lifecycle.state === 'built') waiting = true
+    }
+    return waiting ? false : 'drop'
+  }
+
+  async function retryOne(
+    destination: LzRetryDestination,
+    alert: ComposeAlert,
+    holdsLease: () => Promise<boolean>,
+  ): Promise<LzComposeRetryOutcome | 'done' | 'wait' | 'lease_lost'> {
     const { chain, endpoint, executor, publicClient, walletClient } = destination
+    const pending = await isPendingTo(alert.orderRef, chain)
+    if (pending === 'drop') return 'done'
+    if (!pending) return 'wait'
     const queued = await publicClient.readContract({
       address: endpoint,
       abi: endpointV2ComposeAbi,
@@ -108,6 +184,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     } catch (error) {
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose reverts: ${revertReason(error) ?? 'RPC error'}` }
     }
+    // The nonce read below is the next one only while no other sender holds the key's lease.
+    if (!(await holdsLease())) return 'lease_lost'
     const nonce = await publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
     const hash = await walletClient.writeContract({ ...call, nonce })
     const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs })
@@ -116,40 +194,80 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       : { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose ${hash} reverted` }
   }
 
-  async function sweepChain(destination: LzRetryDestination): Promise<LzComposeRetryOutcome[]> {
+  /**
+   * Reads the alerts to our executor from the stored position on, a range of at most `maxBlockRange` blocks at a time,
+   * storing the position after each range: a failed read is retried from the same block, over the same range.
+   */
+  async function readAlerts(destination: LzRetryDestination, known: Map<string, ComposeAlert>): Promise<void> {
     const { chain, publicClient } = destination
     const head = await publicClient.getBlockNumber()
-    const known = state.get(chain) ?? { nextBlock: head > lookbackBlocks ? head - lookbackBlocks : 0n, open: new Map() }
-    state.set(chain, known)
-    if (known.nextBlock <= head) {
+    const cursor = await lifecycle.getCursor(lzCursorName(chain))
+    const lookbackStart = head >= lookbackBlocks ? head - lookbackBlocks + 1n : 0n
+    let from = cursor === undefined ? lookbackStart : cursor.block + 1n
+    // A replica that just started rereads the lookback too: the alerts still open are kept in memory only.
+    if (!started.has(chain) && lookbackStart < from) from = lookbackStart
+    started.add(chain)
+    let stored = cursor?.block ?? null
+    // The first position is stored before the first read, so a chain whose reads fail starts again from the same block.
+    if (stored === null) {
+      if (!(await lifecycle.setCursor(lzCursorName(chain), scanPosition(from - 1n), null))) return
+      stored = from - 1n
+    }
+    for (let ranges = 0; ranges < maxRangesPerSweep && from <= head; ranges++) {
+      const to = from + maxBlockRange - 1n < head ? from + maxBlockRange - 1n : head
       const logs = await publicClient.getLogs({
         address: destination.endpoint,
         event: lzComposeAlertEvent,
         args: { to: destination.executor },
-        fromBlock: known.nextBlock,
-        toBlock: head,
+        fromBlock: from,
+        toBlock: to,
       })
       for (const entry of logs) {
-        const { from, guid, index, message, extraData } = entry.args as {
+        const {
+          from: oft,
+          guid,
+          index,
+          message,
+          extraData,
+        } = entry.args as {
           from: Address
           guid: Hex
           index: number
           message: Hex
           extraData: Hex
         }
-        known.open.set(`${guid}:${index}`, { from, guid, index, message, extraData, blockNumber: entry.blockNumber ?? head })
+        const orderRef = composeOrderRef(message)
+        if (orderRef === undefined) continue
+        known.set(`${guid}:${index}`, { from: oft, guid, index, message, extraData, blockNumber: entry.blockNumber ?? to, orderRef })
       }
-      known.nextBlock = head + 1n
+      if (to > stored) {
+        const moved = await lifecycle.setCursor(lzCursorName(chain), scanPosition(to), stored)
+        if (!moved) return
+        stored = to
+      }
+      from = to + 1n
     }
+  }
+
+  async function sweepChain(destination: LzRetryDestination, holdsLease: () => Promise<boolean>): Promise<LzComposeRetryOutcome[]> {
+    const { chain } = destination
+    const known = open.get(chain) ?? new Map<string, ComposeAlert>()
+    open.set(chain, known)
+    await readAlerts(destination, known)
     const outcomes: LzComposeRetryOutcome[] = []
-    for (const [key, alert] of known.open) {
-      let outcome: LzComposeRetryOutcome | 'done'
+    for (const [key, alert] of known) {
+      let outcome: Awaited<ReturnType<typeof retryOne>>
       try {
-        outcome = await retryOne(destination, alert)
+        outcome = await retryOne(destination, alert, holdsLease)
       } catch (error) {
         outcome = { kind: 'failed', chain, guid: alert.guid, reason: error instanceof Error ? error.message : String(error) }
       }
-      if (outcome === 'done' || outcome.kind === 'retried') known.open.delete(key)
+      if (outcome === 'lease_lost') {
+        log.warn({ event: 'lz_compose_lease_lost', chain }, 'lz_compose_lease_lost')
+        break
+      }
+      if (outcome === 'wait') continue
+      if (outcome === 'done' || outcome.kind === 'retried') known.delete(key)
       if (outcome !== 'done') {
         outcomes.push(outcome)
         log.info({ event: `lz_compose_${outcome.kind}`, ...outcome }, `lz_compose_${outcome.kind}`)
@@ -163,10 +281,18 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       const outcomes: LzComposeRetryOutcome[] = []
       for (const destination of destinations) {
         const lease = relayerLeaseName(destination.chain, destination.walletClient.account.address)
-        if (!(await leases.tryAcquire(lease, holder, 120_000))) continue
+        if (!(await leases.tryAcquire(lease, holder, leaseTtlMs))) continue
+        let held = true
+        const renew = async (): Promise<boolean> => {
+          held = held && (await leases.renew(lease, holder, leaseTtlMs).catch(() => false))
+          return held
+        }
+        // Renewed while receipts are waited for, as the CCTP relayer does, so the lease never lapses mid-send.
+        const renewal = setInterval(() => void renew(), Math.max(1_000, Math.floor(leaseTtlMs / 3)))
         try {
-          outcomes.push(...(await sweepChain(destination)))
+          outcomes.push(...(await sweepChain(destination, renew)))
         } finally {
+          clearInterval(renewal)
           await leases.release(lease, holder).catch(() => {})
         }
       }

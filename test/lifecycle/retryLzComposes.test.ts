@@ -72,7 +72,49 @@ describe('LayerZero compose retries (issue 18 item 4)', () => {
       publicClient: pol.instance.publicClient,
       walletClient: pol.instance.walletClient(relayerAccount),
     }
-    const retrier = createLzComposeRetrier({ destinations: [destination], leases: opened.store.lifecycle.leases, holder: 'replica-a', log })
+    const { store } = opened
+    const retrierOn = () =>
+      createLzComposeRetrier({
+        destinations: [destination],
+        leases: store.lifecycle.leases,
+        lifecycle: store.lifecycle,
+        holder: 'replica-a',
+        log,
+      })
+    // An order to our executor that is no recorded swap of ours: the relayer key pays nothing for it.
+    const sentBeforeRecord = await pol.instance.publicClient.getTransactionCount({ address: relayerAccount.address })
+    expect(await retrierOn().sweep()).toEqual([])
+    expect(await pol.instance.publicClient.getTransactionCount({ address: relayerAccount.address })).toBe(sentBeforeRecord)
+    // Recorded, but not yet seen pending by the tracker: kept, not retried.
+    await store.recordKeyedSwap({
+      ref,
+      channel: 'api_key',
+      status: 'built',
+      fromChain: 'BAS',
+      toChain: 'POL',
+      fromToken: 'USDC',
+      toToken: 'EURe',
+      fromAmount: '1000',
+      toAmount: String(plan.toAmount),
+      toAmountMin: String(plan.toAmountMin),
+      fromAddress: plan.sender.address,
+      toAddress: plan.recipient,
+      quote: {},
+      transactionRequest: plan.build.transactionRequest,
+      keyId: 'k_lz',
+      createdAt: new Date(),
+    })
+    const retrier = retrierOn()
+    expect(await retrier.sweep()).toEqual([])
+    expect(await pol.instance.publicClient.getTransactionCount({ address: relayerAccount.address })).toBe(sentBeforeRecord)
+    const source = {
+      chain: 'BAS',
+      txHash: receipt.transactionHash,
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+      logIndex: 0,
+    }
+    expect((await store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built']))?.updated).toBe(true)
     const [retried, ...others] = await retrier.sweep()
     expect(others).toEqual([])
     if (retried?.kind !== 'retried') throw new Error(`not retried: ${JSON.stringify(retried)}`)
