@@ -34,6 +34,21 @@ export async function hintSourceTransaction(
   const first = tracked[0]
   if (first === undefined) return { ok: false, reason: 'unknown_ref', detail: `no swap ${ref} is recorded` }
   const chain = first.swap.fromChain as ChainCode
+  // A swap whose source is already recorded (pending, done, expired) is answered from the store: a hint on a public
+  // reference must not buy RPC calls once the chain has spoken.
+  if (tracked.every((entry) => !REOPENABLE.includes(entry.lifecycle.state))) {
+    const recorded = tracked.flatMap((entry) => (entry.lifecycle.legs.source === undefined ? [] : [entry.lifecycle.legs.source.txHash]))
+    if (recorded.some((hash) => hash.toLowerCase() === txHash.toLowerCase()))
+      return { ok: true, isFinal: true, records: await recordsOf(context, tracked) }
+    return {
+      ok: false,
+      reason: 'not_this_swap',
+      detail:
+        recorded.length === 0
+          ? `${ref} is ${first.lifecycle.state}: it takes no source transaction now`
+          : `${ref} already ran in ${[...new Set(recorded)].join(', ')} on ${chain}`,
+    }
+  }
   const client = context.clients[chain]
   if (client === undefined) return { ok: false, reason: 'chain_not_tracked', detail: `${chain} has no RPC configured to check it on` }
   const receipt = await client.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined)

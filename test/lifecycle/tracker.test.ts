@@ -10,6 +10,7 @@ import { QuoteParams } from '../../src/schemas/quote.ts'
 import { disburse } from '../../src/service/disburse.ts'
 import { routeQuoteRequest } from '../../src/service/getQuote.ts'
 import type { LifecycleRecord, Store } from '../../src/store/createStore.ts'
+import type { TrackerClient } from '../../src/lifecycle/trackerContext.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
@@ -387,7 +388,24 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
       ok: false,
       reason: 'not_this_swap',
     })
-    expect(await tracker.hintSourceTransaction(ref, `0x${'12'.repeat(32)}`)).toMatchObject({ ok: false, reason: 'transaction_not_found' })
+    // Once its source is recorded, a hint is answered from the store: no RPC call (this tracker's node answers none).
+    const unreachable = new Proxy({} as TrackerClient, {
+      get: () => () => Promise.reject(new Error('no RPC call expected')),
+    })
+    const offline = trackerOn(world, store, { clients: { BAS: unreachable } })
+    expect(await offline.hintSourceTransaction(ref, receipt.transactionHash)).toMatchObject({
+      ok: true,
+      records: [{ ref, state: 'pending' }],
+    })
+    expect(await offline.hintSourceTransaction(ref, `0x${'12'.repeat(32)}`)).toMatchObject({
+      ok: false,
+      reason: 'not_this_swap',
+      detail: `${ref} already ran in ${receipt.transactionHash} on BAS`,
+    })
+    expect(await tracker.hintSourceTransaction(other.result.swapEaziRef, `0x${'12'.repeat(32)}`)).toMatchObject({
+      ok: false,
+      reason: 'transaction_not_found',
+    })
     expect(await tracker.hintSourceTransaction('swp_0000000000000000000000000Z', receipt.transactionHash)).toMatchObject({
       ok: false,
       reason: 'unknown_ref',
