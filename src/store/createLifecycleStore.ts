@@ -113,7 +113,8 @@ export type LifecycleStore = {
   update(ref: string, update: LifecycleUpdate, from: readonly LifecycleState[]): Promise<LifecycleUpdateReturnType>
   /**
    * The swap whose destination leg is the log at (chain, txHash, logIndex), if any: a plain delivery (a Transfer to
-   * the recipient) is claimed by one swap only. Reads every lifecycle; called once per delivery found.
+   * the recipient) is claimed by one swap only. Served by migration 13's unique index, which also refuses a second
+   * claim in `update` (answered as not updated) when two replicas race past this read.
    */
   destinationClaimedBy(chain: string, txHash: string, logIndex: number): Promise<string | undefined>
   getCursor(chain: string): Promise<ChainCursor | undefined>
@@ -285,8 +286,8 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
     async destinationClaimedBy(chain, txHash, logIndex) {
       const [row] = await sql.query<{ ref: string }>(
         `select ref from swap_lifecycle
-         where legs->'destination'->>'txHash' = $2 and (legs->'destination'->>'logIndex')::integer = $3
-           and legs->'destination'->>'chain' = $1
+         where legs ? 'destination' and legs->'destination'->>'chain' = $1 and legs->'destination'->>'txHash' = $2
+           and legs->'destination'->>'logIndex' = $3::text
          limit 1`,
         [chain, txHash, logIndex],
       )
