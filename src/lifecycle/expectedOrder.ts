@@ -47,6 +47,8 @@ export type ExpectedLane = {
   deliveredBy?: Address
   /** The bridge's own contract there (the OFT or Stargate pool that credits the recipient), if it has one. */
   destinationContract?: Address
+  /** The bridge's id for the source chain (a CCTP domain), from the lane back; undefined when none starts there. */
+  sourceDomain?: number
   /** The bridged token on the destination chain, and the least of it the deposit allows to arrive. */
   token: Address
   minAmount: bigint
@@ -142,8 +144,12 @@ function laneOf(swap: StoredSwap, catalogue: Catalogue, steps: readonly StoredSt
   } catch {
     return undefined
   }
+  const sourceDomain = catalogue.lanes
+    .get(`${swap.toChain}>${swap.fromChain}`)
+    ?.find((entry) => entry.bridge.id === lane.bridge.id)?.destinationDomain
   return {
     protocol: lane.bridge.protocol,
+    ...(sourceDomain === undefined ? {} : { sourceDomain }),
     ...(lane.deliveredBy === undefined ? {} : { deliveredBy: lane.deliveredBy }),
     ...(lane.destinationContract === undefined ? {} : { destinationContract: lane.destinationContract }),
     token: lane.to.address,

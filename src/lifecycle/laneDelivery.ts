@@ -23,6 +23,7 @@ const FUNDS_DEPOSITED = toEventSelector(
   'FundsDeposited(bytes32,bytes32,uint256,uint256,uint256,uint256,uint32,uint32,uint32,bytes32,bytes32,bytes32,bytes)',
 )
 const OFT_SENT = toEventSelector('OFTSent(bytes32,uint32,address,uint256,uint256)')
+const DEPOSIT_FOR_BURN = toEventSelector('DepositForBurn(address,uint256,address,bytes32,uint32,bytes32,bytes32,uint256,uint32,bytes)')
 
 /** A destination-token Transfer to the recipient, as eth_getLogs decoded it. */
 export type DeliveryTransfer = { transactionHash: Hex; args: { from: Address; to: Address; value: bigint } }
@@ -38,8 +39,9 @@ const addressOfWord = (value: Hex | undefined): Address => getAddress(`0x${(valu
  * Why a Transfer of the destination token to the recipient is not the delivery of this swap's bridge deposit (it is
  * then ignored); undefined when its transaction carries the lane's own delivery:
  * - CCTP: minted (from the zero address) in a transaction where the lane's MessageTransmitterV2 emitted MessageReceived
- *   for a burn message to this recipient, burnt by our router or executor on the source chain, minting exactly this
- *   amount (the message's amount less its executed fee);
+ *   from the source chain's domain (when the catalogue knows it) for a burn message to this recipient, burnt by our
+ *   router or executor, of our DepositForBurn's amount (when the swap's bridge leg is one), minting exactly this amount
+ *   (the message's amount less its executed fee);
  * - Across: paid in a transaction where the lane's SpokePool emitted FilledRelay for this deposit (origin chain id and
  *   deposit id from the swap's FundsDeposited) to this recipient and token; with our stand-in, which emits no
  *   FilledRelay, its RelayFilled to this recipient of this token and amount, paid by that relayer;
@@ -68,9 +70,13 @@ export async function laneDeliveryRefusal(
       if (!same(from, zeroAddress)) return `not minted (from ${from}): CCTP mints its deliveries`
       const source = context.routerOn(expected.chain)
       const burners = [expected.router, source.router, source.executor].filter((a): a is Address => a !== undefined)
+      const burn = await sourceBridgeLog(context, expected.chain, tracked, DEPOSIT_FOR_BURN)
+      const burnt = burn === undefined ? undefined : BigInt(word(burn.data, 0))
       const matches = emitted(lane.deliveredBy, MESSAGE_RECEIVED).some((log) => {
         const body = messageBodyOf(log.data)
         if (body === undefined) return false
+        if (lane.sourceDomain !== undefined && Number(BigInt(word(log.data, 0))) !== lane.sourceDomain) return false
+        if (burnt !== undefined && body.amount !== burnt) return false
         return (
           same(body.mintRecipient, recipient) &&
           burners.some((burner) => same(body.messageSender, burner)) &&

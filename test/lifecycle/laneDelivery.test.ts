@@ -1,7 +1,18 @@
 // laneDeliveryRefusal on the bridges' real receive events, which our anvil stand-ins do not emit (Across FilledRelay,
-// LayerZero OFTReceived): receipts encoded with viem from the signatures in shared/reference/live-chain.md (f),
+// LayerZero OFTReceived) and CCTP's MessageReceived parsed from its data: receipts encoded with viem from the signatures in shared/reference/live-chain.md (f),
 // read through a client that answers them by hash.
-import { type Address, encodeAbiParameters, encodeEventTopics, getAddress, type Hex, pad, parseAbiItem, toHex, zeroAddress } from 'viem'
+import {
+  type Address,
+  concatHex,
+  encodeAbiParameters,
+  encodeEventTopics,
+  getAddress,
+  type Hex,
+  pad,
+  parseAbiItem,
+  toHex,
+  zeroAddress,
+} from 'viem'
 import { describe, expect, it } from 'vitest'
 import type { ExpectedOrder } from '../../src/lifecycle/expectedOrder.ts'
 import { laneDeliveryRefusal } from '../../src/lifecycle/laneDelivery.ts'
@@ -16,6 +27,12 @@ const fundsDeposited = parseAbiItem(
 )
 const oftSent = parseAbiItem(
   'event OFTSent(bytes32 indexed guid, uint32 dstEid, address indexed fromAddress, uint256 amountSentLD, uint256 amountReceivedLD)',
+)
+const depositForBurn = parseAbiItem(
+  'event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)',
+)
+const messageReceived = parseAbiItem(
+  'event MessageReceived(address indexed caller, uint32 sourceDomain, bytes32 indexed nonce, bytes32 sender, uint32 indexed finalityThresholdExecuted, bytes messageBody)',
 )
 const oftReceived = parseAbiItem(
   'event OFTReceived(bytes32 indexed guid, uint32 srcEid, address indexed toAddress, uint256 amountReceivedLD)',
@@ -158,7 +175,64 @@ describe('LayerZero: OFTReceived with the guid of our OFTSent', () => {
   })
 })
 
-describe('CCTP', () => {
+describe('CCTP: MessageReceived from the lane transmitter for our burn', () => {
+  const transmitter = endpoint
+  const burn = (burnt: bigint): Log => ({
+    address: at('7e'),
+    logIndex: 2,
+    topics: encodeEventTopics({
+      abi: [depositForBurn],
+      args: { burnToken: at('11'), depositor: at('b1'), minFinalityThreshold: 2000 },
+    }) as Hex[],
+    data: encodeAbiParameters(
+      depositForBurn.inputs.filter((input) => !('indexed' in input && input.indexed)),
+      [burnt, word(recipient), 7, word(at('7e')), pad('0x00'), 1_000_000n, '0x'],
+    ),
+  })
+  const received = (options: { domain?: number; burner?: Address; to?: Address; burnt?: bigint; fee?: bigint; emitter?: Address }): Log => {
+    const body = concatHex([
+      toHex(1, { size: 4 }),
+      word(at('11')),
+      word(options.to ?? recipient),
+      toHex(options.burnt ?? amount + 1_000_000n, { size: 32 }),
+      word(options.burner ?? at('b1')),
+      toHex(1_000_000n, { size: 32 }),
+      toHex(options.fee ?? 1_000_000n, { size: 32 }),
+      toHex(0n, { size: 32 }),
+    ])
+    return {
+      address: options.emitter ?? transmitter,
+      logIndex: 5,
+      topics: encodeEventTopics({
+        abi: [messageReceived],
+        args: { caller: relayer, nonce: pad('0x01'), finalityThresholdExecuted: 2000 },
+      }) as Hex[],
+      data: encodeAbiParameters([{ type: 'uint32' }, { type: 'bytes32' }, { type: 'bytes' }], [options.domain ?? 6, word(at('7e')), body]),
+    }
+  }
+  const expected = (): ExpectedOrder => {
+    const order = expectedOn('cctp-v2')
+    return {
+      ...order,
+      destination: { ...order.destination!, lane: { ...order.destination!.lane!, deliveredBy: transmitter, sourceDomain: 6 } },
+    }
+  }
+  const check = (log: Log, from: Address = zeroAddress) => {
+    const context = contextOf({ [SOURCE_TX]: [burn(amount + 1_000_000n)], [DELIVERY_TX]: [log] })
+    return laneDeliveryRefusal(context, context.clients.POL!, expected(), tracked, transfer(from))
+  }
+
+  it('accepts the mint of our burn to the recipient, less the executed fee', async () => {
+    expect(await check(received({}))).toBeUndefined()
+  })
+  it('refuses another source domain, burner, recipient, burnt amount, fee, or transmitter', async () => {
+    expect(await check(received({ domain: 3 }))).toMatch(/no MessageReceived/)
+    expect(await check(received({ burner: at('66') }))).toMatch(/no MessageReceived/)
+    expect(await check(received({ to: at('66') }))).toMatch(/no MessageReceived/)
+    expect(await check(received({ burnt: amount + 2_000_000n, fee: 2_000_000n }))).toMatch(/no MessageReceived/)
+    expect(await check(received({ fee: 0n }))).toMatch(/no MessageReceived/)
+    expect(await check(received({ emitter: at('66') }))).toMatch(/no MessageReceived/)
+  })
   it('refuses a Transfer that is not a mint', async () => {
     const context = contextOf({ [DELIVERY_TX]: [] })
     expect(await laneDeliveryRefusal(context, context.clients.POL!, expectedOn('cctp-v2'), tracked, transfer(at('66')))).toMatch(
