@@ -54,6 +54,12 @@ export type PricedRoute = {
   /** The signer's cost on the source chain: gas, rollup data fee and any bridge messaging fee, in USD. */
   sourceCostUsdE18: bigint
   messagingFeeUsdE18: bigint
+  /**
+   * Of the destination gas taken from the bridged amount, what our own relayer spends (a CCTP delivery: relayCctp or
+   * receiveMessage), in the bridged token's atomic units: nothing on chain pays it to the relayer, so the builder
+   * collects it with the fee (0 on other bridges, whose relayers are paid by the bridge).
+   */
+  relayGasAmount: bigint
   durationP50Sec: number
   durationP95Sec: number
 }

@@ -41,6 +41,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
   let sourceGasUnits = catalogue.pricing.routerOverheadGasUnits
   for (const edge of route.sourceSwaps) sourceGasUnits += edge.venue.gasUnits
   let messagingFeeUsdE18 = 0n
+  let relayGasAmount = 0n
   let durationP50Sec = source.blockTimeSec
   let durationP95Sec = source.blockTimeSec * 3
 
@@ -62,6 +63,8 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     }
     const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
     const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
+    // CCTP messages are received on the destination by our relayer (no bridge relayer is paid to): its gas is ours.
+    if (bridge.protocol === 'cctp-v2') relayGasAmount = destinationGas
     const net = bridgedIn - fee - fixedFee - destinationGas
     const delivered = net > 0n ? (net * pow10(lane.to.decimals)) / pow10(lane.from.decimals) : 0n
     steps.push({
@@ -107,6 +110,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     gasLimit,
     sourceCostUsdE18,
     messagingFeeUsdE18,
+    relayGasAmount,
     durationP50Sec,
     durationP95Sec,
   }

@@ -183,8 +183,14 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   const refusal = refusalOf(parameters.sized.route)
   if (refusal !== undefined) return refusal
   const { catalogue, amounts, slippageE18, sender, recipient, ref, nowSec } = parameters
-  const { route, routedAmount, margin, sized } = parameters.sized
-  const amountIn = routedAmount + margin
+  const { route, sized } = parameters.sized
+  const amountIn = parameters.sized.routedAmount + parameters.sized.margin
+  // Our relayer's destination gas on a CCTP route is collected with the fee, so the treasury is paid back what the
+  // relayer spends: the executor burns that much less, and Circle's maxFee leaves it out. Only where the input is the
+  // burned token (no source swap): the fee is taken in the input token before any call.
+  const relayFee = route.sourceSwaps.length === 0 ? sized.relayGasAmount : 0n
+  const routedAmount = parameters.sized.routedAmount - relayFee
+  const margin = parameters.sized.margin + relayFee
   const source = parameters.routerOn(route.from.chain)
   const deadline = orderDeadline(nowSec)
 
@@ -227,7 +233,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
         amountIn: bridgeStep.amountIn,
         outputAmount: exactDeposit ? estimate : maxBig(slipped, outputMin),
         outputMin,
-        maxFee: bridgeStep.amountIn - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
+        maxFee: bridgeStep.amountIn - relayFee - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
         recipient: endsHere ? recipient : destination.executor,
         ...(destinationOrder ? { message: encodeDestinationOrder(destinationOrder) } : {}),
         refundTo: sender,
