@@ -3,6 +3,7 @@ import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type
 import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
 import type { LeaseStore } from '../store/createLifecycleStore.ts'
 import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
+import { type Submission, type SubmissionFees, type SubmissionPublicClient, submitWithFeeBumps } from './submitWithFeeBumps.ts'
 import {
   attestedMessageFields,
   type CctpBurn,
@@ -39,14 +40,15 @@ export type RelayerPublicClient = {
   simulateContract(parameters: RelayCctpCall & { account: Address }): Promise<unknown>
   simulateContract(parameters: ReceiveMessageCall & { account: Address }): Promise<unknown>
   getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
-  waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted'; gasUsed: bigint }>
-}
+} & SubmissionPublicClient
 
 /** The relayer key's wallet on a destination chain; a viem wallet client with an account and a chain fits. */
 export type RelayerWalletClient = {
   account: { address: Address }
-  writeContract(parameters: RelayCctpCall & { nonce: number }): Promise<Hash>
-  writeContract(parameters: ReceiveMessageCall & { nonce: number }): Promise<Hash>
+  writeContract(parameters: RelayCctpCall & { nonce: number } & SubmissionFees): Promise<Hash>
+  writeContract(parameters: ReceiveMessageCall & { nonce: number } & SubmissionFees): Promise<Hash>
+  /** The cancel of a stuck submission: 0 to the key itself at its nonce. */
+  sendTransaction(parameters: { to: Address; value: bigint; gas: bigint; nonce: number } & SubmissionFees): Promise<Hash>
 }
 
 /** A chain the relayer delivers to: its CCTP domain, our executor and Circle's transmitter there. */
@@ -79,8 +81,10 @@ export type CctpRelayerParameters = {
   attestationWaitMs?: number
   /** The lease is taken for this long and renewed while a submission is waited for. Default 60 000. */
   leaseTtlMs?: number
-  /** How long one submission's receipt is waited for. Default 120 000. */
+  /** How long one submission's receipt is waited for, its replacements included. Default 120 000. */
   receiptTimeoutMs?: number
+  /** How long a submission may stay unmined before it is replaced with higher fees (submitWithFeeBumps). Default 30 000. */
+  bumpAfterMs?: number
   /** Tests: the waits between lease attempts. */
   sleep?: (ms: number) => Promise<void>
 }
@@ -122,6 +126,9 @@ export type CctpRelayer = {
 const DEFAULT_ATTESTATION_WAIT_MS = 2 * 60 * 60 * 1000
 const DEFAULT_LEASE_TTL_MS = 60_000
 const DEFAULT_RECEIPT_TIMEOUT_MS = 120_000
+const DEFAULT_BUMP_AFTER_MS = 30_000
+/** A plain transfer: what the cancel of a stuck submission costs. */
+const TRANSFER_GAS = 21_000n
 const LEASE_RETRY_MS = 1_000
 
 /**
@@ -138,6 +145,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   const attestationWaitMs = parameters.attestationWaitMs ?? DEFAULT_ATTESTATION_WAIT_MS
   const leaseTtlMs = parameters.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
   const receiptTimeoutMs = parameters.receiptTimeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
+  const bumpAfterMs = parameters.bumpAfterMs ?? DEFAULT_BUMP_AFTER_MS
   const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const stopping = new AbortController()
   /** Within this process, one submission per lease at a time (the lease itself is re-entrant for its holder). */
@@ -252,12 +260,41 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           reason: revert === undefined ? `${destination.chain} RPC error in simulation` : `${what} reverts: ${revert}`,
         }
       }
-      let hash: Hash
+      let submission: Submission
       try {
         const txNonce = await destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
-        hash = await (call.functionName === 'relayCctp'
-          ? destination.walletClient.writeContract({ ...call, nonce: txNonce })
-          : destination.walletClient.writeContract({ ...call, nonce: txNonce }))
+        submission = await submitWithFeeBumps({
+          publicClient: destination.publicClient,
+          send: (fees) =>
+            call.functionName === 'relayCctp'
+              ? destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees })
+              : destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees }),
+          cancel: (fees) =>
+            destination.walletClient.sendTransaction({ to: account, value: 0n, gas: TRANSFER_GAS, nonce: txNonce, ...fees }),
+          isDoneElsewhere: async () =>
+            (await destination.publicClient.readContract({
+              address: destination.transmitter,
+              abi: messageTransmitterAbi,
+              functionName: 'usedNonces',
+              args: [nonce],
+            })) === 1n,
+          timeoutMs: receiptTimeoutMs,
+          bumpAfterMs,
+          // Waiting on the chain is wall time, whatever clock the attestation deadline reads.
+          clock: Date.now,
+          onReplaced: (replacement) =>
+            log.info(
+              {
+                event: replacement.cancel ? 'cctp_relay_cancelled' : 'cctp_relay_fee_bumped',
+                chain: destination.chain,
+                nonce,
+                transaction: replacement.hash,
+                max_fee_per_gas: replacement.fees.maxFeePerGas.toString(),
+                max_priority_fee_per_gas: replacement.fees.maxPriorityFeePerGas.toString(),
+              },
+              replacement.cancel ? 'cctp_relay_cancelled' : 'cctp_relay_fee_bumped',
+            ),
+        })
       } catch (error) {
         const revert = revertReason(error)
         return {
@@ -266,18 +303,25 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           reason: revert === undefined ? `sending ${what} failed on ${destination.chain}` : `${what} reverts: ${revert}`,
         }
       }
-      try {
-        const receipt = await destination.publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs })
-        if (receipt.status === 'success') return { kind: 'relayed', nonce, transaction: hash, gasUsed: receipt.gasUsed }
+      if (submission.kind === 'not_mined') {
+        // Still pending: a later call reads usedNonces; if one of these mines later, a resubmission only reverts.
+        const hash = submission.hashes[submission.hashes.length - 1] as Hash
         return {
           kind: 'failed',
           nonce,
-          reason: `${what} reverted on chain (the message was received meanwhile)`,
+          reason: `${what} ${hash} not mined within ${receiptTimeoutMs / 1000} s (${submission.hashes.length} submissions, fees raised each ${bumpAfterMs / 1000} s)`,
           transaction: hash,
         }
-      } catch {
-        // Still pending: a later call reads usedNonces; if this one mines later, a resubmission only reverts.
-        return { kind: 'failed', nonce, reason: `${what} ${hash} not mined within ${receiptTimeoutMs / 1000} s`, transaction: hash }
+      }
+      const { receipt } = submission
+      // Someone else minted it while ours waited, and our cancel took the nonce back.
+      if (submission.cancelled) return { kind: 'already_received', nonce }
+      if (receipt.status === 'success') return { kind: 'relayed', nonce, transaction: receipt.transactionHash, gasUsed: receipt.gasUsed }
+      return {
+        kind: 'failed',
+        nonce,
+        reason: `${what} reverted on chain (the message was received meanwhile)`,
+        transaction: receipt.transactionHash,
       }
     })
     return outcome === 'lease_unavailable'

@@ -16,6 +16,7 @@ import {
 import type { ChainCursor, LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
 import { runDestinationInputs } from '../tx/abis.ts'
 import { relayerLeaseName } from './cctpRelayer.ts'
+import { type SubmissionFees, type SubmissionPublicClient, submitWithFeeBumps } from './submitWithFeeBumps.ts'
 
 /** EndpointV2's alert of a compose that failed, retryable (LayerZero-v2 ILayerZeroEndpointV2 / IMessagingComposer). */
 export const lzComposeAlertEvent = parseAbiItem(
@@ -59,9 +60,13 @@ export type LzRetryDestination = {
     readContract(parameters: ComposeQueueRead): Promise<unknown>
     simulateContract(parameters: LzComposeCall & { account: Address }): Promise<unknown>
     getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
-    waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted' }>
+  } & SubmissionPublicClient
+  walletClient: {
+    account: { address: Address }
+    writeContract(parameters: LzComposeCall & { nonce: number } & SubmissionFees): Promise<Hash>
+    /** The cancel of a stuck submission: 0 to the key itself at its nonce. */
+    sendTransaction(parameters: { to: Address; value: bigint; gas: bigint; nonce: number } & SubmissionFees): Promise<Hash>
   }
-  walletClient: { account: { address: Address }; writeContract(parameters: LzComposeCall & { nonce: number }): Promise<Hash> }
 }
 
 export type LzComposeRetryOutcome =
@@ -94,8 +99,10 @@ export type LzComposeRetrierParameters = {
   maxRangesPerSweep?: number
   /** The relayer lease is taken for this long and renewed while the sweep runs. Default 120 000. */
   leaseTtlMs?: number
-  /** Default 120 000. */
+  /** How long a retry's receipt is waited for, its replacements included. Default 120 000. */
   receiptTimeoutMs?: number
+  /** How long a retry may stay unmined before it is replaced with higher fees (submitWithFeeBumps). Default 30 000. */
+  bumpAfterMs?: number
 }
 
 /** The name under which a chain's alert scan position is kept beside the tracker's cursors. */
@@ -120,6 +127,8 @@ export function composeOrderRef(message: Hex): string | undefined {
 }
 
 const RECEIVED_MESSAGE_HASH: Hex = `0x${'0'.repeat(63)}1`
+/** A plain transfer: what the cancel of a stuck retry costs. */
+const TRANSFER_GAS = 21_000n
 
 /**
  * Retries LayerZero composes to our executor that failed (LzComposeAlert): the endpoint keeps such a compose queued
@@ -137,6 +146,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
   const maxRangesPerSweep = parameters.maxRangesPerSweep ?? 10
   const leaseTtlMs = parameters.leaseTtlMs ?? 120_000
   const receiptTimeoutMs = parameters.receiptTimeoutMs ?? 120_000
+  const bumpAfterMs = parameters.bumpAfterMs ?? 30_000
   /** Per chain, the alerts read and not yet delivered (each retried while its swap is pending there). */
   const open = new Map<string, Map<string, ComposeAlert>>()
   /** Chains scanned since this process started: the first scan also rereads the lookback for alerts still open. */
@@ -187,11 +197,29 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     // The nonce read below is the next one only while no other sender holds the key's lease.
     if (!(await holdsLease())) return 'lease_lost'
     const nonce = await publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
-    const hash = await walletClient.writeContract({ ...call, nonce })
-    const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs })
+    const submission = await submitWithFeeBumps({
+      publicClient,
+      send: (fees) => walletClient.writeContract({ ...call, nonce, ...fees }),
+      cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, gas: TRANSFER_GAS, nonce, ...fees }),
+      isDoneElsewhere: async () =>
+        (await publicClient.readContract({
+          address: endpoint,
+          abi: endpointV2ComposeAbi,
+          functionName: 'composeQueue',
+          args: [alert.from, executor, alert.guid, alert.index],
+        })) === RECEIVED_MESSAGE_HASH,
+      timeoutMs: receiptTimeoutMs,
+      bumpAfterMs,
+      // Waiting on the chain is wall time, whatever clock the rest reads.
+      clock: Date.now,
+    })
+    if (submission.kind === 'not_mined')
+      return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }
+    if (submission.cancelled) return 'done'
+    const { receipt } = submission
     return receipt.status === 'success'
-      ? { kind: 'retried', chain, guid: alert.guid, transaction: hash }
-      : { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose ${hash} reverted` }
+      ? { kind: 'retried', chain, guid: alert.guid, transaction: receipt.transactionHash }
+      : { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose ${receipt.transactionHash} reverted` }
   }
 
   /**

@@ -71,7 +71,9 @@ function relayerAttesting(attested: AttestedMessage[]): { relay: ReturnType<type
       readContract: async ({ args }: { args: readonly [Hex] }) => (used.has(args[0]) ? 1n : 0n),
       simulateContract: async () => ({}),
       getTransactionCount: async () => submitted.length,
-      waitForTransactionReceipt: async () => ({ status: 'success' as const, gasUsed: 1n }),
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 2n, maxPriorityFeePerGas: 1n }),
+      waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
     },
     walletClient: {
       account: { address: '0x000000000000000000000000000000000000bEEF' },

@@ -7,7 +7,7 @@ import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLog
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
-import { type AttestationClient, createAttestationClient } from '../../src/lifecycle/attestationClient.ts'
+import { type AttestationClient, type AttestedMessage, createAttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { messageTransmitterAbi } from '../../src/lifecycle/cctpMessages.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer, type MessageRelayOutcome } from '../../src/lifecycle/cctpRelayer.ts'
 import { createRelayScheduler } from '../../src/lifecycle/relayPendingSwaps.ts'
@@ -64,8 +64,9 @@ function destinationOn(on: CatalogueOnChains, relayerAccount: ReturnType<typeof 
   }
 }
 
-function relayerWith(leases: LeaseStore, holder: string): CctpRelayer {
+function relayerWith(leases: LeaseStore, holder: string, options: { bumpAfterMs?: number } = {}): CctpRelayer {
   return createCctpRelayer({
+    ...options,
     attestations,
     sourceDomains: { BAS: 6, POL: 7 },
     sourceExecutors: { BAS: setupOf(world, 'BAS').router.executor },
@@ -95,7 +96,7 @@ async function deliveriesOf(ref: string): Promise<number> {
   return events.filter((event) => event.args.ref === stringToHex(ref, { size: 32 })).length
 }
 
-async function attestedMessageOf(receipt: { transactionHash: Hash }): Promise<{ message: Hex; attestation: Hex }> {
+async function attestedMessageOf(receipt: { transactionHash: Hash }): Promise<AttestedMessage> {
   const [attested] = await attestations.waitForAttestation(6, receipt.transactionHash, { deadlineMs: Date.now() + 10_000 })
   return attested!
 }
@@ -307,6 +308,104 @@ describe('the CCTP relayer (issue 18 item 4)', () => {
         account: pol.instance.accounts[6]!,
       }),
     ).rejects.toThrow(/Nonce already used/)
+  })
+})
+
+/**
+ * POL with automine off while `run` goes on: the test mines each block itself, so a submission can be left out of one
+ * (a base fee above its fees) and the replacement seen in the pool first.
+ */
+async function withManualMining<T>(run: (pol: ReturnType<typeof setupOf>['instance']) => Promise<T>): Promise<T> {
+  const pol = setupOf(world, 'POL').instance
+  await pol.testClient.setAutomine(false)
+  try {
+    return await run(pol)
+  } finally {
+    await pol.testClient.mine({ blocks: 1 })
+    await pol.testClient.setAutomine(true)
+  }
+}
+
+/** The relayer key's pending transaction at `nonce` in POL's pool, once there is one (another hash than `not`). */
+async function pendingFromRelayer(
+  pol: ReturnType<typeof setupOf>['instance'],
+  nonce: number,
+  not?: Hash,
+): Promise<{ hash: Hash; maxFeePerGas: bigint; to: string | null }> {
+  const relayer = destination.walletClient.account.address
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const pool = await pol.testClient.getTxpoolContent()
+    const entries = Object.entries(pool.pending).find(([sender]) => sender.toLowerCase() === relayer.toLowerCase())?.[1]
+    const transaction = entries?.[String(nonce)]
+    if (transaction !== undefined && transaction.hash !== not)
+      return { hash: transaction.hash, maxFeePerGas: BigInt(transaction.maxFeePerGas ?? 0n), to: transaction.to }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`no pending transaction from the relayer at nonce ${nonce}${not ? ` other than ${not}` : ''}`)
+}
+
+describe('a relay left unmined by a rising base fee (fees bumped, or the relay cancelled)', () => {
+  it('is replaced at the same nonce with higher fees, and the replacement is mined; the first never is', async () => {
+    const { ref, receipt } = await burnOnBase()
+    const attested = await attestedMessageOf(receipt)
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-bump', { bumpAfterMs: 200 })
+    const outcome = await withManualMining(async (pol) => {
+      const nonce = await pol.publicClient.getTransactionCount({ address: destination.walletClient.account.address })
+      const relaying = relayer.relayMessage(destination, attested)
+      const first = await pendingFromRelayer(pol, nonce)
+      // The next block's base fee is above what the first submission offers: it is left out.
+      await pol.testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: first.maxFeePerGas * 2n })
+      await pol.testClient.mine({ blocks: 1 })
+      const replacement = await pendingFromRelayer(pol, nonce, first.hash)
+      expect(replacement.maxFeePerGas).toBeGreaterThan(first.maxFeePerGas * 2n)
+      expect(replacement.to?.toLowerCase()).toBe(destination.executor.toLowerCase())
+      await pol.testClient.mine({ blocks: 1 })
+      const result = await relaying
+      await expect(pol.publicClient.getTransactionReceipt({ hash: first.hash })).rejects.toThrow()
+      return { result, replacement }
+    })
+    await relayer.close()
+    expect(outcome.result).toMatchObject({ kind: 'relayed', transaction: outcome.replacement.hash })
+    expect(await deliveriesOf(ref)).toBe(1)
+  })
+
+  it('is cancelled (0 to the key itself, same nonce, higher fees) when someone else relays the message meanwhile', async () => {
+    const { ref, receipt } = await burnOnBase()
+    const attested = await attestedMessageOf(receipt)
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-cancel', { bumpAfterMs: 200 })
+    const relayerAddress = destination.walletClient.account.address
+    const outcome = await withManualMining(async (pol) => {
+      const nonce = await pol.publicClient.getTransactionCount({ address: relayerAddress })
+      const relaying = relayer.relayMessage(destination, attested)
+      const first = await pendingFromRelayer(pol, nonce)
+      // A keeper relays the same message, paying more: its transaction makes the block, ours does not.
+      const keeper = await pol.walletClient(pol.accounts[8]!).writeContract({
+        address: destination.executor,
+        abi: swapEaziExecutorAbi,
+        functionName: 'relayCctp',
+        args: [destination.transmitter, attested.message, attested.attestation],
+        gas: 1_000_000n,
+        maxFeePerGas: first.maxFeePerGas * 10n,
+        maxPriorityFeePerGas: first.maxFeePerGas,
+      })
+      await pol.testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: first.maxFeePerGas * 2n })
+      await pol.testClient.mine({ blocks: 1 })
+      expect((await pol.publicClient.getTransactionReceipt({ hash: keeper })).status).toBe('success')
+      const cancel = await pendingFromRelayer(pol, nonce, first.hash)
+      expect(cancel.to?.toLowerCase()).toBe(relayerAddress.toLowerCase())
+      await pol.testClient.mine({ blocks: 1 })
+      const result = await relaying
+      const mined = await pol.publicClient.getTransactionReceipt({ hash: cancel.hash })
+      await expect(pol.publicClient.getTransactionReceipt({ hash: first.hash })).rejects.toThrow()
+      return { result, mined, nonce }
+    })
+    await relayer.close()
+    expect(outcome.result).toEqual({ kind: 'already_received', nonce: nonceOf(attested.message) })
+    expect(outcome.mined.status).toBe('success')
+    expect(outcome.mined.gasUsed).toBe(21_000n)
+    // The key's nonce moved on by the cancel alone, so its next relay is not held behind a stuck one.
+    expect(await setupOf(world, 'POL').instance.publicClient.getTransactionCount({ address: relayerAddress })).toBe(outcome.nonce + 1)
+    expect(await deliveriesOf(ref)).toBe(1)
   })
 })
 

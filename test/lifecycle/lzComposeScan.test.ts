@@ -73,7 +73,9 @@ function scriptedChain(chain: string, alerts: Alert[], failReads: () => boolean 
       },
       simulateContract: async () => ({}),
       getTransactionCount: async () => sent.length,
-      waitForTransactionReceipt: async () => ({ status: 'success' as const }),
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 2n, maxPriorityFeePerGas: 1n }),
+      waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
     },
     walletClient: {
       account: { address: '0x000000000000000000000000000000000000bEEF' },

@@ -1,0 +1,112 @@
+import type { Hash } from 'viem'
+
+/** EIP-1559 fees of one submission, wei per gas. */
+export type SubmissionFees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
+
+/** What a submission's receipt says; viem's receipt fits. */
+export type SubmissionReceipt = { status: 'success' | 'reverted'; gasUsed: bigint; transactionHash: Hash }
+
+/** What the submitter reads on the chain; a viem public client fits. */
+export type SubmissionPublicClient = {
+  estimateFeesPerGas(): Promise<SubmissionFees>
+  waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<SubmissionReceipt>
+  getTransactionReceipt(parameters: { hash: Hash }): Promise<SubmissionReceipt>
+}
+
+export type SubmitWithFeeBumpsParameters = {
+  publicClient: SubmissionPublicClient
+  /** Sends the transaction at the submission's nonce with these fees (the first time and each bump). */
+  send(fees: SubmissionFees): Promise<Hash>
+  /**
+   * Sends a transaction at the same nonce that does nothing (a transfer of 0 to the key itself), used when
+   * `isDoneElsewhere` says the work no longer needs ours: without it, the stuck submission holds back every later one
+   * from the key.
+   */
+  cancel(fees: SubmissionFees): Promise<Hash>
+  /** Read before each bump: true when someone else did the work meanwhile (CCTP: the message's nonce is used). */
+  isDoneElsewhere(): Promise<boolean>
+  /** How long the submission (all its replacements) is waited for in all. */
+  timeoutMs: number
+  /** How long one submission may stay unmined before it is replaced with higher fees. */
+  bumpAfterMs: number
+  clock: () => number
+  /** Called after each replacement, for the log. */
+  onReplaced?: (replacement: { hash: Hash; fees: SubmissionFees; cancel: boolean }) => void
+}
+
+export type Submission =
+  /** One of the submissions was mined (its receipt: success, or reverted). `cancelled`: the mined one was the cancel. */
+  | { kind: 'mined'; receipt: SubmissionReceipt; cancelled: boolean; hashes: Hash[] }
+  /** None was mined within `timeoutMs`; the last may still be. */
+  | { kind: 'not_mined'; hashes: Hash[] }
+
+/**
+ * Each replacement pays at least an eighth more than the last, on both fees: geth and most nodes refuse a replacement
+ * of the same nonce that raises either by less than 10% ("replacement transaction underpriced").
+ */
+const BUMP_NUMERATOR = 9n
+const BUMP_DENOMINATOR = 8n
+/** Replacements stop at this multiple of the first submission's fees: a fee spike is waited out, not chased. */
+export const MAX_FEE_MULTIPLE = 5n
+
+const bump = (value: bigint): bigint => (value * BUMP_NUMERATOR + BUMP_DENOMINATOR - 1n) / BUMP_DENOMINATOR
+const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b)
+
+/**
+ * The fees of the next replacement: an eighth more than the last on both fees (rounded up), or what the chain asks
+ * now if that is more; undefined past MAX_FEE_MULTIPLE of the first.
+ */
+export function nextFees(first: SubmissionFees, last: SubmissionFees, now: SubmissionFees): SubmissionFees | undefined {
+  const maxPriorityFeePerGas = maxOf(bump(last.maxPriorityFeePerGas), now.maxPriorityFeePerGas)
+  const maxFeePerGas = maxOf(maxOf(bump(last.maxFeePerGas), now.maxFeePerGas), maxPriorityFeePerGas)
+  if (maxFeePerGas > first.maxFeePerGas * MAX_FEE_MULTIPLE) return undefined
+  return { maxFeePerGas, maxPriorityFeePerGas }
+}
+
+/**
+ * Sends a transaction and sees it mined, replacing it at the same nonce with higher fees while it is not: a relay
+ * sent when the base fee was low would otherwise sit in the mempool, and every later transaction from the key (the
+ * next relay takes the next nonce) behind it. Each `bumpAfterMs` without a receipt: if someone else did the work, the
+ * submission is cancelled (a 0 transfer to self at the same nonce, with higher fees); otherwise it is sent again with
+ * `nextFees`. Whichever of the submissions is mined ends it; they share one nonce, so only one can be.
+ */
+export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameters): Promise<Submission> {
+  const { publicClient, clock } = parameters
+  const first = await publicClient.estimateFeesPerGas()
+  const hashes: Hash[] = [await parameters.send(first)]
+  const cancels = new Set<Hash>()
+  const deadline = clock() + parameters.timeoutMs
+  let last = first
+  for (;;) {
+    const left = deadline - clock()
+    const waitMs = Math.max(1, Math.min(parameters.bumpAfterMs, left))
+    const latest = hashes[hashes.length - 1] as Hash
+    const mined = await publicClient.waitForTransactionReceipt({ hash: latest, timeout: waitMs }).catch(() => undefined)
+    const receipt = mined ?? (await minedEarlier(publicClient, hashes.slice(0, -1)))
+    if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
+    if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes] }
+    const now = await publicClient.estimateFeesPerGas().catch(() => last)
+    const fees = nextFees(first, last, now)
+    if (fees === undefined) continue
+    const cancel = cancels.size > 0 || (await parameters.isDoneElsewhere().catch(() => false))
+    try {
+      const hash = cancel ? await parameters.cancel(fees) : await parameters.send(fees)
+      hashes.push(hash)
+      if (cancel) cancels.add(hash)
+      last = fees
+      parameters.onReplaced?.({ hash, fees, cancel })
+    } catch {
+      // Refused (one of ours was mined meanwhile: "nonce too low"; or the node wants more): the next round reads the
+      // receipts again and, if none, bumps from the chain's fees then.
+    }
+  }
+}
+
+/** The receipt of whichever earlier submission was mined, if one was. */
+async function minedEarlier(publicClient: SubmissionPublicClient, hashes: readonly Hash[]): Promise<SubmissionReceipt | undefined> {
+  for (const hash of hashes) {
+    const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined)
+    if (receipt !== undefined) return receipt
+  }
+  return undefined
+}

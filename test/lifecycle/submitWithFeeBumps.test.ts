@@ -1,0 +1,143 @@
+import type { Hash } from 'viem'
+import { describe, expect, it } from 'vitest'
+import {
+  MAX_FEE_MULTIPLE,
+  nextFees,
+  type SubmissionFees,
+  type SubmissionReceipt,
+  submitWithFeeBumps,
+} from '../../src/lifecycle/submitWithFeeBumps.ts'
+
+// The fee arithmetic of a replacement, and the submitter against a scripted chain (the anvil proof of a stuck relay
+// replaced, and of one cancelled, is in cctpRelayer.test.ts).
+
+const fees = (maxFeePerGas: bigint, maxPriorityFeePerGas: bigint): SubmissionFees => ({ maxFeePerGas, maxPriorityFeePerGas })
+const hashOf = (n: number): Hash => `0x${n.toString(16).padStart(64, '0')}`
+
+describe('nextFees', () => {
+  it('raises both fees by an eighth, rounded up, when the chain asks no more', () => {
+    expect(nextFees(fees(100n, 10n), fees(100n, 10n), fees(50n, 1n))).toEqual(fees(113n, 12n))
+    // Never by less than geth's 10% on either fee, even at one wei.
+    expect(nextFees(fees(1n, 1n), fees(1n, 1n), fees(1n, 1n))).toEqual(fees(2n, 2n))
+  })
+
+  it('follows the chain when it asks more, and keeps the fee cap at least the tip', () => {
+    expect(nextFees(fees(100n, 10n), fees(100n, 10n), fees(300n, 20n))).toEqual(fees(300n, 20n))
+    expect(nextFees(fees(100n, 10n), fees(100n, 90n), fees(100n, 150n))).toEqual(fees(150n, 150n))
+  })
+
+  it(`stops past ${MAX_FEE_MULTIPLE}× the first submission's fee cap`, () => {
+    expect(nextFees(fees(100n, 10n), fees(450n, 10n), fees(100n, 1n))).toBeUndefined() // 507 > 500
+    expect(nextFees(fees(100n, 10n), fees(400n, 10n), fees(100n, 1n))).toEqual(fees(450n, 12n))
+    expect(nextFees(fees(100n, 10n), fees(100n, 10n), fees(501n, 1n))).toBeUndefined()
+  })
+})
+
+/** A chain that mines a submission once its fee cap reaches `minedAbove`, scripted per round. */
+function scriptedChain(options: { minedAbove: () => bigint; refuseSends?: number }) {
+  const sent: { hash: Hash; fees: SubmissionFees; cancel: boolean }[] = []
+  let mined: SubmissionReceipt | undefined
+  let refusals = options.refuseSends ?? 0
+  const receiptOf = (hash: Hash): SubmissionReceipt => {
+    if (mined?.transactionHash !== hash) throw new Error('not mined')
+    return mined
+  }
+  const mineBest = (): void => {
+    if (mined !== undefined) return
+    const best = sent.find((entry) => entry.fees.maxFeePerGas >= options.minedAbove())
+    if (best) mined = { status: 'success', gasUsed: best.cancel ? 21_000n : 100_000n, transactionHash: best.hash }
+  }
+  const submit = (cancel: boolean) => async (submissionFees: SubmissionFees) => {
+    if (refusals > 0) {
+      refusals -= 1
+      throw new Error('replacement transaction underpriced')
+    }
+    const hash = hashOf(sent.length + 1)
+    sent.push({ hash, fees: submissionFees, cancel })
+    return hash
+  }
+  return {
+    sent,
+    publicClient: {
+      estimateFeesPerGas: async () => fees(100n, 10n),
+      waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => {
+        mineBest()
+        return receiptOf(hash)
+      },
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => receiptOf(hash),
+    },
+    send: submit(false),
+    cancel: submit(true),
+  }
+}
+
+describe('submitWithFeeBumps', () => {
+  it('replaces an unmined submission until one pays enough, and reports the one mined', async () => {
+    const chain = scriptedChain({ minedAbove: () => 140n })
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => false,
+      timeoutMs: 10_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    expect(chain.sent.map((entry) => entry.fees.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
+    expect(result).toMatchObject({ kind: 'mined', cancelled: false, receipt: { transactionHash: hashOf(4) } })
+  })
+
+  it('cancels instead once the work is done elsewhere, and says the cancel was what mined', async () => {
+    const chain = scriptedChain({ minedAbove: () => 110n })
+    let round = 0
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => {
+        round += 1
+        return true
+      },
+      timeoutMs: 10_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    expect(round).toBe(1)
+    expect(chain.sent.map((entry) => entry.cancel)).toEqual([false, true])
+    expect(result).toMatchObject({ kind: 'mined', cancelled: true, receipt: { gasUsed: 21_000n } })
+  })
+
+  it('a refused replacement is tried again from the chain fees next round; nothing mined in time is not_mined', async () => {
+    const refused = scriptedChain({ minedAbove: () => 113n, refuseSends: 0 })
+    const sendOnce = refused.send
+    let calls = 0
+    const result = await submitWithFeeBumps({
+      ...refused,
+      send: async (submissionFees) => {
+        calls += 1
+        if (calls === 2) throw new Error('replacement transaction underpriced')
+        return sendOnce(submissionFees)
+      },
+      isDoneElsewhere: async () => false,
+      timeoutMs: 10_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    expect(result.kind).toBe('mined')
+    expect(calls).toBe(3)
+
+    const never = scriptedChain({ minedAbove: () => 10n ** 30n })
+    let now = 0
+    const stuck = await submitWithFeeBumps({
+      ...never,
+      isDoneElsewhere: async () => false,
+      timeoutMs: 1_000,
+      bumpAfterMs: 1,
+      clock: () => {
+        now += 100
+        return now
+      },
+    })
+    expect(stuck.kind).toBe('not_mined')
+    // Bumped up to the cap and no further: the last fee cap is at most MAX_FEE_MULTIPLE times the first.
+    const caps = never.sent.map((entry) => entry.fees.maxFeePerGas)
+    expect(caps.at(-1)! <= 100n * MAX_FEE_MULTIPLE).toBe(true)
+    expect(stuck.hashes).toEqual(never.sent.map((entry) => entry.hash))
+  })
+})
