@@ -7,7 +7,7 @@
 //       `head=/tmp/head/bench/servers/appServer.ts`.
 //   `tsx bench/profileKeyedSwap.ts profile [sec] [skip]`
 //       the app under keyed-swap load with `--cpu-prof`, summarised by self time per function and per area
-//       (`skip`: without the record).
+//       (`skip`: without the record; `quote`: the keyed quote instead of the swap).
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -101,7 +101,7 @@ async function cpu(rounds: number, durationSec: number, onPostgres: boolean, ext
   }
 }
 
-async function profile(durationSec: number, skip: boolean): Promise<void> {
+async function profile(durationSec: number, skip: boolean, quote = false): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'swapeazi-prof-'))
   const server = await startServer('app', APP_SERVER, { ...APP_ENV, ...(skip ? { BENCH_SWAP_RECORD: 'skip' } : {}) }, [
     '--cpu-prof',
@@ -112,7 +112,9 @@ async function profile(durationSec: number, skip: boolean): Promise<void> {
   let fromUs = 0
   let toUs = 0
   try {
-    const target = await swapTarget('swap', server)
+    const target = quote
+      ? { name: 'quote', server, path: '/api/v1/quote', headers: HEADERS, body: QUOTE_BODY }
+      : await swapTarget('swap', server)
     await load(target, 10, 1)
     fromUs = Number(process.hrtime.bigint() / 1000n)
     const result = await load(target, 10, durationSec)
@@ -132,7 +134,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const mode = process.argv[2] ?? 'cpu'
   if (mode === 'cpu')
     await cpu(Number(process.argv[3] ?? 2), Number(process.argv[4] ?? 5), process.argv[5] === 'postgres', process.argv.slice(6))
-  else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8), process.argv[4] === 'skip')
+  else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8), process.argv[4] === 'skip', process.argv[4] === 'quote')
   else
-    throw new Error('usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | profile [sec] [skip]')
+    throw new Error('usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | profile [sec] [skip|quote]')
 }
