@@ -12,6 +12,9 @@ import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { ServerDeps } from './createServer.ts'
 
+/** What the relayer, the compose retrier and the reconciler use of the app: `serve` passes its deps, `track` builds these. */
+export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock' | 'files' | 'routerOn' | 'catalogue'>
+
 export type Relaying = {
   /**
    * The tracker's hook (trackerFromConfig's `hooks`): a swap whose source is final has its CCTP messages relayed in
@@ -23,11 +26,11 @@ export type Relaying = {
 }
 
 /**
- * Starts what `swapeazi serve` runs beside the tracker (issue 18 items 4 and 5): the CCTP relayer when
+ * Starts what `swapeazi serve` and `swapeazi track` run beside the tracker (issue 18 items 4 and 5): the CCTP relayer when
  * SWAPEAZI_RELAYER_PRIVATE_KEY is set and a destination chain of ours has an RPC in SWAPEAZI_RPC_URLS, and the
  * reconciler of `onchain` x402 payments when that settler is configured. Each logs whether it is on and why.
  */
-export function startRelaying(config: Config, deps: ServerDeps): Relaying {
+export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   const log = deps.log.child({ component: 'relaying' })
   const relayer = relayerFromConfig(config, deps, holder)
@@ -81,7 +84,7 @@ export function startRelaying(config: Config, deps: ServerDeps): Relaying {
  * The retrier of failed LayerZero composes to our executor, on every chain of SWAPEAZI_RPC_URLS where a LayerZero
  * bridge of the catalogue delivers, from the relayer key; undefined when the key is not set.
  */
-function lzRetrierFromConfig(config: Config, deps: ServerDeps, holder: string): LzComposeRetrier | undefined {
+function lzRetrierFromConfig(config: Config, deps: RelayingDeps, holder: string): LzComposeRetrier | undefined {
   const { privateKey } = config.relayer
   if (privateKey === undefined) return undefined
   const account = privateKeyToAccount(privateKey as Hex)
@@ -118,7 +121,7 @@ function lzRetrierFromConfig(config: Config, deps: ServerDeps, holder: string): 
 }
 
 /** A viem chain for the wallet client: the catalogue's chain id, reached through the configured RPC only. */
-function chainOf(deps: ServerDeps, chain: ChainCode, url: string): Chain | undefined {
+function chainOf(deps: RelayingDeps, chain: ChainCode, url: string): Chain | undefined {
   const chainId = deps.catalogue.chains.get(chain)?.chainId
   if (chainId === undefined) return undefined
   return defineChain({
@@ -133,7 +136,7 @@ function chainOf(deps: ServerDeps, chain: ChainCode, url: string): Chain | undef
 const RELAY_SWEEP_INTERVAL_MS = 60_000
 
 /** The relayer over every chain of SWAPEAZI_RPC_URLS where a CCTP bridge of the catalogue delivers; undefined when off. */
-function relayerFromConfig(config: Config, deps: ServerDeps, holder: string): CctpRelayer | undefined {
+function relayerFromConfig(config: Config, deps: RelayingDeps, holder: string): CctpRelayer | undefined {
   const log = deps.log.child({ component: 'cctp_relayer' })
   const { privateKey, attestationUrl } = config.relayer
   const off = (reason: string): undefined => {

@@ -1,8 +1,11 @@
 import type { Writable } from 'node:stream'
 import { createLogger } from '../app/createLogger.ts'
+import { settlerFromConfig } from '../app/settlerFromConfig.ts'
+import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import { loadCatalogue } from '../catalogue/loadCatalogue.ts'
 import type { Config } from '../config.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
 import { openStore } from '../store/openStore.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
 
@@ -14,29 +17,51 @@ export type TrackIo = {
 }
 
 /**
- * `swapeazi track`: the swap tracker alone, for operators who run it apart from `serve` (SWAPEAZI_TRACKER=off there),
- * on the configured store: PostgreSQL shared with the replicas, or an embedded store no `serve` holds. Runs until
- * SIGINT or SIGTERM, then finishes its poll, gives up its leases and closes the store.
+ * `swapeazi track`: the swap lifecycle apart from `serve` (SWAPEAZI_TRACKER=off there), on the configured store:
+ * PostgreSQL shared with the replicas, or an embedded store no `serve` holds. It runs what `serve` runs beside its
+ * tracker too (startRelaying): the CCTP relayer and LayerZero compose retries with SWAPEAZI_RELAYER_PRIVATE_KEY, the
+ * reconciler of `onchain` payments; replicas doing the same share the work through leases. Runs until SIGINT or
+ * SIGTERM, then finishes its poll and the relays under way, gives up its leases and closes the store.
  */
 export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   if (Object.keys(config.market.rpcUrls).length === 0)
     throw new Error('nothing to track: SWAPEAZI_RPC_URLS names no chain; set it to the JSON-RPC URL of each chain to follow')
   const log = createLogger(config.logLevel, io.stderr)
-  const { catalogue } = loadCatalogue(config.manifestDir)
+  const { catalogue, files } = loadCatalogue(config.manifestDir)
   const store = await openStore(config.store)
-  const tracker = trackerFromConfig(config, {
-    store,
-    catalogue: () => catalogue,
-    routerOn: (chain) => routerDeployment(config.router.byChain[chain] ?? config.router.address),
-    clock: Date.now,
-    log,
-  })
+  const routerOn = (chain: ChainCode) => routerDeployment(config.router.byChain[chain] ?? config.router.address)
+  let relaying: ReturnType<typeof startRelaying> | undefined
+  let tracker: ReturnType<typeof trackerFromConfig>
+  try {
+    relaying = startRelaying(config, {
+      log,
+      settler: settlerFromConfig(config.payments.settlement),
+      store,
+      clock: Date.now,
+      files,
+      routerOn,
+      catalogue,
+    })
+    tracker = trackerFromConfig(config, {
+      store,
+      catalogue: () => catalogue,
+      routerOn,
+      clock: Date.now,
+      log,
+      hooks: relaying.hooks,
+    })
+  } catch (error) {
+    await relaying?.stop()
+    await store.sql.close()
+    throw error
+  }
   try {
     tracker?.start()
     const signal = await stopped(io.stop)
     log.info({ event: 'tracker_stopping', signal }, 'tracker: finishing the poll under way')
   } finally {
     await tracker?.stop()
+    await relaying.stop()
     await store.sql.close()
   }
   log.info({ event: 'stopped' }, 'stopped: store closed')

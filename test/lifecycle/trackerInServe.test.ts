@@ -1,5 +1,5 @@
 // `swapeazi serve` runs the tracker where an RPC is configured (issue 18 item 3) and stops it before its store closes;
-// SWAPEAZI_TRACKER=off leaves it out; `swapeazi track` runs it alone. The tracker's first poll leaves its cursor in
+// SWAPEAZI_TRACKER=off leaves it out; `swapeazi track` runs it apart, with the relayer where a key is set. The tracker's first poll leaves its cursor in
 // the store, which the test reads once the process has let go of it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,6 +13,9 @@ import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 import { type AnvilInstance, startAnvil } from '../chain/anvil.ts'
 import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 import { TextSink } from '../support/runCliInProcess.ts'
+
+/** Anvil's tenth default key (index 9): a relayer key that sends nothing here. */
+const RELAYER_KEY = '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6'
 
 let anvil: AnvilInstance
 let dir: string
@@ -86,13 +89,25 @@ describe('the tracker in serve and track', () => {
     expect(await cursorIn(dataDir)).toBeUndefined()
   })
 
-  it('swapeazi track runs it alone, and refuses to start with no chain to follow', async () => {
+  it('swapeazi track runs it apart, with the relayer and compose retries where a key is set, and refuses to start with no chain to follow', async () => {
     const dataDir = join(dir, 'track')
     await anvil.testClient.mine({ blocks: 3 })
     const head = await anvil.publicClient.getBlockNumber()
-    const { code } = await runUntil(['track'], env(dataDir), /"event":"tracker_cursor_started"/)
+    const { code, logs } = await runUntil(['track'], env(dataDir), /"event":"tracker_cursor_started"/)
     expect(code).toBe(0)
     expect(await cursorIn(dataDir)).toBe(head)
+    expect(logs).toMatch(/"event":"cctp_relayer","available":false,"reason":"SWAPEAZI_RELAYER_PRIVATE_KEY is not set"/)
+
+    // With the relayer key, track delivers CCTP messages and retries LayerZero composes on BAS as serve would.
+    const keyed = await runUntil(
+      ['track'],
+      env(join(dir, 'track-relayer'), { SWAPEAZI_RELAYER_PRIVATE_KEY: RELAYER_KEY }),
+      /"event":"tracker_cursor_started"/,
+    )
+    expect(keyed.code).toBe(0)
+    expect(keyed.logs).toMatch(/"event":"cctp_relayer","available":true,"relayer":"0x[0-9a-fA-F]{40}","chains":\["BAS"\]/)
+    expect(keyed.logs).toMatch(/"event":"lz_compose_retrier","available":true,"chains":\["BAS"\]/)
+    expect(keyed.logs).toMatch(/"event":"payment_reconciler","available":false/)
     const stderr = new TextSink()
     const refused = await runCli(['track'], {
       env: { SWAPEAZI_DATA_DIR: join(dir, 'none') },
