@@ -81,6 +81,7 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
       order,
       lifecycle,
       isTracked: isFollowable && (deps.tracking?.follows(ChainCode.parse(order.fromChain)) ?? false),
+      isDestinationTracked: deps.tracking?.follows(ChainCode.parse(order.toChain)) ?? false,
       nowMs,
     })
 

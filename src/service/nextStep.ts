@@ -12,6 +12,11 @@ export type NextStepParameters = {
   reason: string | null
   /** Whether a tracker follows the order: an untracked built swap never moves, whatever happens on chain. */
   isTracked: boolean
+  /**
+   * Whether the tracker reads the destination chain, where a bridged delivery is seen: a pending swap to a chain with
+   * no RPC here stays pending whatever arrives. Default: as `isTracked` (a same-chain swap).
+   */
+  isDestinationTracked?: boolean
   /** Unix ms after which the router refuses the transaction (OrderExpired). */
   deadlineMs: number
   /** What the recipient got (partial: the bridged token). */
@@ -48,6 +53,13 @@ export function nextStep(parameters: NextStepParameters): NextStep {
       }
     }
     case 'pending':
+      if (parameters.isDestinationTracked === false)
+        return {
+          action: 'wait',
+          message: `The source transaction is mined and the money is on its way to ${asked.chain}, but no tracker reads ${asked.chain} here, so this status will not change when it arrives: look for ${asked.token} in the recipient's wallet on ${asked.chain} (the bridge's own explorer shows the transfer).`,
+          checkAgainSec: null,
+          deadline: null,
+        }
       return {
         action: 'wait',
         message: `The source transaction is mined and the money is on its way to ${asked.chain}; nothing to do but wait. Check again in ${PENDING_CHECK_AGAIN_SEC} s.`,

@@ -24,6 +24,8 @@ export type OrderStatusParameters = {
   /** The tracker's record (a swap no tracker has moved reads as built); undefined for an order not recorded as a swap. */
   lifecycle: LifecycleRecord | undefined
   isTracked: boolean
+  /** Whether a tracker reads the order's destination chain (where a bridged delivery is seen). Default: `isTracked`. */
+  isDestinationTracked?: boolean
   nowMs: number
 }
 
@@ -104,6 +106,7 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
       substatus,
       reason,
       isTracked,
+      ...(parameters.isDestinationTracked === undefined ? {} : { isDestinationTracked: parameters.isDestinationTracked }),
       deadlineMs: order.deadlineMs,
       received,
       asked: { chain: toChain, token: order.toToken },

@@ -117,7 +117,7 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
 
     it('follows a keyed cross-chain swap from pending to done/completed: legs with explorer links, amounts, transitions', async () => {
       const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '1000' })
-      const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      const tracked = testApp({ store, tracking: tracking({ follows: ['BAS', 'ARB'] }) })
       await move(
         swap.swapEaziRef,
         {
@@ -163,6 +163,18 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
         { state: 'pending', substatus: null, at: at(60).toISOString() },
         { state: 'done', substatus: 'completed', at: at(180).toISOString() },
       ])
+    })
+
+    it('a pending swap to a chain no tracker reads says the status will not move, and where to look instead', async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '200' })
+      const sourceOnly = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'no-dst', 7n) } }, ['built'])
+      const pending = SwapStatusWire.parse((await status(swap.swapEaziRef, sourceOnly)).body)
+      expect(pending.orders[0]?.isTracked).toBe(true)
+      expect(pending.next).toMatchObject({ action: 'wait', checkAgainSec: null, deadline: null })
+      expect(pending.next.message).toBe(
+        "The source transaction is mined and the money is on its way to ARB, but no tracker reads ARB here, so this status will not change when it arrives: look for USDC in the recipient's wallet on ARB (the bridge's own explorer shows the transfer).",
+      )
     })
 
     it('says which token arrived on done/partial, and what the user can do', async () => {

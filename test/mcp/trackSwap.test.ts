@@ -19,7 +19,7 @@ import { type ConnectedClient, callTool, connectInMemory, inProcessClient, LEAK_
 const store = lazyMemoryStore()
 const app = testApp({
   store,
-  tracking: { follows: (chain) => chain === 'BAS', hintSourceTransaction: async () => ({ ok: true, isFinal: true }) },
+  tracking: { follows: (chain) => chain === 'BAS' || chain === 'ARB', hintSourceTransaction: async () => ({ ok: true, isFinal: true }) },
 })
 let connected: ConnectedClient
 
