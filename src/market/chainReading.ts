@@ -52,6 +52,19 @@ export type LadderSpec = {
   /** What answers the quotes, for the venue state's source: `QuoterV2`, `Vault.queryBatchSwap`, `Broker.getAmountOut`. */
   quotedBy: string
   directions: readonly LadderDirection[]
+  /**
+   * Mento only: the Broker's trading limits of the exchange's two tokens, read in the same multicall
+   * (`tradingLimitsConfig` and `tradingLimitsState` of each token's limit id), which end each direction's ladder at
+   * what the Broker's `swapIn` would still accept (mentoTradingLimits.ts).
+   */
+  tradingLimits?: TradingLimitsSpec
+}
+
+/** Where a Mento venue's trading limits are read: its Broker, its exchange id, and its two tokens. */
+export type TradingLimitsSpec = {
+  broker: Address
+  exchangeId: Hex
+  tokens: readonly { symbol: string; address: Address; decimals: number }[]
 }
 
 /**
@@ -126,8 +139,12 @@ export type PoolReading = { id: string; ok: true; balances: bigint[] } | { id: s
  */
 export type LadderDirectionReading = { from: string; to: string; points: [amountIn: bigint, amountOut: bigint][]; end?: string }
 
-/** One depth venue's ladder, one reading per direction of its spec, in its order. */
-export type LadderReading = { id: string; directions: LadderDirectionReading[] }
+/**
+ * One depth venue's ladder, one reading per direction of its spec, in its order; `error` when what the ladder depends
+ * on besides its quotes (a Mento venue's trading limits) could not be read: then no direction has a point, and the
+ * venue is a gap with that reason.
+ */
+export type LadderReading = { id: string; directions: LadderDirectionReading[]; error?: string }
 
 /** One feed's `latestRoundData` (and `decimals`), or why it could not be read. */
 export type FeedReading =

@@ -10,13 +10,16 @@ import {
   type LadderDirectionReading,
   type LadderQuote,
   type LadderReading,
+  type LadderSpec,
   type MessagingFeeReading,
   type MessagingFeeSpec,
   type OracleSpec,
   type PoolReading,
   type PoolSpec,
   type ReadChain,
+  type TradingLimitsSpec,
 } from './chainReading.ts'
+import { type TokenTradingLimits, tradingLimitId, withinTradingLimits } from './mentoTradingLimits.ts'
 
 /** Chainlink AggregatorV3, the two functions a refresh reads (live-chain.md (d)). */
 const aggregatorV3Abi = parseAbi([
@@ -48,9 +51,15 @@ const balancerQueryAbi = parseAbi([
   'function queryBatchSwap(uint8 kind, (bytes32 poolId, uint256 assetInIndex, uint256 assetOutIndex, uint256 amount, bytes userData)[] swaps, address[] assets, (address sender, bool fromInternalBalance, address recipient, bool toInternalBalance) funds) returns (int256[] assetDeltas)',
 ])
 
-/** Mento's Broker (v2): what an exchange of its exchange provider pays for `amountIn`. */
+/**
+ * Mento's Broker (v2): what an exchange of its exchange provider pays for `amountIn`, and the trading limits its
+ * `swapIn` enforces per limit id (the public mappings of mento-core `contracts/swap/Broker.sol`, as the mento-sdk's
+ * ABI has them; not checked against a live Celo chain).
+ */
 const mentoBrokerAbi = parseAbi([
   'function getAmountOut(address exchangeProvider, bytes32 exchangeId, address tokenIn, address tokenOut, uint256 amountIn) view returns (uint256 amountOut)',
+  'function tradingLimitsConfig(bytes32 limitId) view returns (uint32 timestep0, uint32 timestep1, int48 limit0, int48 limit1, int48 limitGlobal, uint8 flags)',
+  'function tradingLimitsState(bytes32 limitId) view returns (uint32 lastUpdated0, uint32 lastUpdated1, int48 netflow0, int48 netflow1, int48 netflowGlobal)',
 ])
 
 /** Mento's SortedOracles (Celo): a rate feed's median rate, numerator over denominator, and when it was reported. */
@@ -108,7 +117,13 @@ type MentoCall = {
   functionName: 'getAmountOut'
   args: readonly [Address, `0x${string}`, Address, Address, bigint]
 }
-type LadderCall = QuoterCall | BalancerQueryCall | MentoCall
+type TradingLimitsCall = {
+  address: Address
+  abi: typeof mentoBrokerAbi
+  functionName: 'tradingLimitsConfig' | 'tradingLimitsState'
+  args: readonly [`0x${string}`]
+}
+type LadderCall = QuoterCall | BalancerQueryCall | MentoCall | TradingLimitsCall
 type QuoteSendCall = {
   address: Address
   abi: typeof oftQuoteAbi
@@ -224,7 +239,7 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       feeds: plan.feeds.map((feed, index) => feedReading(feed, results[2 * index], results[2 * index + 1])),
       gas: gasFigures(plan, feeHistory),
       pools: poolReadings(plan, results.slice(feedContracts.length, feedContracts.length + poolContracts.length)),
-      ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length)),
+      ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length), Number(block.timestamp)),
       oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length, feesFrom)),
       messagingFees: messagingFeeReadings(plan, results.slice(feesFrom)),
       rpcCalls: 2 + parts.length,
@@ -443,11 +458,27 @@ function oracleReading(oracle: OracleSpec, rate: CallResult | undefined, timesta
   return { id: oracle.id, ok: true, answer, decimals: ORACLE_DECIMALS, updatedAt: Number(timestamp.result), roundId: 0n }
 }
 
-/** Per depth venue, per direction, one quote per ladder size, smallest first. */
+/**
+ * Per depth venue, per direction, one quote per ladder size, smallest first; then, for a Mento venue, per token of
+ * the exchange, its `tradingLimitsConfig` and `tradingLimitsState`.
+ */
 function ladderCalls(plan: ChainReadPlan): LadderCall[] {
-  return (plan.ladders ?? []).flatMap((ladder) =>
-    ladder.directions.flatMap((direction) => direction.amountsIn.map((amountIn) => ladderCall(direction.quote, amountIn))),
-  )
+  return (plan.ladders ?? []).flatMap((ladder) => [
+    ...ladder.directions.flatMap((direction) => direction.amountsIn.map((amountIn) => ladderCall(direction.quote, amountIn))),
+    ...tradingLimitsCalls(ladder),
+  ])
+}
+
+function tradingLimitsCalls(ladder: LadderSpec): TradingLimitsCall[] {
+  const limits = ladder.tradingLimits
+  if (limits === undefined) return []
+  return limits.tokens.flatMap((token): TradingLimitsCall[] => {
+    const limitId = tradingLimitId(limits.exchangeId, token.address)
+    return [
+      { address: limits.broker, abi: mentoBrokerAbi, functionName: 'tradingLimitsConfig', args: [limitId] },
+      { address: limits.broker, abi: mentoBrokerAbi, functionName: 'tradingLimitsState', args: [limitId] },
+    ]
+  })
 }
 
 function ladderCall(quote: LadderQuote, amountIn: bigint): LadderCall {
@@ -487,17 +518,76 @@ function ladderCall(quote: LadderQuote, amountIn: bigint): LadderCall {
   }
 }
 
-/** The ladders' results, one per size per direction, in the plan's order. */
-function ladderReadings(plan: ChainReadPlan, results: readonly CallResult[]): LadderReading[] {
+/**
+ * The ladders' results, one per size per direction, in the plan's order, then a Mento venue's trading limits (two
+ * per token), which end each direction's ladder at what the Broker would accept from the block at `blockTimestamp` on
+ * (withinTradingLimits); limits that cannot be read leave the venue no point, with the reason as `error`.
+ */
+function ladderReadings(plan: ChainReadPlan, results: readonly CallResult[], blockTimestamp: number): LadderReading[] {
   let next = 0
-  return (plan.ladders ?? []).map((ladder) => ({
-    id: ladder.id,
-    directions: ladder.directions.map((direction) => {
+  return (plan.ladders ?? []).map((ladder): LadderReading => {
+    const directions = ladder.directions.map((direction) => {
       const own = results.slice(next, next + direction.amountsIn.length)
       next += direction.amountsIn.length
       return ladderDirectionReading(direction, own)
-    }),
-  }))
+    })
+    const limits = ladder.tradingLimits
+    if (limits === undefined) return { id: ladder.id, directions }
+    const own = results.slice(next, next + 2 * limits.tokens.length)
+    next += 2 * limits.tokens.length
+    const read = tradingLimitsReading(limits, own)
+    if (typeof read === 'string')
+      return {
+        id: ladder.id,
+        directions: directions.map((direction) => ({ from: direction.from, to: direction.to, points: [], end: read })),
+        error: read,
+      }
+    return {
+      id: ladder.id,
+      directions: directions.map((direction) => {
+        const tokenIn = read.find((token) => token.symbol === direction.from)
+        const tokenOut = read.find((token) => token.symbol === direction.to)
+        if (tokenIn === undefined || tokenOut === undefined)
+          return { ...direction, points: [], end: `${direction.from} → ${direction.to}: no trading limits read for its tokens` }
+        return withinTradingLimits(direction, tokenIn, tokenOut, blockTimestamp)
+      }),
+    }
+  })
+}
+
+/** Each token's trading limits, or why they could not be read (on one line: it goes into health and a 503). */
+function tradingLimitsReading(limits: TradingLimitsSpec, results: readonly CallResult[]): TokenTradingLimits[] | string {
+  const tokens: TokenTradingLimits[] = []
+  for (const [index, token] of limits.tokens.entries()) {
+    const [config, state] = [results[2 * index], results[2 * index + 1]]
+    const at = `the trading limits of ${token.symbol} (limit id ${tradingLimitId(limits.exchangeId, token.address)}) at the Broker ${limits.broker}`
+    if (config?.status !== 'success') return `${at}: tradingLimitsConfig() failed: ${describe(config?.error).replace(/\s+/g, ' ')}`
+    if (state?.status !== 'success') return `${at}: tradingLimitsState() failed: ${describe(state?.error).replace(/\s+/g, ' ')}`
+    const c = numbersOf(config.result, 6)
+    const s = numbersOf(state.result, 5)
+    if (c === undefined || s === undefined) return `${at}: answered in an unexpected shape`
+    const [timestep0 = 0n, timestep1 = 0n, limit0 = 0n, limit1 = 0n, limitGlobal = 0n, flags = 0n] = c
+    const [lastUpdated0 = 0n, lastUpdated1 = 0n, netflow0 = 0n, netflow1 = 0n, netflowGlobal = 0n] = s
+    tokens.push({
+      symbol: token.symbol,
+      decimals: token.decimals,
+      config: { timestep0: Number(timestep0), timestep1: Number(timestep1), limit0, limit1, limitGlobal, flags: Number(flags) },
+      state: { lastUpdated0: Number(lastUpdated0), lastUpdated1: Number(lastUpdated1), netflow0, netflow1, netflowGlobal },
+    })
+  }
+  return tokens
+}
+
+/** A tuple of `length` integers (viem answers uint32, int48 and uint8 as numbers) as bigints, or undefined. */
+function numbersOf(value: unknown, length: number): bigint[] | undefined {
+  if (!Array.isArray(value) || value.length !== length) return undefined
+  const numbers: bigint[] = []
+  for (const item of value) {
+    if (typeof item === 'bigint') numbers.push(item)
+    else if (typeof item === 'number' && Number.isSafeInteger(item)) numbers.push(BigInt(item))
+    else return undefined
+  }
+  return numbers
 }
 
 /**

@@ -159,7 +159,7 @@ function solidlyPoolOf(venue: VenueEntry, tokens: ReadonlyMap<string, CatalogueT
 /**
  * The chain's depth venues that can be quoted, in the catalogue's order: Uniswap v3 and PancakeSwap v3 through the
  * chain's QuoterV2 (feeds.json `quoters`), Balancer v2 through its Vault (the venue's `contract`), Mento through its
- * Broker (the venue's `contract`). A venue that cannot be (no quoter for its protocol, a token not on the chain, a
+ * Broker (the venue's `contract`), with the trading limits of its two tokens (`tradingLimits`). A venue that cannot be (no quoter for its protocol, a token not on the chain, a
  * missing parameter) is left out; the live market makes it a gap (liveMarket.ts).
  */
 function laddersOf(
@@ -186,7 +186,18 @@ function laddersOf(
       directions.push({ from: from.symbol, to: to.symbol, amountsIn: LADDER_USD.map((usd) => ladderAmount(from, usd)), quote })
     }
     // A venue quotable one way only would be offered one way only: leave it out whole, a gap with its reason.
-    if (directions.length === pairs.length) specs.push({ id: venue.id, quotedBy: quotedBy(venue.protocol), directions })
+    if (directions.length !== pairs.length) continue
+    const [quote] = directions.map((direction) => direction.quote)
+    // Mento's Broker also enforces trading limits on both tokens of the exchange: read with the quotes.
+    const tradingLimits =
+      quote?.kind === 'mentoBroker'
+        ? {
+            broker: quote.broker,
+            exchangeId: quote.exchangeId,
+            tokens: [first, second].map((token) => ({ symbol: token.symbol, address: token.address, decimals: token.decimals })),
+          }
+        : undefined
+    specs.push({ id: venue.id, quotedBy: quotedBy(venue.protocol), directions, ...(tradingLimits === undefined ? {} : { tradingLimits }) })
   }
   return specs
 }

@@ -326,6 +326,8 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           const quoted = (read?.directions ?? []).filter((direction) => direction.points.length > 0)
           const ends = (read?.directions ?? []).flatMap((direction) => (direction.end === undefined ? [] : [direction.end]))
           if (read === undefined) venueGap(ladder.id, `its quotes were not read at block ${reading.blockNumber}`)
+          // Never priced as if unlimited: a Mento venue whose trading limits could not be read is a gap.
+          else if (read.error !== undefined) venueGap(ladder.id, `it could not be read at block ${reading.blockNumber}: ${read.error}`)
           else if (quoted.length === 0)
             venueGap(ladder.id, `no size could be quoted at block ${reading.blockNumber} (${ladder.quotedBy}): ${ends.join('; ')}`)
           else {

@@ -7,6 +7,7 @@ import type { Abi, Address, Hex } from 'viem'
 import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import type { Catalogue } from '../../src/engine/index.ts'
 import type { ChainReadPlan, LadderQuote } from '../../src/market/chainReading.ts'
+import type { TradingLimitConfig, TradingLimitState } from '../../src/market/mentoTradingLimits.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { compiledTestContracts } from './testContracts.ts'
 
@@ -30,6 +31,14 @@ export type DepthStandIns = {
   setExchange(broker: Address, exchangeId: Hex, tokens: readonly [Address, Address], pool: DepthPool): Promise<void>
   /** While failing, every quote of the stand-in at `address` reverts. */
   setFailing(address: Address, standIn: StandIn, failing: boolean): Promise<void>
+  /**
+   * The Mento Broker stand-in at `broker` (StandInMentoBroker, or VenueStandIns.sol's MentoBrokerStandIn: both keep
+   * the Broker's trading limits, test/chain/contracts/MentoTradingLimits.sol) holds this config and state for `token`
+   * in exchange `exchangeId`.
+   */
+  setTradingLimit(broker: Address, exchangeId: Hex, token: Address, config: TradingLimitConfig, state: TradingLimitState): Promise<void>
+  /** While failing, reading the trading limits of the Broker stand-in at `broker` reverts (its quotes still answer). */
+  setTradingLimitsFailing(broker: Address, failing: boolean): Promise<void>
   /**
    * Every depth venue of a live-market plan quoted by a stand-in at the plan's address, from the pool `pools` gives
    * its venue id (required for each), reserves in the order of the venue's first direction (from, to). A Balancer
@@ -91,6 +100,19 @@ export function depthStandIns(anvil: AnvilInstance): DepthStandIns {
         availableOf(pool),
       ]),
     setFailing: (address, standIn, failing) => write(standIn, address, 'setFailing', [failing]),
+    setTradingLimit: (broker, exchangeId, token, config, state) =>
+      write('StandInMentoBroker', broker, 'setTradingLimit', [
+        exchangeId,
+        token,
+        { ...config, limit0: Number(config.limit0), limit1: Number(config.limit1), limitGlobal: Number(config.limitGlobal) },
+        {
+          ...state,
+          netflow0: Number(state.netflow0),
+          netflow1: Number(state.netflow1),
+          netflowGlobal: Number(state.netflowGlobal),
+        },
+      ]),
+    setTradingLimitsFailing: (broker, failing) => write('StandInMentoBroker', broker, 'setTradingLimitsFailing', [failing]),
     async placeLadders(plan, pools, hubReserve = 10n ** 24n) {
       const placed = new Set<Address>()
       for (const ladder of plan.ladders ?? []) {

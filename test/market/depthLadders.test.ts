@@ -184,3 +184,126 @@ describe('createChainReader: depth venues quoted at a ladder of sizes', () => {
     expect(usdtToCusd?.end).toBe(`USDT → cUSD at ${e6(1_000n)}: the quote paid 2, not more than 2 for the size below`)
   })
 })
+
+describe('createChainReader: Mento’s trading limits end its ladders', () => {
+  const id = 'cel-mento-usdt-cusd'
+  const pool = { reserves: [e6(20_000_000n), e18(20_000_000n)] as const, feePpm: 0 }
+  const NO_LIMIT = { timestep0: 0, timestep1: 0, limit0: 0n, limit1: 0n, limitGlobal: 0n, flags: 0 }
+  const NO_FLOW = { lastUpdated0: 0, lastUpdated1: 0, netflow0: 0n, netflow1: 0n, netflowGlobal: 0n }
+  const limitsOf = (plan: ChainReadPlan) => {
+    const limits = ladderOf(plan, id).tradingLimits
+    if (limits === undefined) throw new Error('no trading limits planned')
+    const [usdt, cusd] = limits.tokens
+    if (usdt === undefined || cusd === undefined) throw new Error('no tokens')
+    return { ...limits, usdt, cusd }
+  }
+  const unlimit = async (plan: ChainReadPlan): Promise<void> => {
+    const limits = limitsOf(plan)
+    for (const token of [limits.usdt, limits.cusd])
+      await depth.setTradingLimit(limits.broker, limits.exchangeId, token.address, NO_LIMIT, NO_FLOW)
+    await depth.setTradingLimitsFailing(limits.broker, false)
+  }
+
+  it('plans the config and state of both tokens of every Mento venue, and of no other venue', () => {
+    const plan = laddersOn('CEL')
+    for (const ladder of plan.ladders ?? []) {
+      const [quote] = ladder.directions.map((direction) => direction.quote)
+      if (quote?.kind !== 'mentoBroker') throw new Error('not Mento')
+      expect(ladder.tradingLimits).toEqual({
+        broker: quote.broker,
+        exchangeId: quote.exchangeId,
+        tokens: [quote.tokenIn, quote.tokenOut].map((address) => ({
+          symbol: expect.any(String),
+          address,
+          decimals: expect.any(Number),
+        })),
+      })
+    }
+    expect(laddersOn('ETH').ladders?.every((ladder) => ladder.tradingLimits === undefined)).toBe(true)
+  })
+
+  it('reads them in the same multicall and ends each direction at what the Broker would accept from the block read', async () => {
+    const plan = laddersOn('CEL', [id])
+    await depth.placeLadders(plan, { [id]: pool })
+    const limits = limitsOf(plan)
+    const { timestamp } = await chain.latestBlock()
+    // cUSD: 5,000 a 5-minute window, 2,000 of it out already; USDT: 30,000 for ever, 29,000.4 in already.
+    await depth.setTradingLimit(
+      limits.broker,
+      limits.exchangeId,
+      limits.cusd.address,
+      { ...NO_LIMIT, timestep0: 300, limit0: 5_000n, flags: 1 },
+      { ...NO_FLOW, lastUpdated0: timestamp, netflow0: -2_000n },
+    )
+    await depth.setTradingLimit(
+      limits.broker,
+      limits.exchangeId,
+      limits.usdt.address,
+      { ...NO_LIMIT, limitGlobal: 30_000n, flags: 4 },
+      { ...NO_FLOW, netflowGlobal: 29_000n },
+    )
+    const reading = await read(plan)
+    expect(reading.rpcCalls).toBe(3)
+    const [usdtToCusd, cusdToUsdt] = reading.ladders[0]?.directions ?? []
+    const quoted = (size: bigint, reserves: readonly [bigint, bigint]) => constantProduct(reserves[0], reserves[1], 0n, size)
+    // USDT in: 1,000 whole USDT of LG left (USDT 1,000.999999 counts as 1,000); cUSD out: 3,000 of L0 left, more.
+    const maxIn = e6(1_001n) - 1n
+    expect(usdtToCusd?.points).toEqual([
+      [e6(100n), quoted(e6(100n), pool.reserves)],
+      [e6(1_000n), quoted(e6(1_000n), pool.reserves)],
+      [
+        maxIn,
+        quoted(e6(1_000n), pool.reserves) +
+          ((quoted(e6(10_000n), pool.reserves) - quoted(e6(1_000n), pool.reserves)) * (maxIn - e6(1_000n))) / e6(9_000n),
+      ],
+    ])
+    expect(usdtToCusd?.end).toBe(
+      `USDT → cUSD above ${maxIn}: Mento's trading limit would refuse it (USDT's LG leaves 1000 whole USDT to flow in)`,
+    )
+    // cUSD in: the netflow of -2,000 is not counted on (the window may restart); USDT out: 1,000 + 29,000 of LG.
+    const reversed = [pool.reserves[1], pool.reserves[0]] as const
+    expect(cusdToUsdt?.points.map(([size]) => size)).toEqual([e18(100n), e18(1_000n), e18(5_001n) - 1n])
+    expect(cusdToUsdt?.points.at(-1)?.[1]).toBeLessThan(quoted(e18(10_000n), reversed))
+    expect(cusdToUsdt?.end).toContain("(cUSD's L0 leaves 5000 whole cUSD to flow in)")
+    await unlimit(plan)
+  })
+
+  it('a direction with no whole token left has no point, and the reason says the trading limit', async () => {
+    const plan = laddersOn('CEL', [id])
+    await depth.placeLadders(plan, { [id]: pool })
+    const limits = limitsOf(plan)
+    const { timestamp } = await chain.latestBlock()
+    await depth.setTradingLimit(
+      limits.broker,
+      limits.exchangeId,
+      limits.cusd.address,
+      { ...NO_LIMIT, timestep0: 300, limit0: 5_000n, flags: 1 },
+      { ...NO_FLOW, lastUpdated0: timestamp, netflow0: -5_000n },
+    )
+    const [usdtToCusd, cusdToUsdt] = (await read(plan)).ladders[0]?.directions ?? []
+    expect(usdtToCusd).toEqual({
+      from: 'USDT',
+      to: 'cUSD',
+      points: [],
+      end: "USDT → cUSD: Mento's trading limit leaves no room (cUSD's L0 leaves 0 whole cUSD to flow out)",
+    })
+    expect(cusdToUsdt?.points).toHaveLength(3)
+    await unlimit(plan)
+  })
+
+  it('limits that cannot be read leave the venue no point, with the reason as its error: never quoted as unlimited', async () => {
+    const plan = laddersOn('CEL', [id])
+    await depth.placeLadders(plan, { [id]: pool })
+    const limits = limitsOf(plan)
+    await depth.setTradingLimitsFailing(limits.broker, true)
+    const [ladder] = (await read(plan)).ladders
+    expect(ladder?.error).toMatch(
+      new RegExp(
+        `^the trading limits of USDT \\(limit id 0x[0-9a-f]{64}\\) at the Broker ${limits.broker}: tradingLimitsConfig\\(\\) failed: .*MentoTradingLimitsBook: failing`,
+      ),
+    )
+    expect(ladder?.directions.map((direction) => direction.points)).toEqual([[], []])
+    await unlimit(plan)
+    expect((await read(plan)).ladders[0]?.directions.map((direction) => direction.points.length)).toEqual([6, 6])
+  })
+})

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.37;
 
+import {MentoTradingLimitsBook} from "./MentoTradingLimits.sol";
+
 /// @notice A two-token pool for the depth-venue stand-ins: a constant product over virtual reserves (the price and
 /// depth a quote sees), of which only `available` of each token can actually be paid out, as a concentrated-liquidity
 /// position holds less than its virtual reserves. The fee in ppm is taken from the input.
@@ -206,8 +208,9 @@ contract StandInBalancerVault {
 
 /// @notice Stand-in for Mento's Broker `getAmountOut` over stand-in exchanges keyed by exchange id (the exchange
 /// provider is not checked). An exchange that would pay more than it holds reverts. Placed at the Broker's address
-/// with anvil_setCode. Open to anyone: a test fixture.
-contract StandInMentoBroker {
+/// with anvil_setCode. Answers the Broker's `tradingLimitsConfig` and `tradingLimitsState` from the limits a test
+/// sets (MentoTradingLimits.sol); a quote, as the Broker's, does not check them. Open to anyone: a test fixture.
+contract StandInMentoBroker is MentoTradingLimitsBook {
     using StandInDepthMath for StandInDepthPool;
 
     mapping(bytes32 => StandInDepthPool) private _exchanges;

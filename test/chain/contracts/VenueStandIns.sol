@@ -2,6 +2,7 @@
 pragma solidity 0.8.37;
 
 import {IStandInToken, RateBook, TokenOps} from "./StandInLib.sol";
+import {MentoTradingLimitsBook} from "./MentoTradingLimits.sol";
 
 /// @notice Stand-in for Uniswap v3 SwapRouter02 (IV3SwapRouter, no deadline in the params) and PancakeSwap v3
 /// SmartRouter, which share `exactInputSingle`. Pulls `amountIn` of `tokenIn` from the caller, pays `tokenOut` to
@@ -278,8 +279,9 @@ contract BalancerVaultStandIn is RateBook {
 }
 
 /// @notice Stand-in for the Mento Broker (Celo) `swapIn`: output to msg.sender. Any non-zero exchange provider is
-/// accepted; the exchange id is recorded, not used: pricing is the RateBook rate of (tokenIn, tokenOut).
-contract MentoBrokerStandIn is RateBook {
+/// accepted; pricing is the RateBook rate of (tokenIn, tokenOut), and the exchange id keys the trading limits that
+/// `swapIn` enforces as the Broker does (MentoTradingLimits.sol; none unless a test sets them).
+contract MentoBrokerStandIn is RateBook, MentoTradingLimitsBook {
     event SwapInCalled(
         address indexed trader,
         address exchangeProvider,
@@ -311,6 +313,7 @@ contract MentoBrokerStandIn is RateBook {
         require(exchangeProvider != address(0), "ExchangeProvider does not exist");
         amountOut = _amountOut(tokenIn, tokenOut, amountIn);
         require(amountOut >= amountOutMin, "amountOutMin not met");
+        _guardTradingLimits(exchangeId, tokenIn, amountIn, tokenOut, amountOut);
         TokenOps.pull(tokenIn, msg.sender, amountIn);
         _payOut(tokenOut, msg.sender, amountOut);
         emit SwapInCalled(msg.sender, exchangeProvider, exchangeId, tokenIn, tokenOut, amountIn, amountOutMin, amountOut);
