@@ -36,6 +36,12 @@ export type ChainMarketStatus = {
    * LayerZero lane's messaging fee).
    */
   stale: string[]
+  /**
+   * Why, by name, for the stale figures whose reason is not told elsewhere: each direction of a depth venue left with
+   * no point, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room). A venue gap's
+   * reason is in a 503's detail.
+   */
+  reasons?: Record<string, string>
   /** The last read's error, when it failed. */
   error?: string
 }
@@ -288,6 +294,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       const state = states.get(chain)
       const reading = state?.reading
       const stale: string[] = []
+      const reasons: Record<string, string> = {}
       const gap = (figure: string, why: string): void => {
         stale.push(figure)
         if (!chainGaps.has(chain)) chainGaps.set(chain, why)
@@ -332,8 +339,12 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
             venueGap(ladder.id, `no size could be quoted at block ${reading.blockNumber} (${ladder.quotedBy}): ${ends.join('; ')}`)
           else {
             // A direction with no point is not offered (the engine lists only the directions quoted): health names it.
-            for (const direction of read.directions)
-              if (direction.points.length === 0) stale.push(`venue:${ladder.id}:${direction.from}>${direction.to}`)
+            for (const direction of read.directions) {
+              if (direction.points.length > 0) continue
+              const figure = `venue:${ladder.id}:${direction.from}>${direction.to}`
+              stale.push(figure)
+              if (direction.end !== undefined) reasons[figure] = direction.end
+            }
             market.venues[ladder.id] = {
               ladder: quoted.map((direction) => ({
                 from: direction.from,
@@ -378,6 +389,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         source: 'rpc',
         ...(reading === undefined || blockAgeSec === undefined ? {} : { block: reading.blockNumber.toString(), blockAgeSec }),
         stale,
+        ...(Object.keys(reasons).length === 0 ? {} : { reasons }),
         ...(state?.error === undefined ? {} : { error: state.error }),
       })
     }

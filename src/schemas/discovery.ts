@@ -94,7 +94,13 @@ export const Health = z
             stale: z
               .array(z.string())
               .describe(
-                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered), bridge:<bridge id>:<from>><to>:compose (its quote with a compose failed: routes that swap on arrival do not use it)",
+                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted, or that a Mento trading limit leaves no room), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered), bridge:<bridge id>:<from>><to>:compose (its quote with a compose failed: routes that swap on arrival do not use it)",
+              ),
+            reasons: z
+              .record(z.string(), z.string())
+              .optional()
+              .describe(
+                'Why, by name, for stale figures whose reason a 503 does not give: each venue:<venue id>:<from>><to>, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room)',
               ),
             error: z.string().optional().describe("The last read's error"),
           }),

@@ -789,6 +789,7 @@ describe('depth venues priced from quotes at a ladder of sizes', () => {
     }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([`venue:${EURC_USDC}:USDC>EURC`])
+    expect(market.status().chains.find((c) => c.chain === 'ETH')?.reasons).toEqual({ [`venue:${EURC_USDC}:USDC>EURC`]: 'no more' })
     expect(market.status().isDegraded).toBe(true)
     const edges = market.catalogue().edgesFrom
     expect((edges.get('ETH:USDC') ?? []).some((edge) => edge.venue.id === EURC_USDC)).toBe(false)

@@ -188,6 +188,14 @@ describe('Mento’s trading limits in the live market, on anvil', () => {
     const cel = market.status().chains.find((chain) => chain.chain === 'CEL')
     expect(cel?.stale).toContain(`venue:${VENUE}:USDT>cUSD`)
     expect(cel?.stale).not.toContain(`venue:${VENUE}`)
+    // Health says why: cUSD's L0 leaves nothing to flow out.
+    const health = await readJson(await app().request('/api/v1/health'))
+    const celHealth = (health['market'] as { chains: { chain: string; reasons?: Record<string, string> }[] }).chains.find(
+      (chain) => chain.chain === 'CEL',
+    )
+    expect(celHealth?.reasons).toEqual({
+      [`venue:${VENUE}:USDT>cUSD`]: "USDT → cUSD: Mento's trading limit leaves no room (cUSD's L0 leaves 0 whole cUSD to flow out)",
+    })
     // Not offered, as a direction with no ladder point: no route joins the pair now.
     expect(await readJson(await postJson(app(), '/api/x402/quote', usdtToCusd('100')))).toMatchObject({
       supported: false,
