@@ -186,13 +186,15 @@ const FEE_HISTORY_BLOCKS = 5
  * A `ReadChain` over one chain's RPC. A refresh pins the latest block, then reads at that block, in parallel, one
  * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
  * each pool's `balances(i)` per coin or a Solidly pool's reserves through its router, each depth venue's quote per
- * direction at each ladder size, each oracle rate, each LayerZero lane's `quoteSend`; split in parts at the same block
- * only past a node's init-code cap, multicallParts) and `eth_feeHistory`: three requests (`rpcCalls`, transport
- * retries not counted) with one part, two with nothing to call. A feed that reverts, has no code
- * or answers a non-positive price is a failed `FeedReading`, a pool whose balance or reserves call fails or answers 0
- * a failed `PoolReading`, a quote that fails, runs out of
- * liquidity or pays no more than the size below it ends its ladder there (`LadderDirectionReading.end`); an RPC that cannot be
- * reached or answers nonsense, or a sequencer-uptime feed that cannot be read, rejects with a `ChainReadError`.
+ * direction at each ladder size and a Mento venue's trading limits, each oracle rate, each LayerZero lane's
+ * `quoteSend`; split in parts at the same block only past a node's init-code cap, multicallParts) and
+ * `eth_feeHistory`: three requests (`rpcCalls`, transport retries not counted) with one part, two with nothing to
+ * call. A feed that reverts, has no code or answers a non-positive price is a failed `FeedReading`, a pool whose
+ * balance or reserves call fails or answers 0 a failed `PoolReading`, a quote that fails, runs out of liquidity or
+ * pays no more than the size below it ends its ladder there (`LadderDirectionReading.end`), as does what a Mento
+ * venue's trading limits leave (limits that cannot be read leave it no point, `LadderReading.error`); an RPC that
+ * cannot be reached or answers nonsense, or a sequencer-uptime feed that cannot be read, rejects with a
+ * `ChainReadError`.
  */
 export function createChainReader(client: ChainReaderClient): ReadChain {
   return async (plan) => {

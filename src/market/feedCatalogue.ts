@@ -159,8 +159,9 @@ function solidlyPoolOf(venue: VenueEntry, tokens: ReadonlyMap<string, CatalogueT
 /**
  * The chain's depth venues that can be quoted, in the catalogue's order: Uniswap v3 and PancakeSwap v3 through the
  * chain's QuoterV2 (feeds.json `quoters`), Balancer v2 through its Vault (the venue's `contract`), Mento through its
- * Broker (the venue's `contract`), with the trading limits of its two tokens (`tradingLimits`). A venue that cannot be (no quoter for its protocol, a token not on the chain, a
- * missing parameter) is left out; the live market makes it a gap (liveMarket.ts).
+ * Broker (the venue's `contract`), with the trading limits of its two tokens (`tradingLimits`). A venue that cannot
+ * be (no quoter for its protocol, a token not on the chain, a missing parameter) is left out; the live market makes
+ * it a gap (liveMarket.ts).
  */
 function laddersOf(
   feeds: FeedCatalogue,

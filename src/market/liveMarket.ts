@@ -105,8 +105,8 @@ type RateSource = {
  * The `rpc` market source (DESIGN 5, issue 17): per configured chain, one multicall per refresh pinned to a block
  * reads the FX feeds, the native token's USD feed, the sequencer, gas, the balances of the balance-model pools
  * (Curve, Curve NG, PancakeSwap stable) and the depth venues' quotes at a ladder of sizes (QuoterV2, Balancer's
- * queryBatchSwap, Mento's Broker); each figure is checked against its maximum age (a feed: its heartbeat plus 10%;
- * gas, pools, quotes and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale
+ * queryBatchSwap, Mento's Broker, within the trading limits its swapIn enforces); each figure is checked against its
+ * maximum age (a feed: its heartbeat plus 10%; gas, pools, quotes and the chain's read: three refresh intervals). Fresh figures replace the snapshot's; a stale
  * one becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
  * (getQuote.ts). The reserves of Solidly stable pools are read through their router and priced as pool balances are;
  * each LayerZero lane's messaging fee is its own `quoteSend` (a lane whose quote fails is a gap, never the snapshot's
