@@ -136,5 +136,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     await cpu(Number(process.argv[3] ?? 2), Number(process.argv[4] ?? 5), process.argv[5] === 'postgres', process.argv.slice(6))
   else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8), process.argv[4] === 'skip', process.argv[4] === 'quote')
   else
-    throw new Error('usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | profile [sec] [skip|quote]')
+    throw new Error(
+      'usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | profile [sec] [skip|quote]',
+    )
 }
