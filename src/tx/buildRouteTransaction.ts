@@ -8,6 +8,7 @@ import {
   type PricedRoute,
   type QuoteAmounts,
   type SizedRoute,
+  simulateRoute,
   type StepEstimate,
   type Token,
   withGasMargin,
@@ -121,8 +122,14 @@ export type BuildRouteTransactionReturnType = BuildApprovalReturnType & {
   /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
   routedAmount: bigint
   margin: bigint
-  /** The route priced at `routedAmount`: the step amounts the calldata was built from. */
+  /** The route priced at `routedAmount`: the step amounts the calldata was built from (see `relayFee`). */
   sized: PricedRoute
+  /**
+   * Our CCTP relayer's destination gas collected with the fee, in the input token: part of `margin`, taken out of
+   * `sized.routedAmount`. After a source swap the swaps were priced again at the smaller input, and the calldata's
+   * swap and burn amounts are those.
+   */
+  relayFee: bigint
 }
 
 const floorSlippage = (amount: bigint, slippageE18: bigint): bigint => (amount * (E18 - slippageE18)) / E18
@@ -186,20 +193,26 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   const { route, sized } = parameters.sized
   const amountIn = parameters.sized.routedAmount + parameters.sized.margin
   // Our relayer's destination gas on a CCTP route is collected with the fee, so the treasury is paid back what the
-  // relayer spends: the executor burns that much less, and Circle's maxFee leaves it out. Only where the input is the
-  // burned token (no source swap): the fee is taken in the input token before any call.
-  const relayFee = route.sourceSwaps.length === 0 ? sized.relayGasAmount : 0n
+  // relayer spends: the executor burns that much less, and Circle's maxFee leaves it out. The fee is taken in the
+  // input token before any call: where that is the burned token, the gas itself; after a source swap, the input the
+  // swaps turn into that gas (relayFeeBeforeSwaps).
+  const front = route.sourceSwaps.length === 0 ? undefined : relayFeeBeforeSwaps(catalogue, parameters.sized)
+  const relayFee = route.sourceSwaps.length === 0 ? sized.relayGasAmount : (front?.relayFee ?? 0n)
+  /** The step amounts the calls are encoded from: after a source swap whose input paid the gas, priced again. */
+  const steps = front?.steps ?? sized.steps
   const routedAmount = parameters.sized.routedAmount - relayFee
   const margin = parameters.sized.margin + relayFee
   const source = parameters.routerOn(route.from.chain)
   const deadline = orderDeadline(nowSec)
 
-  const calls = swapCalls(sized.steps, route.sourceSwaps, slippageE18, source.executor, deadline)
+  const calls = swapCalls(steps, route.sourceSwaps, slippageE18, source.executor, deadline)
   let destinationOrder: DestinationOrder | undefined
   const lane = route.bridge
   if (lane) {
     const bridgeIndex = route.sourceSwaps.length
     const bridgeStep = sized.steps[bridgeIndex]
+    /** What reaches the bridge: the priced step's input, or after a source swap that paid the gas, its smaller output. */
+    const bridgeIn = steps[bridgeIndex]?.amountIn ?? bridgeStep?.amountIn ?? 0n
     if (bridgeStep?.kind !== 'bridge') throw new Error(`route ${route.id} has no bridge step at ${bridgeIndex}`)
     const destination = parameters.routerOn(lane.to.chain)
     const destinationChain = catalogue.chains.get(lane.to.chain)
@@ -230,10 +243,10 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     calls.push(
       encodeBridgeCall({
         lane,
-        amountIn: bridgeStep.amountIn,
+        amountIn: bridgeIn,
         outputAmount: exactDeposit ? estimate : maxBig(slipped, outputMin),
         outputMin,
-        maxFee: bridgeStep.amountIn - relayFee - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
+        maxFee: bridgeIn - (front === undefined ? relayFee : 0n) - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
         recipient: endsHere ? recipient : destination.executor,
         ...(destinationOrder ? { message: encodeDestinationOrder(destinationOrder) } : {}),
         refundTo: sender,
@@ -276,7 +289,35 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     routedAmount,
     margin,
     sized,
+    relayFee,
   }
+}
+
+/**
+ * After a source swap, our relayer's destination gas on a CCTP route in the input token: `relayGas` of the burned
+ * token turned back through the swaps at their average rate, rounded down, and the swaps priced again at the input
+ * less it. A swap's output is concave in its input, so taking input away at the average rate loses at most `relayGas`
+ * of output; where rounding makes it lose more, the fee is lowered until it does not. So the burn is at least the priced
+ * burn less the gas, and maxFee (the burn less what the quote delivers) still covers Circle's fee on it. Undefined
+ * when there is no gas to collect or no fee that keeps that (the gas then stays in the burn, as it used to).
+ */
+function relayFeeBeforeSwaps(
+  catalogue: Catalogue,
+  sizedRoute: SizedRoute,
+): { relayFee: bigint; steps: readonly StepEstimate[] } | undefined {
+  const { route, routedAmount, sized } = sizedRoute
+  const bridgeStep = sized.steps[route.sourceSwaps.length]
+  const relayGas = sized.relayGasAmount
+  if (relayGas === 0n || bridgeStep?.kind !== 'bridge' || bridgeStep.amountIn === 0n) return undefined
+  const floor = bridgeStep.amountIn - relayGas
+  let relayFee = (relayGas * routedAmount) / bridgeStep.amountIn
+  for (let attempt = 0; attempt < 3 && relayFee > 0n && relayFee < routedAmount; attempt++) {
+    const repriced = simulateRoute(catalogue, route, routedAmount - relayFee)
+    const burned = repriced.steps[route.sourceSwaps.length]?.amountIn ?? 0n
+    if (burned >= floor) return { relayFee, steps: repriced.steps }
+    relayFee -= ceilDiv((floor - burned) * routedAmount, bridgeStep.amountIn) + 1n
+  }
+  return undefined
 }
 
 const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)
