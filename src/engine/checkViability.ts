@@ -12,8 +12,12 @@ export function checkViability(priced: PricedRoute, toAmount: bigint): NotViable
   if (lane) {
     const bridgeStep = priced.steps.find((step) => step.kind === 'bridge')
     const bridgedUsd = bridgeStep ? usdValue(lane.from, bridgeStep.amountIn) : 0n
+    const bridgedIn = bridgeStep?.amountIn ?? 0n
     if (bridgedUsd < lane.bridge.minUsdE18) return 'below_bridge_minimum'
     if (bridgedUsd > lane.bridge.maxUsdE18) return 'above_bridge_maximum'
+    // A lane's own deposit limits (an Across lane's, read live), in atomic units of what it carries.
+    if (lane.minAmountIn !== undefined && bridgedIn < lane.minAmountIn) return 'below_bridge_minimum'
+    if (lane.maxAmountIn !== undefined && bridgedIn > lane.maxAmountIn) return 'above_bridge_maximum'
   }
   if (priced.amountOut < toAmount) return 'cost_exceeds_fee'
   return undefined

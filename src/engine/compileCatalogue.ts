@@ -8,6 +8,7 @@ import {
   type Currency,
   isEvmChain,
   isEvmTokenEntry,
+  type LaneFees,
   type MarketFile,
   type PricingFile,
   type TokensFile,
@@ -249,7 +250,7 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
         if (isGapped(source.token) || isGapped(destination.token) || gaps?.lanes.has(`${entry.id}:${key}`) === true) continue
         const list = lanes.get(key) ?? []
         const laneFee = market.bridgeFees?.[entry.id]?.[key]
-        const messagingFeeUsdE18 = laneFee === undefined ? bridge.messagingFeeUsdE18 : parseFixed(laneFee.messagingFeeUsd)
+        const messagingFeeUsdE18 = laneFee?.messagingFeeUsd === undefined ? bridge.messagingFeeUsdE18 : parseFixed(laneFee.messagingFeeUsd)
         const composeFeeGap = gaps?.lanes.get(`${entry.id}:${key}:compose`)
         const lane: BridgeLane = {
           bridge,
@@ -261,6 +262,7 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
             laneFee?.composeMessagingFeeUsd === undefined ? messagingFeeUsdE18 : parseFixed(laneFee.composeMessagingFeeUsd),
           isComposeGasPrepaid: laneFee?.composeMessagingFeeUsd !== undefined,
           ...(composeFeeGap === undefined ? {} : { composeFeeGap }),
+          ...(laneFee === undefined ? {} : ownLaneFigures(laneFee)),
           ...(destination.domain === undefined ? {} : { destinationDomain: destination.domain }),
           ...(destination.contract === undefined ? {} : { destinationContract: destination.contract }),
           ...(destination.deliveredBy === undefined ? {} : { deliveredBy: destination.deliveredBy }),
@@ -312,6 +314,20 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
       quoteTtlSec: pricing.quoteTtlSec,
     },
     ...(gaps === undefined ? {} : { gaps }),
+  }
+}
+
+/** A lane's own fees and deposit limits (market.json `bridgeFees`), where it has them. */
+function ownLaneFigures(
+  laneFee: LaneFees,
+): Pick<BridgeLane, 'feePpm' | 'fixedFeeUsdE18' | 'destinationGasUnits' | 'minAmountIn' | 'maxAmountIn' | 'feeQuotedBy'> {
+  return {
+    ...(laneFee.feePpm === undefined ? {} : { feePpm: BigInt(laneFee.feePpm) }),
+    ...(laneFee.fixedFeeUsd === undefined ? {} : { fixedFeeUsdE18: parseFixed(laneFee.fixedFeeUsd) }),
+    ...(laneFee.destinationGasUnits === undefined ? {} : { destinationGasUnits: BigInt(laneFee.destinationGasUnits) }),
+    ...(laneFee.minAmount === undefined ? {} : { minAmountIn: BigInt(laneFee.minAmount) }),
+    ...(laneFee.maxAmount === undefined ? {} : { maxAmountIn: BigInt(laneFee.maxAmount) }),
+    ...(laneFee.quotedBy === undefined ? {} : { feeQuotedBy: laneFee.quotedBy }),
   }
 }
 

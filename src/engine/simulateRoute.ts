@@ -50,13 +50,15 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     const { bridge } = lane
     const destination = chainOf(catalogue, lane.to.chain)
     const bridgedIn = amount
-    const feePpm = bridge.feePpmBySource[lane.from.chain] ?? bridge.feePpmDefault
+    // A lane's own fees (an Across lane's suggested fees read live) take the place of the bridge's.
+    const feePpm = lane.feePpm ?? bridge.feePpmBySource[lane.from.chain] ?? bridge.feePpmDefault
     const fee = ceilDiv(bridgedIn * feePpm, PPM)
-    const fixedFee = bridge.fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, bridge.fixedFeeUsdE18) : 0n
+    const fixedFeeUsdE18 = lane.fixedFeeUsdE18 ?? bridge.fixedFeeUsdE18
+    const fixedFee = fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, fixedFeeUsdE18) : 0n
     // Whoever completes the transfer on the destination (relayer fill, CCTP mint, our router's destination swaps)
     // spends gas there; it is paid out of the bridged amount, unless a live compose fee already pays the executor for
     // the swaps on arrival.
-    let destinationGasUnits = bridge.destinationGasUnits
+    let destinationGasUnits = lane.destinationGasUnits ?? bridge.destinationGasUnits
     if (route.destinationSwaps.length > 0 && !lane.isComposeGasPrepaid) {
       destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
       for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits

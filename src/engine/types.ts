@@ -129,6 +129,21 @@ export type BridgeLane = {
    * that swap on arrival do not use it; those that end at the bridge still may.
    */
   composeFeeGap?: string
+  /**
+   * The lane's own proportional fee (ppm), flat fee (USD, 18-decimal) and destination gas, in place of the bridge's
+   * (market.json `bridgeFees`: an Across lane's suggested fees read live); undefined: the bridge's.
+   */
+  feePpm?: bigint
+  fixedFeeUsdE18?: bigint
+  destinationGasUnits?: bigint
+  /**
+   * The least and most a deposit on the lane may carry, in atomic units of `from` (an Across lane's deposit limits,
+   * the largest no more than the largest amount its fees were read at); the bridge's USD range holds as well.
+   */
+  minAmountIn?: bigint
+  maxAmountIn?: bigint
+  /** The bridge's own service the lane's fees were read from; undefined: the snapshot's figures. */
+  feeQuotedBy?: 'across'
   /** Why no deposit can be built on it; undefined when one can. Routes never use such a lane. */
   gap?: EncodingGap
   /** Why it cannot carry a destination order (a swap on arrival); undefined when it can. */

@@ -224,6 +224,34 @@ export const VenueState = z.union([
   }),
 ])
 
+/** One lane's own figures in market.json `bridgeFees` (see there). */
+export const LaneFees = z
+  .strictObject({
+    messagingFeeUsd: DecimalString.optional(),
+    composeMessagingFeeUsd: DecimalString.optional(),
+    /** Proportional fee in ppm of the bridged amount, in place of the bridge's `feePpm`. */
+    feePpm: z.number().int().min(0).max(1_000_000).optional(),
+    /** Flat fee taken from the bridged amount, in USD, in place of the bridge's `fixedFeeUsd`. */
+    fixedFeeUsd: DecimalString.optional(),
+    /** Destination gas paid out of the bridged amount, in place of the bridge's (0 where `fixedFeeUsd` already pays the fill). */
+    destinationGasUnits: z.number().int().min(0).optional(),
+    /** The least and most the lane takes, in atomic units of its source token (the bridge's USD range still holds). */
+    minAmount: IntegerString.optional(),
+    maxAmount: IntegerString.optional(),
+    /** The bridge's own service these fees were read from (the live market); absent: a figure of the snapshot. */
+    quotedBy: z.enum(['across']).optional(),
+    source: Source,
+  })
+  .refine((lane) => lane.composeMessagingFeeUsd === undefined || lane.messagingFeeUsd !== undefined, {
+    message: 'composeMessagingFeeUsd needs messagingFeeUsd',
+    path: ['composeMessagingFeeUsd'],
+  })
+  .refine((lane) => lane.minAmount === undefined || lane.maxAmount === undefined || BigInt(lane.minAmount) <= BigInt(lane.maxAmount), {
+    message: 'minAmount must not be more than maxAmount',
+    path: ['minAmount'],
+  })
+export type LaneFees = z.infer<typeof LaneFees>
+
 export const MarketFile = z.strictObject({
   asOf: z.iso.datetime(),
   source: Source,
@@ -234,19 +262,13 @@ export const MarketFile = z.strictObject({
   tokenPrices: z.record(z.string(), z.strictObject({ ratio: DecimalString, source: Source })),
   venues: z.record(z.string(), VenueState),
   /**
-   * A bridge lane's own messaging fee (USD, paid as msg.value on the source chain), by bridge id and `SRC>DST` lane,
-   * where it differs from the bridge's `messagingFeeUsd`: the live market writes each LayerZero lane's `quoteSend` here,
-   * and `composeMessagingFeeUsd` for a deposit that carries a compose (a swap on arrival; default `messagingFeeUsd`).
+   * A bridge lane's own figures, by bridge id and `SRC>DST` lane, where they differ from the bridge's; each field left
+   * out is the bridge's. The live market writes each LayerZero lane's `quoteSend` here (`messagingFeeUsd`, USD paid as
+   * msg.value on the source chain, and `composeMessagingFeeUsd` for a deposit that carries a compose, a swap on
+   * arrival; default `messagingFeeUsd`), and each Across lane's suggested fees (`feePpm`, `fixedFeeUsd`,
+   * `destinationGasUnits`, the deposit limits `minAmount` and `maxAmount`, and `quotedBy`).
    */
-  bridgeFees: z
-    .record(
-      z.string(),
-      z.record(
-        z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'),
-        z.strictObject({ messagingFeeUsd: DecimalString, composeMessagingFeeUsd: DecimalString.optional(), source: Source }),
-      ),
-    )
-    .optional(),
+  bridgeFees: z.record(z.string(), z.record(z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'), LaneFees)).optional(),
 })
 
 export const PricingFile = z.strictObject({

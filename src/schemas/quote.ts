@@ -34,10 +34,10 @@ export const CostItemWire = z.object({
   label: z.string(),
   usd: z.string().describe('USD, rounded up to 6 places; negative when a venue pays better than the oracle'),
   source: z
-    .literal('snapshot')
+    .enum(['snapshot', 'across'])
     .optional()
     .describe(
-      "Present on bridge fees: only the bridges' own services publish them (Across's suggested fees, CCTP's fast-transfer fee, Stargate's and USDT0's proportional fees), so they are figures of the embedded snapshot even when the chains are read live. A LayerZero lane's messaging fee (its quoteSend, paid as the transaction's value) is read live per lane and is part of the source chain's cost, not an item here",
+      "Present on bridge fees, where they come from. across: the Across lane's suggested fees, read from Across's API by the live market (at most 5 minutes old). snapshot: a figure of the embedded snapshot, as CCTP's fast-transfer fee and Stargate's and USDT0's proportional fees always are (only the bridges' own services publish them), and Across's when its API is not read (SWAPEAZI_ACROSS_API_URL=off, or no live market). A LayerZero lane's messaging fee (its quoteSend, paid as the transaction's value) is read live per lane and is part of the source chain's cost, not an item here",
     ),
 })
 

@@ -68,6 +68,8 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
   })
   const inputUsd = usdValue(from, request.amountIn)
   const costBpsE18 = inputUsd > 0n ? (priced.realCostUsdE18 * 10_000n * E18) / inputUsd : 0n
+  /** Where the bridge's fees come from: the lane's own, read from the bridge's service, or the snapshot's. */
+  const bridgeFeeSource = priced.route.bridge?.feeQuotedBy ?? 'snapshot'
   return {
     fromChain: from.chain,
     toChain: to.chain,
@@ -103,7 +105,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
           kind: item.kind,
           label: item.label,
           usd: usd(item.usdE18),
-          ...(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? { source: 'snapshot' as const } : {}),
+          ...(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? { source: bridgeFeeSource } : {}),
         })),
       },
       gasLimit: `0x${priced.gasLimit.toString(16)}`,
