@@ -18,7 +18,23 @@ const HexAddress = AddressSchema.refine(
   (value) => value === value.toLowerCase() || isAddress(value, { strict: true }),
   'has a mixed-case EIP-55 checksum that does not match',
 )
-const PrivateKey = fixedHexSchema(32, 'must be 0x followed by 64 hex characters')
+/** secp256k1's group order: a private key is a number from 1 to n - 1. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+const PrivateKey = fixedHexSchema(32, 'must be 0x followed by 64 hex characters').refine(
+  (value) => !/^0x[0-9a-fA-F]{64}$/.test(value) || (BigInt(value) > 0n && BigInt(value) < SECP256K1_N),
+  'is not a valid secp256k1 private key (it must be a number from 1 to n - 1)',
+)
+
+/**
+ * A configuration error: one line, `invalid configuration: VARIABLE: problem` (several joined with `; `), which the
+ * CLI prints after `swapeazi: ` and exits 1. No value of a variable is ever echoed (keys and URLs carry secrets).
+ */
+function configError(lines: readonly string[]): Error {
+  return new Error(`invalid configuration: ${lines.join('; ')}`)
+}
+
+/** `NAME.path: message` for a zod issue inside a JSON variable, or `NAME: message` for the value as a whole. */
+const issueLine = (name: string, issue: z.core.$ZodIssue): string => `${[name, ...issue.path.map(String)].join('.')}: ${issue.message}`
 
 /** Every environment variable the service reads; each is documented in docs/configuration.md. */
 const Env = z.object({
@@ -204,9 +220,7 @@ function allowedHosts(e: Env): string[] {
 /** DESIGN 7.10: each settlement mode and the variables it cannot run without. */
 function settlementConfig(e: Env): Config['payments']['settlement'] {
   const missing = (names: string[]): never => {
-    throw new Error(
-      `invalid configuration:\n  ${names.map((name) => `${name}: is required when SWAPEAZI_SETTLEMENT=${e.SWAPEAZI_SETTLEMENT}`).join('\n  ')}`,
-    )
+    throw configError(names.map((name) => `${name}: is required when SWAPEAZI_SETTLEMENT=${e.SWAPEAZI_SETTLEMENT}`))
   }
   switch (e.SWAPEAZI_SETTLEMENT) {
     case 'ledger':
@@ -235,9 +249,9 @@ function settlementConfig(e: Env): Config['payments']['settlement'] {
 function mppConfig(e: Env, publicUrl: string): MppConfig | undefined {
   if (e.SWAPEAZI_TEMPO_RPC_URL === undefined) return undefined
   if (e.SWAPEAZI_TEMPO_PAY_TO === undefined)
-    throw new Error(
-      'invalid configuration:\n  SWAPEAZI_TEMPO_PAY_TO: is required when SWAPEAZI_TEMPO_RPC_URL is set (the Tempo address MPP charges pay; it is not taken from SWAPEAZI_PAY_TO, which may be a Base contract wallet that no one controls on Tempo)',
-    )
+    throw configError([
+      'SWAPEAZI_TEMPO_PAY_TO: is required when SWAPEAZI_TEMPO_RPC_URL is set (the Tempo address MPP charges pay; it is not taken from SWAPEAZI_PAY_TO, which may be a Base contract wallet that no one controls on Tempo)',
+    ])
   return {
     rpcUrl: e.SWAPEAZI_TEMPO_RPC_URL,
     chainId: e.SWAPEAZI_TEMPO_CHAIN_ID,
@@ -255,13 +269,11 @@ function parseRouterAddresses(text: string | undefined): Partial<Record<ChainCod
   try {
     json = JSON.parse(text)
   } catch {
-    throw new Error('invalid configuration:\n  SWAPEAZI_ROUTER_ADDRESSES: must be a JSON object such as {"BAS":"0x..."}')
+    throw configError(['SWAPEAZI_ROUTER_ADDRESSES: must be a JSON object such as {"BAS":"0x..."}'])
   }
+  if (!isJsonObject(json)) throw configError(['SWAPEAZI_ROUTER_ADDRESSES: must be a JSON object such as {"BAS":"0x..."}'])
   const parsed = RouterAddresses.safeParse(json)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `SWAPEAZI_ROUTER_ADDRESSES.${issue.path.join('.')}: ${issue.message}`)
-    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
-  }
+  if (!parsed.success) throw configError(parsed.error.issues.map((issue) => issueLine('SWAPEAZI_ROUTER_ADDRESSES', issue)))
   return parsed.data
 }
 
@@ -270,6 +282,12 @@ const EvmChainCode = z.enum(['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'C
 })
 const RpcUrls = z.partialRecord(EvmChainCode, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }))
 
+const RPC_URLS_SHAPE = 'SWAPEAZI_RPC_URLS: must be a JSON object such as {"BAS":"https://...","POL":"https://..."}'
+
+/** True for a JSON object (not null, not an array): what every JSON variable holds. */
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
 /** SWAPEAZI_RPC_URLS: a JSON object of chain code to JSON-RPC URL, such as {"BAS":"https://…","POL":"https://…"}. */
 function parseRpcUrls(text: string | undefined): Partial<Record<ChainCode, string>> {
   if (text === undefined) return {}
@@ -277,34 +295,41 @@ function parseRpcUrls(text: string | undefined): Partial<Record<ChainCode, strin
   try {
     json = JSON.parse(text)
   } catch {
-    throw new Error('invalid configuration:\n  SWAPEAZI_RPC_URLS: must be a JSON object such as {"BAS":"https://...","POL":"https://..."}')
+    throw configError([RPC_URLS_SHAPE])
   }
+  if (!isJsonObject(json)) throw configError([RPC_URLS_SHAPE])
   const parsed = RpcUrls.safeParse(json)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `SWAPEAZI_RPC_URLS: ${issue.keys.join(', ')}: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL`
-        : `SWAPEAZI_RPC_URLS.${issue.path.join('.')}: ${issue.message}`,
+  if (!parsed.success)
+    throw configError(
+      parsed.error.issues.map((issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `SWAPEAZI_RPC_URLS: ${issue.keys.join(', ')}: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL`
+          : issueLine('SWAPEAZI_RPC_URLS', issue),
+      ),
     )
-    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
-  }
   return parsed.data
 }
 
 /** SWAPEAZI_CONFIRMATIONS: a JSON object of chain code to a block count, such as {"BAS":10,"POL":128}. */
 function parseConfirmations(text: string | undefined): Partial<Record<ChainCode, number>> {
   if (text === undefined) return {}
-  const problem =
-    'invalid configuration:\n  SWAPEAZI_CONFIRMATIONS: must be a JSON object of chain code to block count such as {"BAS":10,"POL":128}'
+  const shape = 'SWAPEAZI_CONFIRMATIONS: must be a JSON object of chain code to block count such as {"BAS":10,"POL":128}'
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch {
-    throw new Error(problem)
+    throw configError([shape])
   }
+  if (!isJsonObject(json)) throw configError([shape])
   const parsed = z.partialRecord(EvmChainCode, z.number().int().min(0).max(10_000)).safeParse(json)
   if (!parsed.success)
-    throw new Error(`${problem} (${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')})`)
+    throw configError(
+      parsed.error.issues.map((issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `SWAPEAZI_CONFIRMATIONS: ${issue.keys.join(', ')}: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL`
+          : issueLine('SWAPEAZI_CONFIRMATIONS', issue),
+      ),
+    )
   return parsed.data
 }
 
@@ -321,15 +346,12 @@ export function setVariables(env: Readonly<Record<string, string | undefined>>):
 /** Reads and validates the environment: the only place that touches process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(setVariables(env))
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
-    throw new Error(`invalid configuration:\n  ${lines.join('\n  ')}`)
-  }
+  if (!parsed.success) throw configError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`))
   const e = parsed.data
   if (e.SWAPEAZI_HEADERS_TIMEOUT_MS > e.SWAPEAZI_REQUEST_TIMEOUT_MS)
-    throw new Error(
-      'invalid configuration:\n  SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
-    )
+    throw configError([
+      'SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
+    ])
   const publicUrl = (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, '')
   const mpp = mppConfig(e, publicUrl)
   return {

@@ -35,11 +35,9 @@ describe('loadConfig', () => {
   })
 
   it('names each invalid variable', () => {
-    expect(() => loadConfig({ SWAPEAZI_PORT: 'eighty', SWAPEAZI_QUOTE_SECRET: 'short' })).toThrowErrorMatchingInlineSnapshot(`
-      [Error: invalid configuration:
-        SWAPEAZI_PORT: Invalid input: expected number, received NaN
-        SWAPEAZI_QUOTE_SECRET: must be at least 32 characters]
-    `)
+    expect(() => loadConfig({ SWAPEAZI_PORT: 'eighty', SWAPEAZI_QUOTE_SECRET: 'short' })).toThrowErrorMatchingInlineSnapshot(
+      `[Error: invalid configuration: SWAPEAZI_PORT: Invalid input: expected number, received NaN; SWAPEAZI_QUOTE_SECRET: must be at least 32 characters]`,
+    )
   })
 
   it('defaults to the inert CREATE2 router, takes one address for every chain and per-chain exceptions', () => {
@@ -107,16 +105,12 @@ describe('loadConfig', () => {
       mode: 'facilitator',
       url: 'https://facilitator.example',
     })
-    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'onchain' })).toThrowErrorMatchingInlineSnapshot(`
-      [Error: invalid configuration:
-        SWAPEAZI_BASE_RPC_URL: is required when SWAPEAZI_SETTLEMENT=onchain
-        SWAPEAZI_SETTLER_PRIVATE_KEY: is required when SWAPEAZI_SETTLEMENT=onchain
-        SWAPEAZI_PAY_TO: is required when SWAPEAZI_SETTLEMENT=onchain]
-    `)
-    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_PAY_TO: payTo })).toThrowErrorMatchingInlineSnapshot(`
-      [Error: invalid configuration:
-        SWAPEAZI_FACILITATOR_URL: is required when SWAPEAZI_SETTLEMENT=facilitator]
-    `)
+    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'onchain' })).toThrowErrorMatchingInlineSnapshot(
+      `[Error: invalid configuration: SWAPEAZI_BASE_RPC_URL: is required when SWAPEAZI_SETTLEMENT=onchain; SWAPEAZI_SETTLER_PRIVATE_KEY: is required when SWAPEAZI_SETTLEMENT=onchain; SWAPEAZI_PAY_TO: is required when SWAPEAZI_SETTLEMENT=onchain]`,
+    )
+    expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'facilitator', SWAPEAZI_PAY_TO: payTo })).toThrowErrorMatchingInlineSnapshot(
+      `[Error: invalid configuration: SWAPEAZI_FACILITATOR_URL: is required when SWAPEAZI_SETTLEMENT=facilitator]`,
+    )
     expect(() => loadConfig({ SWAPEAZI_SETTLEMENT: 'cash' })).toThrow(/SWAPEAZI_SETTLEMENT/)
   })
 
@@ -247,10 +241,64 @@ describe('loadConfig', () => {
     expect(
       loadConfig({ SWAPEAZI_HEADERS_TIMEOUT_MS: '500', SWAPEAZI_REQUEST_TIMEOUT_MS: '800', SWAPEAZI_SHUTDOWN_GRACE_MS: '0' }).server,
     ).toEqual({ headersTimeoutMs: 500, requestTimeoutMs: 800, shutdownGraceMs: 0 })
-    expect(() => loadConfig({ SWAPEAZI_HEADERS_TIMEOUT_MS: '40000' })).toThrowErrorMatchingInlineSnapshot(`
-      [Error: invalid configuration:
-        SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)]
-    `)
+    expect(() => loadConfig({ SWAPEAZI_HEADERS_TIMEOUT_MS: '40000' })).toThrowErrorMatchingInlineSnapshot(
+      `[Error: invalid configuration: SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)]`,
+    )
     expect(() => loadConfig({ SWAPEAZI_REQUEST_TIMEOUT_MS: '50' })).toThrow(/SWAPEAZI_REQUEST_TIMEOUT_MS/)
+  })
+
+  it('reads the live market and lifecycle variables, and names what is wrong with each on one line, never echoing a value', () => {
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: '{"BAS":"https://base.example/v2/KEY"}',
+      SWAPEAZI_CONFIRMATIONS: '{"BAS":3}',
+      SWAPEAZI_RELAYER_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
+    })
+    expect(config.market.rpcUrls).toEqual({ BAS: 'https://base.example/v2/KEY' })
+    const refused = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env)
+      } catch (error) {
+        return (error as Error).message
+      }
+      throw new Error(`accepted ${JSON.stringify(env)}`)
+    }
+    const shape = 'invalid configuration: SWAPEAZI_RPC_URLS: must be a JSON object such as {"BAS":"https://...","POL":"https://..."}'
+    expect(refused({ SWAPEAZI_RPC_URLS: 'null' })).toBe(shape)
+    expect(refused({ SWAPEAZI_RPC_URLS: '[]' })).toBe(shape)
+    expect(refused({ SWAPEAZI_RPC_URLS: '{"BAS' })).toBe(shape)
+    expect(refused({ SWAPEAZI_RPC_URLS: '{"BAS":"ftp://x"}' })).toBe(
+      'invalid configuration: SWAPEAZI_RPC_URLS.BAS: must be an http:// or https:// URL',
+    )
+    expect(refused({ SWAPEAZI_RPC_URLS: '{"XYZ":"https://x"}' })).toBe(
+      'invalid configuration: SWAPEAZI_RPC_URLS: XYZ: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL',
+    )
+    const confirmations =
+      'invalid configuration: SWAPEAZI_CONFIRMATIONS: must be a JSON object of chain code to block count such as {"BAS":10,"POL":128}'
+    expect(refused({ SWAPEAZI_CONFIRMATIONS: '5' })).toBe(confirmations)
+    expect(refused({ SWAPEAZI_CONFIRMATIONS: '{"XYZ":5}' })).toBe(
+      'invalid configuration: SWAPEAZI_CONFIRMATIONS: XYZ: not a chain read live; use ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL',
+    )
+    expect(refused({ SWAPEAZI_CONFIRMATIONS: '{"BAS":-1}' })).toMatch(/^invalid configuration: SWAPEAZI_CONFIRMATIONS\.BAS: /)
+    // A key of the right shape that is no key (0, or the curve order n and above) is refused at once, by name.
+    const notAKey = 'is not a valid secp256k1 private key (it must be a number from 1 to n - 1)'
+    for (const name of [
+      'SWAPEAZI_RELAYER_PRIVATE_KEY',
+      'SWAPEAZI_SETTLER_PRIVATE_KEY',
+      'SWAPEAZI_DEPLOYER_PRIVATE_KEY',
+      'SWAPEAZI_WALLET_PRIVATE_KEY',
+    ])
+      for (const key of [
+        `0x${'00'.repeat(32)}`,
+        '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141',
+        `0x${'ff'.repeat(32)}`,
+      ]) {
+        const message = refused({ [name]: key })
+        expect(message).toBe(`invalid configuration: ${name}: ${notAKey}`)
+        expect(message).not.toContain(key.slice(2, 12))
+      }
+    expect(loadConfig({ SWAPEAZI_RELAYER_PRIVATE_KEY: '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364140' })).toBeDefined()
+    // Every refusal is one line.
+    for (const env of [{ SWAPEAZI_PORT: 'x', SWAPEAZI_TRACKER: 'yes' }, { SWAPEAZI_SETTLEMENT: 'onchain' }])
+      expect(refused(env)).not.toContain('\n')
   })
 })
