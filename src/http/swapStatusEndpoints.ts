@@ -62,7 +62,9 @@ export const hintTransactionEndpoint = defineEndpoint({
         "transaction_mismatch: the transaction's receipt holds no Swapped event of this reference from our router (`reason`: not_this_swap, or transaction_not_found when it is not mined yet)",
       ),
       429: RATE_LIMITED,
-      503: problemResponseDoc("tracking_unavailable: no RPC follows the swap's source chain here; `Retry-After` says when to ask again"),
+      503: problemResponseDoc(
+        "tracking_unavailable: no RPC follows the swap's source chain here, or its RPC failed or timed out during the check (nothing was decided); `Retry-After` says when to ask again",
+      ),
     },
   },
   handler: (deps) => async (c, input) => {

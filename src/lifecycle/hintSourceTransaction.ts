@@ -1,10 +1,10 @@
-import { type Hex, isHash, parseEventLogs } from 'viem'
+import { type Hex, isHash, parseEventLogs, TransactionReceiptNotFoundError } from 'viem'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { LifecycleRecord, TrackedSwap } from '../store/createStore.ts'
 import { expectedOrderOf } from './expectedOrder.ts'
 import { refOfBytes32, swappedEvent } from './lifecycleEvents.ts'
 import { mismatchOf, REOPENABLE, recordSourceFinal, type SwappedLog } from './recordSource.ts'
-import { revertReason } from './revertReason.ts'
+import { isRpcFailure, revertReason } from './revertReason.ts'
 import { recordReverted } from './scanSourceChain.ts'
 import type { TrackerContext } from './trackerContext.ts'
 
@@ -13,9 +13,20 @@ export type HintSourceTransactionReturnType =
   | { ok: true; isFinal: boolean; records: LifecycleRecord[] }
   | {
       ok: false
-      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap'
+      /** `rpc_unavailable`: the chain's RPC failed or timed out while checking; nothing was decided or recorded. */
+      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap' | 'rpc_unavailable'
       detail: string
     }
+
+/** Thrown by a read of the chain that failed (transport, timeout, the node's own error): the hint decides nothing. */
+class RpcUnavailable extends Error {}
+
+/** A chain read whose failure is the RPC's, not an answer: it becomes RpcUnavailable. */
+function read<T>(call: Promise<T>): Promise<T> {
+  return call.catch((error: unknown) => {
+    throw new RpcUnavailable(error instanceof Error ? error.name : 'rpc error')
+  })
+}
 
 /**
  * POST /api/v1/swap/{ref}/transaction: a hint of the source transaction. Its receipt must carry the router's `Swapped`
@@ -29,6 +40,17 @@ export async function hintSourceTransaction(
   ref: string,
   txHash: string,
 ): Promise<HintSourceTransactionReturnType> {
+  try {
+    return await checkHint(context, ref, txHash)
+  } catch (error) {
+    if (!(error instanceof RpcUnavailable)) throw error
+    const tracked = await trackedOf(context, ref)
+    const chain = tracked[0]?.swap.fromChain ?? 'the source chain'
+    return { ok: false, reason: 'rpc_unavailable', detail: `${chain}'s RPC could not be read just now` }
+  }
+}
+
+async function checkHint(context: TrackerContext, ref: string, txHash: string): Promise<HintSourceTransactionReturnType> {
   if (!isHash(txHash)) return { ok: false, reason: 'invalid_hash', detail: 'txHash must be 0x and 64 hex characters' }
   const tracked = await trackedOf(context, ref)
   const first = tracked[0]
@@ -51,16 +73,20 @@ export async function hintSourceTransaction(
   }
   const client = context.clients[chain]
   if (client === undefined) return { ok: false, reason: 'chain_not_tracked', detail: `${chain} has no RPC configured to check it on` }
-  const receipt = await client.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined)
+  // Only the node's own "no such receipt" means not mined; any other failure is the RPC's, and decides nothing.
+  const receipt = await client.getTransactionReceipt({ hash: txHash as Hex }).catch((error: unknown) => {
+    if (error instanceof TransactionReceiptNotFoundError) return undefined
+    throw new RpcUnavailable(error instanceof Error ? error.name : 'rpc error')
+  })
   if (receipt === undefined) return { ok: false, reason: 'transaction_not_found', detail: `${txHash} is not mined on ${chain} (yet)` }
-  const final = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(context.confirmations(chain))
+  const final = (await read(client.getBlockNumber({ cacheTime: 0 }))) - BigInt(context.confirmations(chain))
   const isFinal = receipt.blockNumber <= final
   const catalogue = context.catalogue()
   const router = context.routerOn(chain).router
   const notThis = { ok: false, reason: 'not_this_swap', detail: `${txHash} does not run ${ref} through our router on ${chain}` } as const
 
   if (receipt.status === 'reverted') {
-    const tx = await client.getTransaction({ hash: txHash as Hex })
+    const tx = await read(client.getTransaction({ hash: txHash as Hex }))
     const ours = tracked.filter((entry) => {
       const expected = expectedOrderOf(entry.swap, catalogue)
       return (
@@ -72,7 +98,9 @@ export async function hintSourceTransaction(
     })
     if (ours.length === 0) return notThis
     if (isFinal) {
-      const reason = (await revertReason(client, tx, receipt.blockNumber)) ?? { text: 'reverted', isExpired: false }
+      const reason = (await revertReason(client, tx, receipt.blockNumber).catch((error: unknown) => {
+        throw isRpcFailure(error) ? new RpcUnavailable('replay') : error
+      })) ?? { text: 'reverted', isExpired: false }
       for (const entry of ours) await recordReverted(context, chain, entry, receipt, reason)
     }
     return { ok: true, isFinal, records: await recordsOf(context, ours) }
@@ -93,7 +121,7 @@ export async function hintSourceTransaction(
   }
   if (matched.length === 0) return notThis
   if (isFinal) {
-    const blockTime = (await client.getBlock({ blockNumber: receipt.blockNumber })).timestamp
+    const blockTime = (await read(client.getBlock({ blockNumber: receipt.blockNumber }))).timestamp
     for (const { entry, log } of matched) {
       const expected = expectedOrderOf(entry.swap, catalogue)
       if (expected !== undefined && REOPENABLE.includes(entry.lifecycle.state))

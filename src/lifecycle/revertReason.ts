@@ -1,11 +1,12 @@
-import { BaseError, decodeErrorResult, type Hex } from 'viem'
+import { BaseError, decodeErrorResult, type Hex, HttpRequestError, TimeoutError, WebSocketRequestError } from 'viem'
 import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import type { TrackerClient } from './trackerContext.ts'
 
 /**
  * Why a mined transaction reverted: it is replayed with eth_call on the state before its block, and the revert data
  * decoded (the router's errors, Error(string)); the replay runs on the block's parent state, so a reason that depends
- * on an earlier transaction of the same block may differ. Undefined when the replay does not revert.
+ * on an earlier transaction of the same block may differ. Undefined when the replay does not revert. A replay the RPC
+ * could not run (transport failure, timeout) rejects: its error is no reason, and recording it as one would be false.
  */
 export async function revertReason(
   client: TrackerClient,
@@ -17,6 +18,7 @@ export async function revertReason(
     await client.call({ account: tx.from, to: tx.to, data: tx.input, value: tx.value, gas: tx.gas, blockNumber: blockNumber - 1n })
     return undefined
   } catch (error) {
+    if (isRpcFailure(error)) throw error
     const data = revertData(error)
     if (data !== undefined && data !== '0x') {
       try {
@@ -41,4 +43,13 @@ function revertData(error: unknown): Hex | undefined {
   const found = error.walk((cause) => typeof (cause as { data?: unknown }).data === 'string')
   const data = (found as { data?: unknown } | null)?.data
   return typeof data === 'string' && data.startsWith('0x') ? (data as Hex) : undefined
+}
+
+/** True when a call failed in reaching the node (HTTP or WebSocket failure, timeout), not in the EVM. */
+export function isRpcFailure(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false
+  return (
+    error.walk((cause) => cause instanceof HttpRequestError || cause instanceof TimeoutError || cause instanceof WebSocketRequestError) !==
+    null
+  )
 }

@@ -13,6 +13,9 @@ async function sourceChainOf(deps: GetSwapStatusDeps, ref: string): Promise<Chai
   return recorded === undefined ? undefined : ChainCode.parse(recorded.fromChain)
 }
 
+/** When to ask again after the source chain's RPC failed during the check: a short outage or a rate limit. */
+export const RPC_RETRY_AFTER_SEC = 30
+
 function trackingUnavailable(chain: ChainCode): ServiceError {
   return new ServiceError(
     'tracking_unavailable',
@@ -38,6 +41,12 @@ export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters:
   if (!checked.ok) {
     if (checked.reason === 'unknown_ref') throw unknownRef(ref)
     if (checked.reason === 'chain_not_tracked') throw trackingUnavailable(chain)
+    if (checked.reason === 'rpc_unavailable')
+      throw new ServiceError(
+        'tracking_unavailable',
+        `The RPC this service reads ${chain} through failed or timed out while checking ${txHash}, so nothing was decided. Ask again in ${RPC_RETRY_AFTER_SEC} s, or just read the status: the tracker finds the transaction without a hint.`,
+        { chain, retryAfterSec: RPC_RETRY_AFTER_SEC },
+      )
     const notMined =
       checked.reason === 'transaction_not_found'
         ? ' If it was only just broadcast, send the hint again once it is mined, or just read the status.'

@@ -10,7 +10,8 @@ export type HintSourceTransactionReturnType =
   | { ok: true; isFinal: boolean }
   | {
       ok: false
-      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap'
+      /** `rpc_unavailable`: the chain's RPC failed or timed out while checking; nothing was decided. */
+      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap' | 'rpc_unavailable'
       detail: string
     }
 

@@ -409,6 +409,24 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       }
     })
 
+    it('is 503 tracking_unavailable with a short Retry-After when the RPC failed during the check (never "not mined")', async () => {
+      const swap = await keyedSwap({})
+      const down = testApp({
+        store,
+        tracking: tracking({
+          follows: ['ETH'],
+          hint: { ok: false, reason: 'rpc_unavailable', detail: "ETH's RPC could not be read just now" },
+        }),
+      })
+      const response = await hintOf(down, swap.swapEaziRef, { txHash: hash('y') })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('30')
+      const body = await readJson(response)
+      expect(body).toMatchObject({ code: 'tracking_unavailable', chain: 'ETH' })
+      expect(String(body['detail'])).toContain('nothing was decided')
+      expect(agentTextOffences(String(body['detail']))).toEqual([])
+    })
+
     it('refuses a hash that is not 32 bytes of hex (400 naming txHash), and an unknown reference (404)', async () => {
       const swap = await keyedSwap({})
       const follower = tracking({ follows: ['ETH'] })

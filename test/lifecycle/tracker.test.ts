@@ -2,7 +2,7 @@
 // swaps built as the service builds them, signed and broadcast by a test wallet, delivered by the bridges' stand-ins
 // (relay()), and followed by the tracker to done, partial, expired or failed; a restart resumes from the cursor, a
 // reorganisation re-reads, and two trackers on one PostgreSQL follow each swap once.
-import { type Address, createWalletClient, erc20Abi, getAddress, http, parseEventLogs } from 'viem'
+import { type Address, createPublicClient, createWalletClient, erc20Abi, getAddress, http, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziExecutorAbi, swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
@@ -411,6 +411,46 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
       reason: 'unknown_ref',
     })
     expect((await lifecycle(store, other.result.swapEaziRef)).state).toBe('built')
+  })
+
+  it('a hint the RPC cannot check decides nothing: rpc_unavailable (a failed receipt read is not "not mined")', async () => {
+    const { store } = opened
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '170',
+      pick: acrossOnly,
+      sender: 6,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    // Nothing listens on port 1: every read fails in the transport, as with a provider that is down.
+    const down = createPublicClient({
+      transport: http('http://127.0.0.1:1', { retryCount: 0, timeout: 2_000 }),
+    }) as unknown as TrackerClient
+    expect(await trackerOn(world, store, { clients: { BAS: down } }).hintSourceTransaction(ref, receipt.transactionHash)).toEqual({
+      ok: false,
+      reason: 'rpc_unavailable',
+      detail: "BAS's RPC could not be read just now",
+    })
+    // The receipt is read, then the node fails: still nothing decided, and nothing thrown.
+    const real = trackerOn(world, store)
+    const flaky = new Proxy(setupOf(world, 'BAS').instance.publicClient as unknown as TrackerClient, {
+      get: (target, name, receiver) =>
+        name === 'getBlockNumber' || name === 'getBlock'
+          ? () => down.getBlockNumber({ cacheTime: 0 })
+          : Reflect.get(target, name, receiver),
+    })
+    expect(await trackerOn(world, store, { clients: { BAS: flaky } }).hintSourceTransaction(ref, receipt.transactionHash)).toMatchObject({
+      ok: false,
+      reason: 'rpc_unavailable',
+    })
+    expect((await lifecycle(store, ref)).state).toBe('built')
+    // With the node back, the same hint records the swap.
+    expect(await real.hintSourceTransaction(ref, receipt.transactionHash)).toMatchObject({ ok: true, isFinal: true })
+    expect((await lifecycle(store, ref)).state).toBe('pending')
   })
 
   it('a poll that loses its chain lease to another replica stops scanning at once', async () => {
