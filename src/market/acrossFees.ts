@@ -1,0 +1,253 @@
+import { Agent, type Dispatcher } from 'undici'
+import * as z from 'zod'
+import { ceilDiv, E18 } from '../engine/index.ts'
+
+/** Across's public API (docs.across.to); `/suggested-fees` is appended. */
+export const ACROSS_API_URL = 'https://app.across.to/api'
+
+/** What one `/suggested-fees` request asks: a deposit of `amount` atomic units of `inputToken`. */
+export type SuggestedFeesQuery = {
+  inputToken: string
+  outputToken: string
+  originChainId: number
+  destinationChainId: number
+  amount: bigint
+  /** The two tokens have different decimals (USDC on BNB Chain has 18): Across must be told it expects that. */
+  isUnmatchedDecimals?: boolean
+}
+
+/** A fee part of the answer: `pct` of the amount, 1e18-scaled, and `total` in the input token's atomic units. */
+export type FeePart = { pct: bigint; total: bigint }
+
+/** As much of Across's `/suggested-fees` answer as the market reads, as exact integers. */
+export type SuggestedFees = {
+  totalRelayFee: FeePart
+  relayerCapitalFee: FeePart
+  relayerGasFee: FeePart
+  lpFee: FeePart
+  isAmountTooLow: boolean
+  /** The least and most one deposit may carry, in the input token's atomic units. */
+  limits: { minDeposit: bigint; maxDeposit: bigint }
+}
+
+/** The API could not be asked (transport error, timeout, 429, 5xx) within the bounded retries, or answered nonsense. */
+export class AcrossApiError extends Error {
+  override name = 'AcrossApiError'
+}
+
+export type AcrossFeesClientParameters = {
+  /** Default ACROSS_API_URL. */
+  url?: string
+  /** Default: an undici Agent of its own, keep-alive, with the timeouts below. */
+  dispatcher?: Dispatcher
+  /** Per request: connecting, then the headers, then the body. Default 10 000 each. */
+  timeoutMs?: number
+  /** Attempts of one request before it fails, on a transport error, a timeout, 429 or 5xx. Default 3. */
+  attempts?: number
+  /** The wait after a failed attempt, times the attempt's number (backoff). Default 1 000. */
+  retryDelayMs?: number
+  /**
+   * The most requests a second this client sends, however many lanes a refresh reads: they leave evenly spaced, so a
+   * refresh never bursts the public API. Default 5.
+   */
+  maxRequestsPerSecond?: number
+  /** Tests: the waits between requests and attempts, and the clock the spacing is kept by. */
+  sleep?: (ms: number) => Promise<void>
+  now?: () => number
+}
+
+export type AcrossFeesClient = {
+  /** One `/suggested-fees` answer (retried within `attempts`); throws AcrossApiError when it cannot be had. */
+  suggestedFees(query: SuggestedFeesQuery): Promise<SuggestedFees>
+  close(): Promise<void>
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000
+const DEFAULT_ATTEMPTS = 3
+const DEFAULT_RETRY_DELAY_MS = 1_000
+const DEFAULT_MAX_REQUESTS_PER_SECOND = 5
+/** A body larger than this is not one lane's fees. */
+const MAX_BODY_BYTES = 200_000
+
+/** An exact non-negative integer: a string of digits, or a JSON number that is a safe integer. */
+const ExactInteger = z.union([
+  z.string().regex(/^[0-9]+$/, 'must be a non-negative integer string'),
+  z.number().int().nonnegative().refine(Number.isSafeInteger, 'must be an exact integer'),
+])
+const FeePartAnswer = z.object({ pct: ExactInteger, total: ExactInteger })
+const SuggestedFeesAnswer = z.object({
+  totalRelayFee: FeePartAnswer,
+  relayerCapitalFee: FeePartAnswer,
+  relayerGasFee: FeePartAnswer,
+  lpFee: FeePartAnswer,
+  isAmountTooLow: z.boolean(),
+  limits: z.object({ minDeposit: ExactInteger, maxDeposit: ExactInteger }),
+})
+
+/** A client of Across's `/suggested-fees` (or a service answering in its shape, such as a local stand-in). */
+export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = {}): AcrossFeesClient {
+  const baseUrl = new URL((parameters.url ?? ACROSS_API_URL).replace(/\/+$/, ''))
+  const timeoutMs = parameters.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const ownAgent =
+    parameters.dispatcher === undefined
+      ? new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000 })
+      : undefined
+  const dispatcher = parameters.dispatcher ?? (ownAgent as Dispatcher)
+  const attempts = parameters.attempts ?? DEFAULT_ATTEMPTS
+  const retryDelayMs = parameters.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS
+  const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+  const now = parameters.now ?? Date.now
+  const spacingMs = 1000 / (parameters.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND)
+  /** When the next request may leave: each request (a retry too) takes the next slot, so they go out evenly spaced. */
+  let nextSlotMs = 0
+
+  async function waitForSlot(): Promise<void> {
+    const at = Math.max(now(), nextSlotMs)
+    nextSlotMs = at + spacingMs
+    const waitMs = at - now()
+    if (waitMs > 0) await sleep(waitMs)
+  }
+
+  function pathOf(query: SuggestedFeesQuery): string {
+    const search = new URLSearchParams({
+      inputToken: query.inputToken,
+      outputToken: query.outputToken,
+      originChainId: String(query.originChainId),
+      destinationChainId: String(query.destinationChainId),
+      amount: query.amount.toString(),
+    })
+    if (query.isUnmatchedDecimals === true) search.set('allowUnmatchedDecimals', 'true')
+    return `${baseUrl.pathname.replace(/\/$/, '')}/suggested-fees?${search}`
+  }
+
+  /** One attempt: the answer, 'retry' for what may pass (transport, timeout, 429, 5xx), or an error that will not. */
+  async function once(query: SuggestedFeesQuery): Promise<SuggestedFees | { retry: string }> {
+    await waitForSlot()
+    let statusCode: number
+    let text: string
+    try {
+      const response = await dispatcher.request({
+        origin: baseUrl.origin,
+        path: pathOf(query),
+        method: 'GET',
+        headers: { accept: 'application/json' },
+      })
+      statusCode = response.statusCode
+      text = await readBounded(response.body)
+    } catch (error) {
+      return { retry: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }
+    }
+    if (statusCode === 429 || statusCode >= 500) return { retry: `HTTP ${statusCode}` }
+    if (statusCode !== 200) throw new AcrossApiError(`Across answered HTTP ${statusCode}: ${text.slice(0, 300)}`)
+    return suggestedFeesOf(text)
+  }
+
+  return {
+    async suggestedFees(query) {
+      for (let attempt = 1; ; attempt++) {
+        const answer = await once(query)
+        if (!('retry' in answer)) return answer
+        if (attempt >= attempts)
+          throw new AcrossApiError(`Across at ${baseUrl.origin} could not be asked (${attempts} attempts; last: ${answer.retry})`)
+        await sleep(retryDelayMs * attempt)
+      }
+    },
+    async close() {
+      await ownAgent?.close()
+    },
+  }
+}
+
+function suggestedFeesOf(text: string): SuggestedFees {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new AcrossApiError("Across's answer is not JSON")
+  }
+  const parsed = SuggestedFeesAnswer.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new AcrossApiError(`Across's answer is not suggested fees: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`)
+  }
+  const part = (value: { pct: string | number; total: string | number }): FeePart => ({
+    pct: BigInt(value.pct),
+    total: BigInt(value.total),
+  })
+  const { data } = parsed
+  return {
+    totalRelayFee: part(data.totalRelayFee),
+    relayerCapitalFee: part(data.relayerCapitalFee),
+    relayerGasFee: part(data.relayerGasFee),
+    lpFee: part(data.lpFee),
+    isAmountTooLow: data.isAmountTooLow,
+    limits: { minDeposit: BigInt(data.limits.minDeposit), maxDeposit: BigInt(data.limits.maxDeposit) },
+  }
+}
+
+async function readBounded(body: AsyncIterable<Buffer | Uint8Array | string>): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    const buffer = Buffer.from(chunk)
+    size += buffer.length
+    if (size > MAX_BODY_BYTES) throw new AcrossApiError(`Across's answer exceeds ${MAX_BODY_BYTES} bytes`)
+    chunks.push(buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** One size a lane was read at, and what Across said. */
+export type SizedFees = { amount: bigint; fees: SuggestedFees }
+
+/**
+ * The lane's fee model, from its reads: `amount × feePpm / 10^6` (rounded up) plus `fixedFee`, both in the input
+ * token's atomic units, never less than what Across asked at any size read; and the amounts it may carry.
+ */
+export type LaneFeeModel = { feePpm: bigint; fixedFee: bigint; minAmount: bigint; maxAmount: bigint }
+
+const PPM = 1_000_000n
+
+/**
+ * Derives a lane's fee model from Across's answers at several sizes, or says why there is none.
+ *
+ * Across's relayer capital fee and LP fee are shares of the amount that do not fall as the amount grows (the capital
+ * fee rises linearly from its lower bound to its upper bound up to a cutoff, then more slowly; the LP fee follows the
+ * pool's utilisation after the deposit), and its relayer gas fee is what one fill costs, whatever the amount. So:
+ * the flat fee is the largest gas fee read; the proportional fee is, over every size read, the largest share of the
+ * rest, rounded up to a whole ppm. Whether `totalRelayFee` includes the LP fee (it does in Across's later API
+ * versions, not in the first), the fee the model needs at a size is the larger of it and the sum of the parts.
+ * Within the sizes read the model is then never below Across's fee; beyond the largest it is not known, so the lane
+ * carries at most that size. Sizes Across says are too low are not taken, nor anything below its `minDeposit`.
+ */
+export function laneFeeModel(reads: readonly SizedFees[]): LaneFeeModel | { error: string } {
+  const usable = reads.filter((read) => !read.fees.isAmountTooLow && read.amount > 0n)
+  if (usable.length === 0) return { error: 'Across says every amount read is too low for its fees' }
+  let feePpm = 0n
+  let fixedFee = 0n
+  for (const { amount, fees } of usable) {
+    const gas = fees.relayerGasFee.total
+    const parts = fees.relayerCapitalFee.total + gas + fees.lpFee.total
+    const needed = fees.totalRelayFee.total > parts ? fees.totalRelayFee.total : parts
+    const proportional = needed > gas ? needed - gas : 0n
+    // The same from the shares Across states, in case its totals were rounded down.
+    const sharePct = fees.relayerCapitalFee.pct + fees.lpFee.pct
+    const totalSharePct = fees.totalRelayFee.pct > fees.relayerGasFee.pct ? fees.totalRelayFee.pct - fees.relayerGasFee.pct : 0n
+    const pct = sharePct > totalSharePct ? sharePct : totalSharePct
+    const ppm = [ceilDiv(proportional * PPM, amount), ceilDiv(pct * PPM, E18)].reduce((a, b) => (a > b ? a : b))
+    if (ppm > feePpm) feePpm = ppm
+    if (gas > fixedFee) fixedFee = gas
+  }
+  let minAmount = 0n
+  let maxAmount: bigint | undefined
+  for (const { amount, fees } of reads) {
+    if (fees.limits.minDeposit > minAmount) minAmount = fees.limits.minDeposit
+    if (maxAmount === undefined || fees.limits.maxDeposit < maxAmount) maxAmount = fees.limits.maxDeposit
+    if (fees.isAmountTooLow && amount + 1n > minAmount) minAmount = amount + 1n
+  }
+  const largest = usable.map((read) => read.amount).reduce((a, b) => (a > b ? a : b))
+  if (maxAmount === undefined || largest < maxAmount) maxAmount = largest
+  if (feePpm >= PPM) return { error: `Across asks ${feePpm} ppm of the amount` }
+  if (minAmount > maxAmount) return { error: `no amount fits: Across takes at least ${minAmount} and at most ${maxAmount}` }
+  return { feePpm, fixedFee, minAmount, maxAmount }
+}
