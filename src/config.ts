@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './auth/rateLimits.ts'
 import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
+import { ACROSS_API_URL } from './market/acrossFees.ts'
 import { parseFixed } from './engine/index.ts'
 import { AddressSchema, fixedHexSchema } from './schemas/address.ts'
 import { ChainCode } from './schemas/catalogue.ts'
@@ -73,6 +74,12 @@ const Env = z.object({
   SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_RPC_URLS: z.string().optional(),
   SWAPEAZI_MARKET_REFRESH_MS: z.coerce.number().int().min(500).max(600_000).default(4000),
+  SWAPEAZI_ACROSS_API_URL: z
+    .string()
+    .refine((value) => value === 'off' || isHttpUrl(value), {
+      message: "must be off, or the http:// or https:// URL of Across's API (default https://app.across.to/api)",
+    })
+    .default(ACROSS_API_URL),
   SWAPEAZI_TRACKER: z.enum(['on', 'off']).default('on'),
   SWAPEAZI_TRACKER_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(4000),
   SWAPEAZI_CONFIRMATIONS: z.string().optional(),
@@ -130,7 +137,15 @@ export type Config = {
    * The live market (DESIGN 5, docs/live-market.md): a JSON-RPC URL per chain read live; the other chains, and every
    * chain when none is set, price from the embedded snapshot. Each chain refreshes every max(refreshMs, block time).
    */
-  market: { rpcUrls: Partial<Record<ChainCode, string>>; refreshMs: number }
+  market: {
+    rpcUrls: Partial<Record<ChainCode, string>>
+    refreshMs: number
+    /**
+     * Across's API, read for each Across lane's suggested fees while the live market is on; undefined when
+     * SWAPEAZI_ACROSS_API_URL=off, and Across lanes keep the snapshot's fees.
+     */
+    acrossApiUrl?: string
+  }
   /**
    * The swap tracker (issue 18, docs/configuration.md): on by default in `serve` for the chains of `market.rpcUrls`;
    * its poll interval, and per-chain confirmation depths over the tracker's defaults.
@@ -188,6 +203,16 @@ export type MppConfig = {
 }
 
 type Env = z.infer<typeof Env>
+
+/** An absolute http:// or https:// URL. */
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
 
 /** SWAPEAZI_TRUST_PROXY: `true` is one proxy, `false` none, a number that many, or the proxies' IP addresses. */
 export function parseTrustProxy(text: string): number | readonly string[] | undefined {
@@ -397,7 +422,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       settlement: settlementConfig(e),
       ...(mpp === undefined ? {} : { mpp }),
     },
-    market: { rpcUrls: parseRpcUrls(e.SWAPEAZI_RPC_URLS), refreshMs: e.SWAPEAZI_MARKET_REFRESH_MS },
+    market: {
+      rpcUrls: parseRpcUrls(e.SWAPEAZI_RPC_URLS),
+      refreshMs: e.SWAPEAZI_MARKET_REFRESH_MS,
+      ...(e.SWAPEAZI_ACROSS_API_URL === 'off' ? {} : { acrossApiUrl: e.SWAPEAZI_ACROSS_API_URL.replace(/\/+$/, '') }),
+    },
     tracker: {
       enabled: e.SWAPEAZI_TRACKER === 'on',
       pollMs: e.SWAPEAZI_TRACKER_POLL_MS,

@@ -301,4 +301,17 @@ describe('loadConfig', () => {
     for (const env of [{ SWAPEAZI_PORT: 'x', SWAPEAZI_TRACKER: 'yes' }, { SWAPEAZI_SETTLEMENT: 'onchain' }])
       expect(refused(env)).not.toContain('\n')
   })
+
+  it("reads Across's API for the live market by default, none with off, and refuses anything else on one line", () => {
+    expect(loadConfig({}).market.acrossApiUrl).toBe('https://app.across.to/api')
+    expect(loadConfig({ SWAPEAZI_ACROSS_API_URL: '' }).market.acrossApiUrl).toBe('https://app.across.to/api')
+    expect(loadConfig({ SWAPEAZI_ACROSS_API_URL: 'off' }).market).not.toHaveProperty('acrossApiUrl')
+    expect(loadConfig({ SWAPEAZI_ACROSS_API_URL: 'http://127.0.0.1:9/api/' }).market.acrossApiUrl).toBe('http://127.0.0.1:9/api')
+    for (const value of ['ftp://x', 'no', 'OFF ', 'app.across.to/api'])
+      expect(() => loadConfig({ SWAPEAZI_ACROSS_API_URL: value })).toThrow(
+        new Error(
+          "invalid configuration: SWAPEAZI_ACROSS_API_URL: must be off, or the http:// or https:// URL of Across's API (default https://app.across.to/api)",
+        ),
+      )
+  })
 })

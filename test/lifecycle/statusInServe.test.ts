@@ -103,6 +103,8 @@ describe('the swap status in serve', () => {
       SWAPEAZI_PORT: '0',
       SWAPEAZI_DATA_DIR: dataDir,
       SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: anvil.rpcUrl }),
+      // The live market would read Across's public API: nothing here may reach the internet.
+      SWAPEAZI_ACROSS_API_URL: 'off',
       SWAPEAZI_TRACKER: 'off',
       SWAPEAZI_CONFIRMATIONS: '{"BAS":0}',
     })

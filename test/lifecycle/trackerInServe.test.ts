@@ -55,6 +55,8 @@ const env = (dataDir: string, extra: Record<string, string> = {}): Record<string
   SWAPEAZI_PORT: '0',
   SWAPEAZI_DATA_DIR: dataDir,
   SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: anvil.rpcUrl }),
+  // The live market would read Across's public API: nothing here may reach the internet.
+  SWAPEAZI_ACROSS_API_URL: 'off',
   SWAPEAZI_TRACKER_POLL_MS: '100',
   SWAPEAZI_CONFIRMATIONS: '{"BAS":0}',
   ...extra,
