@@ -44,14 +44,30 @@ export function loadFeedCatalogue(manifestDir: string): FeedCatalogue {
 }
 
 /**
- * The live market when SWAPEAZI_RPC_URLS names chains (DESIGN 5), read once before the service answers and then
- * refreshed in the background; undefined when none is set, and the embedded snapshot prices every chain.
+ * How long start-up waits for the first read of the live chains. A provider that hangs must not keep the port closed
+ * (issue 15 items 7 and 10): past this, the service listens and the chains not yet read answer their routes 503
+ * market_unavailable ("not read yet") until their read lands, as a stale chain does.
  */
-export async function marketFromConfig(config: Config, files: CatalogueFiles, log: Logger): Promise<LiveMarket | undefined> {
+export const FIRST_READ_WAIT_MS = 2_000
+
+/**
+ * The live market when SWAPEAZI_RPC_URLS names chains (DESIGN 5), read once before the service answers (at most
+ * FIRST_READ_WAIT_MS) and then refreshed in the background; undefined when none is set, and the embedded snapshot
+ * prices every chain. Each URL must serve the chain it is named for: one that answers another chain id stops start-up
+ * (when it answers in time) and is never read (whenever it answers).
+ */
+export async function marketFromConfig(
+  config: Config,
+  files: CatalogueFiles,
+  log: Logger,
+  options: { firstReadWaitMs?: number } = {},
+): Promise<LiveMarket | undefined> {
   const entries = Object.entries(config.market.rpcUrls) as [ChainCode, string][]
   if (entries.length === 0) return undefined
   const feeds = loadFeedCatalogue(config.manifestDir)
+  const firstReadWaitMs = options.firstReadWaitMs ?? FIRST_READ_WAIT_MS
   const readers: Partial<Record<ChainCode, ReadChain>> = {}
+  const checks: Promise<void>[] = []
   for (const [chain, url] of entries) {
     const known = VIEM_CHAINS[chain]
     if (known === undefined) continue
@@ -59,10 +75,19 @@ export async function marketFromConfig(config: Config, files: CatalogueFiles, lo
       chain: defineChain({ ...known, rpcUrls: { default: { http: [url] } } }),
       transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS),
     })
-    readers[chain] = createChainReader(client)
+    const check = chainIdCheck(chain, known.id, () => client.getChainId())
+    checks.push(check.atStart(firstReadWaitMs, log))
+    const read = createChainReader(client)
+    readers[chain] = async (plan) => {
+      await check.verified()
+      return read(plan)
+    }
   }
+  // A URL for the wrong chain is a configuration error: say so before listening, where it answers in time.
+  await Promise.all(checks)
   const market = createLiveMarket({ files, feeds, readers, refreshMs: config.market.refreshMs, clock: Date.now, log })
-  await market.refresh()
+  const first = market.refresh()
+  const isRead = await Promise.race([first.then(() => true), sleep(firstReadWaitMs).then(() => false)])
   market.start()
   const status = market.status()
   log.info(
@@ -72,10 +97,59 @@ export async function marketFromConfig(config: Config, files: CatalogueFiles, lo
       snapshot: status.chains.filter((chain) => chain.source === 'snapshot').map((chain) => chain.chain),
       degraded: status.isDegraded,
       stale: status.chains.filter((chain) => chain.stale.length > 0).map(({ chain, stale, error }) => ({ chain, stale, error })),
+      ...(isRead ? {} : { first_read_pending: true }),
     },
-    `market: live on ${market.liveChains.join(', ')}; the snapshot of ${files.market.asOf} prices the other chains${status.isDegraded ? '; degraded: routes needing stale figures are not offered' : ''}`,
+    `market: live on ${market.liveChains.join(', ')}; the snapshot of ${files.market.asOf} prices the other chains${status.isDegraded ? '; degraded: routes needing stale figures are not offered' : ''}${isRead ? '' : `; the first read took longer than ${firstReadWaitMs} ms: routes on the chains not read yet answer 503 until it lands`}`,
   )
   return market
+}
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms).unref()
+  })
+
+/** The chain id check of one SWAPEAZI_RPC_URLS entry: once verified it costs nothing; a mismatch is final. */
+function chainIdCheck(chain: ChainCode, expected: number, getChainId: () => Promise<number>) {
+  let verified: Promise<void> | undefined
+  let mismatch: Error | undefined
+  const verify = (): Promise<void> => {
+    if (mismatch !== undefined) return Promise.reject(mismatch)
+    verified ??= getChainId().then(
+      (id) => {
+        if (id !== expected) {
+          mismatch = new Error(
+            `invalid configuration: SWAPEAZI_RPC_URLS.${chain}: the RPC serves chain ${id}, not ${chain} (${expected}); give ${chain} an RPC of its own chain`,
+          )
+          throw mismatch
+        }
+      },
+      (error: unknown) => {
+        verified = undefined // unreachable: ask again at the next read
+        throw error
+      },
+    )
+    return verified
+  }
+  return {
+    verified: verify,
+    /** At start: a mismatch rejects (start-up ends with its one line); no answer in time only warns. */
+    async atStart(waitMs: number, log: Logger): Promise<void> {
+      const answered = await Promise.race([
+        verify().then(
+          () => true,
+          (error: unknown) => error,
+        ),
+        sleep(waitMs).then(() => false),
+      ])
+      if (answered === true) return
+      if (answered === mismatch) throw mismatch
+      log.warn(
+        { event: 'market_chain_id_unchecked', chain },
+        `SWAPEAZI_RPC_URLS.${chain}: its chain id could not be read at start; it is checked before the chain is read`,
+      )
+    },
+  }
 }
 
 /** A pre-flight simulator per chain with an RPC URL (preflightBuild.ts), over its own viem client. */

@@ -52,7 +52,7 @@ let market: LiveMarket | undefined
 let isChainStopped = false
 
 beforeAll(async () => {
-  chain = await startFeedStandIns()
+  chain = await startFeedStandIns({ chainId: 1 })
   await chain.placePlan(
     plan,
     { native: usd8(3000), 'fx:EUR': usd8(1.16), 'fx:GBP': usd8(1.3), 'fx:SGD': usd8(0.77) },

@@ -1,0 +1,81 @@
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServer } from '../../src/app/createServer.ts'
+import { marketFromConfig } from '../../src/app/marketFromConfig.ts'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { loadConfig } from '../../src/config.ts'
+import { type AnvilInstance, startAnvil } from '../chain/anvil.ts'
+import { MANIFEST_DIR, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
+
+// Issue 15 items 7 and 10 on the live market (review): a provider that hangs must not keep the port closed, and a
+// URL of another chain is a configuration error, not a chain read as the wrong one.
+
+const { files } = loadCatalogue(MANIFEST_DIR)
+const silent = pino({ level: 'silent' })
+
+let hanging: Server
+let hangingUrl: string
+const sockets = new Set<Socket>()
+let base: AnvilInstance
+
+beforeAll(async () => {
+  // Accepts connections and never answers, as a stuck provider does.
+  hanging = createTcpServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
+  const address = hanging.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  hangingUrl = `http://127.0.0.1:${address.port}`
+  base = await startAnvil({ chainId: 8453 })
+}, 60_000)
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy()
+  await new Promise((resolve) => hanging?.close(resolve))
+  await base?.stop()
+})
+
+describe('the live market at start', () => {
+  it('waits at most the first-read budget for a hanging RPC; its routes answer 503 meanwhile, the others are served', async () => {
+    const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: hangingUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    const started = Date.now()
+    const market = await marketFromConfig(config, files, silent, { firstReadWaitMs: 300 })
+    try {
+      expect(Date.now() - started).toBeLessThan(2_500)
+      if (market === undefined) throw new Error('no market')
+      const deps = testDeps({ market, clock: Date.now })
+      Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })
+      const app = createServer(deps)
+      const onEth = await postJson(
+        app,
+        '/api/x402/quote',
+        quoteBody({ fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAmount: '100' }),
+      )
+      expect(onEth.status).toBe(503)
+      expect(await readJson(onEth)).toMatchObject({ code: 'market_unavailable' })
+      const elsewhere = await postJson(
+        app,
+        '/api/x402/quote',
+        quoteBody({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '100' }),
+      )
+      expect(elsewhere.status, JSON.stringify(await readJson(elsewhere))).toBe(200)
+    } finally {
+      market?.stop()
+    }
+  })
+
+  it('refuses a URL that serves another chain, naming the variable and both chain ids on one line', async () => {
+    const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ POL: base.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    await expect(marketFromConfig(config, files, silent, { firstReadWaitMs: 5_000 })).rejects.toThrow(
+      /^invalid configuration: SWAPEAZI_RPC_URLS\.POL: the RPC serves chain 8453, not POL \(137\); give POL an RPC of its own chain$/,
+    )
+    // The right chain's URL is taken.
+    const right = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: base.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    const market = await marketFromConfig(right, files, silent, { firstReadWaitMs: 5_000 })
+    market?.stop()
+    expect(market?.liveChains).toEqual(['BAS'])
+  })
+})
