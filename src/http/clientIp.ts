@@ -9,6 +9,49 @@ import { requestHeader } from './requestHeader.ts'
  */
 export type TrustProxy = number | readonly string[]
 
+/** An IPv6 address's eight 16-bit groups (`::` expanded, a dotted IPv4 tail as two groups); undefined if not IPv6. */
+function ipv6Groups(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined
+  let text = address
+  const tail: number[] = []
+  const dotted = /:(\d+\.\d+\.\d+\.\d+)$/.exec(text)
+  if (dotted !== null) {
+    const [a, b, c, d] = (dotted[1] as string).split('.').map(Number) as [number, number, number, number]
+    tail.push((a << 8) | b, (c << 8) | d)
+    // `::ffff:1.2.3.4` leaves `::ffff`; `::1.2.3.4` and `a::1.2.3.4` keep their `::`.
+    text = text.slice(0, dotted.index)
+    if (text.endsWith(':')) text = `${text}:`
+  }
+  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)))
+  const gap = text.indexOf('::')
+  const head = parse(gap === -1 ? text : text.slice(0, gap))
+  const rest = gap === -1 ? [] : parse(text.slice(gap + 2))
+  const zeros = Array.from({ length: 8 - tail.length - head.length - rest.length }, () => 0)
+  return [...head, ...(gap === -1 ? [] : zeros), ...rest, ...tail]
+}
+
+/**
+ * The address per-source limits count (issue 15): an IPv4 address as itself; an IPv4-mapped IPv6 address
+ * (`::ffff:203.0.113.7`, how a socket listening on `::` sees an IPv4 client) as that IPv4 address; any other IPv6
+ * address as its /64 prefix (`2001:db8:1:2::/64`), since every IPv6 client is given at least a /64 and picks the
+ * rest of its address at will. A zone id (`fe80::1%eth0`) is dropped. Anything that is not an IP address (an
+ * in-process caller) is returned as it is.
+ */
+export function limitedAddress(address: string): string {
+  const unzoned = address.includes('%') ? address.slice(0, address.indexOf('%')) : address
+  const groups = ipv6Groups(unzoned)
+  if (groups === undefined) return isIP(unzoned) === 4 ? unzoned : address
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number]
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0xffff) return `${g6 >> 8}.${g6 & 0xff}.${g7 >> 8}.${g7 & 0xff}`
+  return `${[g0, g1, g2, g3].map((group) => group.toString(16)).join(':')}::/64`
+}
+
+/** An IPv4-mapped IPv6 address as its IPv4 address; any other address as it is. */
+function unmapped(address: string): string {
+  const limited = limitedAddress(address)
+  return isIP(limited) === 4 ? limited : address
+}
+
 /** The X-Forwarded-For entries that are IP addresses, left to right; anything else is ignored. */
 function forwardedIps(header: string | undefined): string[] {
   if (header === undefined) return []
@@ -29,23 +72,25 @@ export function clientIpBehind(trust: TrustProxy, socketAddress: string, forward
     if (trust <= 0 || entries.length === 0) return socketAddress
     return entries[Math.max(entries.length - trust, 0)] ?? socketAddress
   }
-  const proxies = new Set(trust)
-  if (!proxies.has(socketAddress)) return socketAddress
+  // A proxy's IPv4 address matches it however it is written (a socket on `::` sees `::ffff:10.0.0.2`).
+  const proxies = new Set(trust.map(unmapped))
+  if (!proxies.has(unmapped(socketAddress))) return socketAddress
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as string
-    if (!proxies.has(entry)) return entry
+    if (!proxies.has(unmapped(entry))) return entry
   }
   return entries[0] ?? socketAddress
 }
 
 /**
- * The caller's IP for per-IP limits: the socket's address, or, behind proxies we run (`trustProxy`), the address they
- * saw (`clientIpBehind`). In-process calls (tests, the MCP server's own client) have no socket; they may name
- * themselves with X-Forwarded-For, else count as one caller.
+ * The caller's address for per-source limits (every per-IP limit, quota and count takes it from here): the socket's
+ * address, or, behind proxies we run (`trustProxy`), the address they saw (`clientIpBehind`), as `limitedAddress`
+ * counts it (an IPv6 client by its /64). In-process calls (tests, the MCP server's own client) have no socket; they
+ * may name themselves with X-Forwarded-For, else count as one caller.
  */
 export function clientIp(c: Context, trustProxy: TrustProxy): string {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   const header = requestHeader(c, 'x-forwarded-for')
-  if (incoming === undefined) return header?.split(',')[0]?.trim() || 'in-process'
-  return clientIpBehind(trustProxy, incoming.socket.remoteAddress ?? 'unknown', header)
+  if (incoming === undefined) return limitedAddress(header?.split(',')[0]?.trim() || 'in-process')
+  return limitedAddress(clientIpBehind(trustProxy, incoming.socket.remoteAddress ?? 'unknown', header))
 }

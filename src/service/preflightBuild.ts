@@ -14,6 +14,8 @@ export const SIMULATIONS_PER_CALLER_MINUTE = 20
  * simulation, but signing costs nothing and is checked without the chain, so these are limited too, more loosely.
  */
 export const PAID_SIMULATIONS_PER_CALLER_MINUTE = 120
+/** Callers whose simulations are counted at once; past it, the least telling are forgotten (`makeRoomForCaller`). */
+export const MAX_COUNTED_CALLERS = 10_000
 /** Outcomes kept per block; a new block empties them. */
 const CACHE_MAX_ENTRIES = 2048
 
@@ -186,13 +188,27 @@ async function simulateOnce(
   return outcome
 }
 
+/**
+ * Keeps the callers' counts bounded without forgetting the ones that matter: counts of past minutes go first; if
+ * every caller counted is of this minute, the half with the fewest simulations (the oldest first among equals) is
+ * forgotten, which gives each of them at most that many simulations again. Forgetting everyone at once would let one
+ * client that cycles subjects reset every other caller's count.
+ */
+function makeRoomForCaller(callers: PreflightState['callers'], minute: number): void {
+  if (callers.size < MAX_COUNTED_CALLERS) return
+  for (const [subject, seen] of callers) if (seen.minute !== minute) callers.delete(subject)
+  if (callers.size < MAX_COUNTED_CALLERS) return
+  const fewestFirst = [...callers].sort(([, a], [, b]) => a.count - b.count)
+  for (const [subject] of fewestFirst.slice(0, Math.ceil(fewestFirst.length / 2))) callers.delete(subject)
+}
+
 function admitCaller(deps: ServiceDeps, state: PreflightState, caller: string, isPaid: boolean): void {
   const minute = Math.floor(deps.clock() / 60_000)
   const subject = isPaid ? `paid:${caller}` : caller
   const limit = isPaid ? PAID_SIMULATIONS_PER_CALLER_MINUTE : SIMULATIONS_PER_CALLER_MINUTE
   const seen = state.callers.get(subject)
   const count = seen?.minute === minute ? seen.count + 1 : 1
-  if (seen?.minute !== minute && state.callers.size > 10_000) state.callers.clear()
+  if (seen === undefined) makeRoomForCaller(state.callers, minute)
   state.callers.set(subject, { minute, count })
   if (count > limit) {
     const retryAfterSec = 60 - Math.floor((deps.clock() % 60_000) / 1000)
