@@ -27,6 +27,9 @@ export async function runMcpStdio(config: Config, io: { stdin: Readable; stdout:
   if (remote === undefined) {
     const deps = await buildAppDeps(config, log).catch((error: unknown) => {
       if (!(error instanceof DataDirHeldError)) throw error
+      // Only a `serve` answers HTTP: a `track` or another MCP server holding the directory has no URL to call.
+      const servesHttp = error.holder.url !== null || /\bserve\b/.test(error.holder.command)
+      if (!servesHttp) throw error
       const url = error.holder.url === null ? "the running service's URL" : `the running service's URL (${error.holder.url})`
       throw new DataDirHeldError(error.dataDir, error.holder, `set SWAPEAZI_BASE_URL to ${url} so the MCP server calls it`)
     })

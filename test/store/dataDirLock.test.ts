@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
+import { runCliInProcess } from '../support/runCliInProcess.ts'
 import { acquireDataDirLock, DATA_DIR_LOCK_FILE, DataDirHeldError, findDataDirHolder } from '../../src/store/dataDirLock.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 
@@ -177,4 +178,20 @@ describe('the lock on a PGlite data directory', () => {
       expect(loser.message).toContain(`is in use by takeDataDirLock (pid ${winners[0]?.pid},`)
     expect(await findDataDirHolder(dataDir)).toBeUndefined()
   }, 30_000)
+
+  it('an MCP server on a directory a process without HTTP holds (swapeazi track) is not told to call it over SWAPEAZI_BASE_URL', async () => {
+    const dataDir = freshDir()
+    plantLock(dataDir, { pid: process.ppid, command: 'swapeazi track' })
+    const run = await runCliInProcess(['mcp'], { SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_LOG_LEVEL: 'silent' })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/is in use by swapeazi track \(pid \d+/)
+    expect(run.stderr).not.toContain('SWAPEAZI_BASE_URL')
+    expect(run.stderr.trim().split('\n')).toHaveLength(1)
+    // A serve holding it is named with SWAPEAZI_BASE_URL, as before.
+    const served = freshDir()
+    plantLock(served, { pid: process.ppid, command: 'swapeazi serve', url: 'http://127.0.0.1:8402' })
+    expect((await runCliInProcess(['mcp'], { SWAPEAZI_DATA_DIR: served, SWAPEAZI_LOG_LEVEL: 'silent' })).stderr).toContain(
+      "set SWAPEAZI_BASE_URL to the running service's URL (http://127.0.0.1:8402)",
+    )
+  })
 })
