@@ -10,6 +10,7 @@ import {
   parseFixed,
 } from '../engine/index.ts'
 import type { ChainCode, Currency } from '../schemas/catalogue.ts'
+import type { AcrossLaneFees } from './acrossLaneFees.ts'
 import type { ChainReading, ReadChain } from './chainReading.ts'
 import { type FeedCatalogue, fxFeedId, NATIVE_FEED, oracleFeedId, readPlanOf } from './feedCatalogue.ts'
 import { fxClosedSince, fxNextChangeMs } from './fxMarketHours.ts'
@@ -33,7 +34,7 @@ export type ChainMarketStatus = {
   /**
    * The figures of this chain that are stale or unread, by name: gas, native/USD, sequencer, venue:<venue id> (a pool
    * or a depth venue), venue:<venue id>:<from>><to> (a depth venue's direction), bridge:<bridge id>:<from>><to> (a
-   * LayerZero lane's messaging fee).
+   * LayerZero lane's messaging fee, or an Across lane's suggested fees).
    */
   stale: string[]
   /**
@@ -79,6 +80,8 @@ export type CreateLiveMarketParameters = {
   /** Milliseconds since the epoch. */
   clock: () => number
   log: Logger
+  /** Each Across lane's suggested fees, read from Across's API (SWAPEAZI_ACROSS_API_URL); absent: the snapshot's. */
+  across?: AcrossLaneFees
 }
 
 type ChainState = { reading?: ChainReading; error?: string }
@@ -110,11 +113,12 @@ type RateSource = {
  * one becomes a gap, so routes that need it are not offered and a request that needs it is 503 `market_unavailable`
  * (getQuote.ts). The reserves of Solidly stable pools are read through their router and priced as pool balances are;
  * each LayerZero lane's messaging fee is its own `quoteSend` (a lane whose quote fails is a gap, never the snapshot's
- * fee). Fees only off-chain services publish (Across, CCTP fast) and the L1 data fee stay snapshot figures. The
+ * fee), and each Across lane is priced from Across's suggested fees when `across` is given (acrossLaneFees.ts: a lane
+ * whose fees are unread, failed or too old is a gap). CCTP's fast fee and the L1 data fee stay snapshot figures. The
  * catalogue is recompiled off the request path and swapped in one assignment.
  */
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
-  const { files, feeds, readers, refreshMs, clock, log } = parameters
+  const { files, feeds, readers, refreshMs, clock, log, across } = parameters
   const liveChains = Object.keys(readers) as ChainCode[]
   const states = new Map<ChainCode, ChainState>(liveChains.map((chain) => [chain, {}]))
   const timers = new Map<ChainCode, NodeJS.Timeout>()
@@ -447,6 +451,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     }
 
     const bridgeFees = liveBridgeFees(market, chainGaps, laneGaps, chainStatuses)
+    across?.apply({ nowMs, bridgeFees, laneGaps, chainStatuses, changesAt })
     const liveFiles = { ...files, market: { ...market, bridgeFees } }
     const ungapped = compileOrGapPools(liveFiles, venueGaps, chainStatuses)
     const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0 || laneGaps.size > 0
@@ -540,6 +545,17 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     )
   }
 
+  /** Composes again once the Across fees were read: they are applied at each composition. */
+  function recompose(): void {
+    const wasDegraded = current.status.isDegraded
+    try {
+      current = compose()
+    } catch (error) {
+      log.error({ event: 'market_compose_failed', err: error instanceof Error ? error.message : String(error) }, 'market_compose_failed')
+    }
+    logDegradation(wasDegraded)
+  }
+
   const inFlight = new Map<ChainCode, Promise<void>>()
 
   /** Reads `chain`, or joins the read already under way, so refresh() resolves only once every chain has read. */
@@ -606,15 +622,17 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     catalogue: () => currentNow().catalogue,
     status: () => currentNow().status,
     async refresh() {
-      await Promise.all(liveChains.map(readChain))
+      await Promise.all([...liveChains.map(readChain), ...(across === undefined ? [] : [across.refresh().then(recompose)])])
     },
     start() {
       if (!isStopped) return
       isStopped = false
       for (const chain of liveChains) schedule(chain)
+      across?.start(recompose)
     },
     stop() {
       isStopped = true
+      across?.stop()
       for (const timer of timers.values()) clearTimeout(timer)
       timers.clear()
     },
