@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { followDelivery } from './followDelivery.ts'
+import { createHintGate } from './hintGate.ts'
 import { type HintSourceTransactionReturnType, hintSourceTransaction } from './hintSourceTransaction.ts'
 import { openSwaps } from './openSwaps.ts'
 import { scanSourceChain } from './scanSourceChain.ts'
@@ -167,6 +168,6 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
       held.clear()
     },
     pollOnce,
-    hintSourceTransaction: (ref, txHash) => hintSourceTransaction(context, ref, txHash),
+    hintSourceTransaction: createHintGate((ref, txHash) => hintSourceTransaction(context, ref, txHash)),
   }
 }
