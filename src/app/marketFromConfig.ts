@@ -4,7 +4,9 @@ import type { Logger } from 'pino'
 import { type Chain, createPublicClient, defineChain, http } from 'viem'
 import { arbitrum, base, bsc, celo, gnosis, mainnet, optimism, polygon } from 'viem/chains'
 import type { Config } from '../config.ts'
-import type { CatalogueFiles } from '../engine/index.ts'
+import { type CatalogueFiles, compileCatalogue } from '../engine/index.ts'
+import { createAcrossFeesClient } from '../market/acrossFees.ts'
+import { type AcrossLaneFees, acrossLanesOf, createAcrossLaneFees } from '../market/acrossLaneFees.ts'
 import type { ReadChain } from '../market/chainReading.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../market/createChainReader.ts'
 import { FeedCatalogue } from '../market/feedCatalogue.ts'
@@ -85,7 +87,16 @@ export async function marketFromConfig(
   }
   // A URL for the wrong chain is a configuration error: say so before listening, where it answers in time.
   await Promise.all(checks)
-  const market = createLiveMarket({ files, feeds, readers, refreshMs: config.market.refreshMs, clock: Date.now, log })
+  const across = acrossFromConfig(config, files, log)
+  const market = createLiveMarket({
+    files,
+    feeds,
+    readers,
+    refreshMs: config.market.refreshMs,
+    clock: Date.now,
+    log,
+    ...(across === undefined ? {} : { across }),
+  })
   const first = market.refresh()
   const isRead = await Promise.race([first.then(() => true), sleep(firstReadWaitMs).then(() => false)])
   market.start()
@@ -98,10 +109,27 @@ export async function marketFromConfig(
       degraded: status.isDegraded,
       stale: status.chains.filter((chain) => chain.stale.length > 0).map(({ chain, stale, error }) => ({ chain, stale, error })),
       ...(isRead ? {} : { first_read_pending: true }),
+      across: config.market.acrossApiUrl ?? 'off',
     },
     `market: live on ${market.liveChains.join(', ')}; the snapshot of ${files.market.asOf} prices the other chains${status.isDegraded ? '; degraded: routes needing stale figures are not offered' : ''}${isRead ? '' : `; the first read took longer than ${firstReadWaitMs} ms: routes on the chains not read yet answer 503 until it lands`}`,
   )
   return market
+}
+
+/**
+ * Each Across lane's suggested fees, read from SWAPEAZI_ACROSS_API_URL (Across's public API by default) with the live
+ * market; undefined with `off`, and Across lanes keep the snapshot's fees.
+ */
+function acrossFromConfig(config: Config, files: CatalogueFiles, log: Logger): AcrossLaneFees | undefined {
+  const url = config.market.acrossApiUrl
+  if (url === undefined) return undefined
+  return createAcrossLaneFees({
+    client: createAcrossFeesClient({ url }),
+    lanes: acrossLanesOf(compileCatalogue(files)),
+    apiUrl: url,
+    clock: Date.now,
+    log,
+  })
 }
 
 const sleep = (ms: number): Promise<void> =>

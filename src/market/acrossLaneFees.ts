@@ -84,7 +84,10 @@ export type AcrossLaneFees = {
   lanes: readonly AcrossLane[]
   /** Reads every lane once (or joins the refresh under way); resolves when all have settled. */
   refresh(): Promise<void>
-  /** Refreshes every ACROSS_REFRESH_MS after the last refresh ended, calling `onRead` after each, until stop(). */
+  /**
+   * Refreshes every ACROSS_REFRESH_MS after the last refresh ended, calling `onRead` after each, until stop(), which
+   * also leaves the lanes a refresh under way has not begun.
+   */
   start(onRead: () => void): void
   stop(): void
   /**
@@ -111,6 +114,8 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
   const maxAgeMs = parameters.maxAgeMs ?? ACROSS_MAX_AGE_MS
   const states = new Map<string, LaneState>(lanes.map((lane) => [lane.id, {}]))
   let running: Promise<void> | undefined
+  /** The lanes the refresh under way has still to read: stop() empties it, so a stopped source sends nothing more. */
+  let queue: AcrossLane[] = []
   let timer: NodeJS.Timeout | undefined
   let isStopped = true
 
@@ -125,7 +130,7 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
   }
 
   async function refreshOnce(): Promise<void> {
-    const queue = [...lanes]
+    queue = [...lanes]
     const failed: string[] = []
     const worker = async (): Promise<void> => {
       for (let lane = queue.shift(); lane !== undefined; lane = queue.shift()) {
@@ -182,6 +187,7 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
     },
     stop() {
       isStopped = true
+      queue.length = 0
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
     },

@@ -2,16 +2,18 @@
 // Across fee is what the stand-in asks, its source is Across and not the snapshot; a lane whose read fails is not
 // offered (503 naming it); an amount above the lane's maxDeposit is refused as above the bridge's maximum.
 import pino from 'pino'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadFeedCatalogue } from '../../src/app/marketFromConfig.ts'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { loadFeedCatalogue, marketFromConfig } from '../../src/app/marketFromConfig.ts'
 import { createServer } from '../../src/app/createServer.ts'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { loadConfig } from '../../src/config.ts'
 import { compileCatalogue } from '../../src/engine/index.ts'
 import { createAcrossFeesClient } from '../../src/market/acrossFees.ts'
 import { acrossLanesOf, createAcrossLaneFees } from '../../src/market/acrossLaneFees.ts'
 import { createLiveMarket, type LiveMarket } from '../../src/market/liveMarket.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { MANIFEST_DIR, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
+import { closedPort } from '../support/closedPort.ts'
 import { type AcrossStandIn, DEFAULT_LANE, startAcrossStandIn } from './acrossStandIn.ts'
 
 const { files: allFiles } = loadCatalogue(MANIFEST_DIR)
@@ -111,5 +113,37 @@ describe('the live market with Across’s suggested fees', () => {
     stand.setLane(1, 10, { failWith: 0 })
     await market.refresh()
     expect((await postJson(app(), '/api/x402/quote', ethToOpt('10000'))).status).toBe(200)
+  })
+
+  it('the service wired from configuration reads Across at SWAPEAZI_ACROSS_API_URL with the live market, and nothing with off', async () => {
+    const rpc = JSON.stringify({ ETH: `http://127.0.0.1:${await closedPort()}` })
+    const silent = pino({ level: 'silent' })
+    const off = await marketFromConfig(
+      loadConfig({ SWAPEAZI_RPC_URLS: rpc, SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR, SWAPEAZI_ACROSS_API_URL: 'off' }),
+      allFiles,
+      silent,
+      { firstReadWaitMs: 100 },
+    )
+    off?.stop()
+    const before = stand.requests.length
+    const live = await marketFromConfig(
+      loadConfig({ SWAPEAZI_RPC_URLS: rpc, SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR, SWAPEAZI_ACROSS_API_URL: stand.url }),
+      allFiles,
+      silent,
+      { firstReadWaitMs: 100 },
+    )
+    try {
+      await vi.waitFor(() => expect(stand.requests.length).toBeGreaterThan(before), { timeout: 5_000 })
+      expect(stand.requests[before]?.query.get('originChainId')).toMatch(/^[0-9]+$/)
+    } finally {
+      live?.stop()
+    }
+    // With off, every Across lane keeps the snapshot's figures.
+    const offLane = off
+      ?.catalogue()
+      .lanes.get('OPT>ARB')
+      ?.find((lane) => lane.bridge.id === 'across-usdc')
+    expect(offLane).toBeDefined()
+    expect(offLane?.feeQuotedBy).toBeUndefined()
   })
 })

@@ -59,7 +59,11 @@ beforeAll(async () => {
     snapshotBalances,
     snapshotDepths,
   )
-  const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: chain.anvil.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+  const config = loadConfig({
+    SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: chain.anvil.rpcUrl }),
+    SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+    SWAPEAZI_ACROSS_API_URL: 'off',
+  })
   market = await marketFromConfig(config, files, pino({ level: 'silent' }))
 }, 120_000)
 

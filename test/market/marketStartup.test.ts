@@ -40,7 +40,11 @@ afterAll(async () => {
 
 describe('the live market at start', () => {
   it('waits at most the first-read budget for a hanging RPC; its routes answer 503 meanwhile, the others are served', async () => {
-    const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: hangingUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ ETH: hangingUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      SWAPEAZI_ACROSS_API_URL: 'off',
+    })
     const started = Date.now()
     const market = await marketFromConfig(config, files, silent, { firstReadWaitMs: 300 })
     try {
@@ -68,12 +72,20 @@ describe('the live market at start', () => {
   })
 
   it('refuses a URL that serves another chain, naming the variable and both chain ids on one line', async () => {
-    const config = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ POL: base.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ POL: base.rpcUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      SWAPEAZI_ACROSS_API_URL: 'off',
+    })
     await expect(marketFromConfig(config, files, silent, { firstReadWaitMs: 5_000 })).rejects.toThrow(
       /^invalid configuration: SWAPEAZI_RPC_URLS\.POL: the RPC serves chain 8453, not POL \(137\); give POL an RPC of its own chain$/,
     )
     // The right chain's URL is taken.
-    const right = loadConfig({ SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: base.rpcUrl }), SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR })
+    const right = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: base.rpcUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      SWAPEAZI_ACROSS_API_URL: 'off',
+    })
     const market = await marketFromConfig(right, files, silent, { firstReadWaitMs: 5_000 })
     market?.stop()
     expect(market?.liveChains).toEqual(['BAS'])
