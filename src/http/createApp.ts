@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import type { UnofficialStatusCode } from 'hono/utils/http-status'
 import { createAdmitApiRequest } from '../service/admitApiRequest.ts'
 import { ServiceError } from '../service/serviceError.ts'
@@ -32,6 +33,19 @@ export const MAX_BODY_BYTES = 64 * 1024
 
 /** The status logged for a request whose client closed the connection before the answer (no one receives it). */
 const CLIENT_CLOSED_REQUEST = 499 as UnofficialStatusCode
+
+/**
+ * Issue 15 item 6: a 429 names the policy that refused it in `RateLimit` and `RateLimit-Policy`, with nothing left
+ * until `Retry-After`, in place of whatever the per-minute limiter set (another policy, which may have quota left).
+ * Every `rate_limited` error carries its policy, limit and wait; `windowSec` where its window is not the minute.
+ */
+function refusingPolicyHeaders(error: ServiceError): Record<string, string> {
+  if (error.code !== 'rate_limited') return {}
+  const { policy, limit, retryAfterSec, windowSec } = error.detail
+  if (typeof policy !== 'string' || typeof limit !== 'number' || typeof retryAfterSec !== 'number') return {}
+  const decision = { policy, limit, remaining: 0, resetSec: retryAfterSec }
+  return rateLimitHeaders(decision, typeof windowSec === 'number' ? windowSec : undefined)
+}
 
 /** Builds the HTTP API over the use cases; tests call `app.request()`, `swapeazi serve` listens. */
 export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<AppEnv> {
@@ -111,11 +125,10 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     const requestId = c.get('requestId')
     if (error instanceof ServiceError) {
       const retryAfter = error.detail['retryAfterSec']
-      return problemResponse(
-        c,
-        problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path),
-        typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
-      )
+      return problemResponse(c, problemBody(error.code, error.message, { ...error.detail, requestId }, c.req.path), {
+        ...(typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {}),
+        ...refusingPolicyHeaders(error),
+      })
     }
     // The client left mid-body or mid-request: nothing to answer and nothing failed here. requestContext logs it as
     // `request_aborted` at info; 499 is the access logs' usual status for it.

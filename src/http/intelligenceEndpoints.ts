@@ -18,14 +18,6 @@ function appendFreeQuota(c: Context, quota: { limit: number; remaining: number; 
     c.header(name, value, { append: true })
 }
 
-/** The free quota's 429 names its own policy too, with nothing left until the month ends. */
-function appendRefusedQuota(c: Context, error: unknown): void {
-  if (!(error instanceof ServiceError) || error.detail['policy'] !== FREE_QUOTA_POLICY) return
-  const { limit, retryAfterSec, windowSec } = error.detail
-  if (typeof limit === 'number' && typeof retryAfterSec === 'number' && typeof windowSec === 'number')
-    appendFreeQuota(c, { limit, remaining: 0, resetSec: retryAfterSec, windowSec })
-}
-
 /**
  * An Authorization header here must be `Bearer se_…`: another scheme, or Bearer with no key, is a 401 rather than a
  * silent free answer (the middleware only reads Bearer tokens, and verifies them).
@@ -96,9 +88,6 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
       ip: clientIp(c, deps.trustProxy ?? 0),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
-    }).catch((error: unknown) => {
-      appendRefusedQuota(c, error)
-      throw error
     })
     if (result.quota !== undefined) appendFreeQuota(c, result.quota)
     return c.json(result.body, 200, { 'cache-control': 'no-store' })

@@ -23,7 +23,7 @@ export const issueKey = defineEndpoint({
         "origin_not_allowed: sent by a page of another site (its Origin is neither the service's public URL nor the host the request was sent to); programs send no Origin",
       ),
       429: problemResponseDoc(
-        'rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed',
+        'rate_limited: 3 keys from this IP in 24 hours; `Retry-After` and `retryAfterSec` say when the next is allowed, and `RateLimit` and `RateLimit-Policy` name the `key-issuance` policy',
       ),
     },
   },

@@ -18,7 +18,9 @@ export const problemResponseDoc = (description: string): ResponseDoc => ({ descr
 /** The 401 and 429 every keyed endpoint may answer. */
 export const KEY_ERRORS: Readonly<Record<number, ResponseDoc>> = {
   401: problemResponseDoc('invalid_key: the key is missing, malformed, forged, altered or revoked (`reason` says which)'),
-  429: problemResponseDoc("rate_limited: over the key's per-minute limit; `Retry-After` says when to retry"),
+  429: problemResponseDoc(
+    "rate_limited: over the key's per-minute limit, or, on swaps and batches, its pre-flight simulations (`preflight-paid`: 120 a minute); `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",
+  ),
 }
 
 export const PAYLOAD_TOO_LARGE = problemResponseDoc('payload_too_large: body over 64 KiB')

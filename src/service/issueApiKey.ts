@@ -16,6 +16,9 @@ function issued(deps: Pick<ServiceDeps, 'keySecret'>, id: string, tier: KeyTier,
   return { key, id, tier, issuedAt: issuedAt.toISOString(), notice: NOTICE }
 }
 
+/** The self-serve issuance limit as an IETF RateLimit policy: its 429 names it. */
+export const KEY_ISSUANCE_POLICY = 'key-issuance'
+
 /** Issues a free key to a caller at most 3 times per IP per rolling 24 hours; then 429 with the wait in seconds. */
 export async function issueSelfServeKey(
   deps: Pick<ServiceDeps, 'keySecret' | 'store' | 'clock' | 'log'>,
@@ -32,7 +35,12 @@ export async function issueSelfServeKey(
     throw new ServiceError(
       'rate_limited',
       `This address has had ${SELF_SERVE_KEYS_PER_IP} keys in the last 24 hours. Use one of them, or retry after ${outcome.retryAfterSec} s.`,
-      { retryAfterSec: outcome.retryAfterSec },
+      {
+        retryAfterSec: outcome.retryAfterSec,
+        limit: SELF_SERVE_KEYS_PER_IP,
+        policy: KEY_ISSUANCE_POLICY,
+        windowSec: SELF_SERVE_WINDOW_MS / 1000,
+      },
     )
   deps.log.info({ event: 'key_issued', key_id: id, tier: 'free', issued_by: 'self_serve' }, 'key_issued')
   return issued(deps, id, 'free', issuedAt)

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer } from '../../src/app/createServer.ts'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { findRoutes } from '../../src/engine/index.ts'
-import { SIMULATIONS_PER_CALLER_MINUTE } from '../../src/service/preflightBuild.ts'
+import { PAID_SIMULATIONS_PER_CALLER_MINUTE, SIMULATIONS_PER_CALLER_MINUTE } from '../../src/service/preflightBuild.ts'
 import { createTransactionSimulator } from '../../src/tx/simulateTransaction.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
@@ -119,9 +119,43 @@ describe('pre-flight simulation of builds', () => {
     expect(statuses).toEqual(Array.from({ length: SIMULATIONS_PER_CALLER_MINUTE }, () => 402))
     const limited = await postJson(service, '/api/x402/swap', usdcToUsdt(sender()), caller)
     expect(limited.status).toBe(429)
-    expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'preflight' })
-    expect(limited.headers.get('retry-after')).toMatch(/^[0-9]+$/)
+    expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'preflight', limit: SIMULATIONS_PER_CALLER_MINUTE })
+    const retryAfter = limited.headers.get('retry-after')
+    expect(retryAfter).toMatch(/^[0-9]+$/)
+    // Issue 15 item 6: the 429 names its own policy, with nothing left until Retry-After.
+    expect(limited.headers.get('ratelimit')).toBe(`"preflight";r=0;t=${retryAfter}`)
+    expect(limited.headers.get('ratelimit-policy')).toBe(`"preflight";q=${SIMULATIONS_PER_CALLER_MINUTE};w=60`)
+    // A browser agent may read them (CORS exposes exactly what is sent: test/http/exposedHeaders.test.ts).
+    const exposed = (limited.headers.get('access-control-expose-headers') ?? '').split(', ')
+    expect(exposed).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy', 'Retry-After']))
     // Another caller is not held back by this one.
     expect((await postJson(service, '/api/x402/swap', usdcToUsdt(sender()), { 'x-forwarded-for': '198.51.100.10' })).status).toBe(402)
   }, 60_000)
+
+  it(`limits a key's simulations to ${PAID_SIMULATIONS_PER_CALLER_MINUTE} a minute, and its 429 names the pre-flight's policy, not the key's`, async () => {
+    const service = app()
+    const key = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123cafe', tier: 'pro', iat: 1_795_000_000 })
+    const batch = () => ({
+      fromChain: 'ETH',
+      fromToken: 'USDC',
+      fromAddress: sender(),
+      recipients: [{ address: sender(), toChain: 'ETH', toToken: 'USDT', amount: '1000' }],
+    })
+    const statuses: number[] = []
+    for (let i = 0; i < PAID_SIMULATIONS_PER_CALLER_MINUTE; i += 1)
+      statuses.push((await postJson(service, '/api/v1/batch/disburse', batch(), { 'x-swapeazi-key': key })).status)
+    expect(statuses).toEqual(Array.from({ length: PAID_SIMULATIONS_PER_CALLER_MINUTE }, () => 200))
+    const limited = await postJson(service, '/api/v1/batch/disburse', batch(), { 'x-swapeazi-key': key })
+    expect(limited.status).toBe(429)
+    expect(await readJson(limited)).toMatchObject({
+      code: 'rate_limited',
+      policy: 'preflight-paid',
+      limit: PAID_SIMULATIONS_PER_CALLER_MINUTE,
+    })
+    const retryAfter = limited.headers.get('retry-after')
+    expect(retryAfter).toMatch(/^[0-9]+$/)
+    // In place of the key's own per-minute policy, which the rate-limit middleware had set with quota left.
+    expect(limited.headers.get('ratelimit')).toBe(`"preflight-paid";r=0;t=${retryAfter}`)
+    expect(limited.headers.get('ratelimit-policy')).toBe(`"preflight-paid";q=${PAID_SIMULATIONS_PER_CALLER_MINUTE};w=60`)
+  }, 120_000)
 })

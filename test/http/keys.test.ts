@@ -38,7 +38,17 @@ describe('POST /api/v1/keys', () => {
     const refused = await issue(replicaB, ip)
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe(String(24 * 3600 - 60))
-    expect(await readJson(refused)).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSec: 24 * 3600 - 60 })
+    // Issue 15 item 6: the 429 names its own policy, not the per-minute one of every /api/v1/* answer.
+    expect(refused.headers.get('ratelimit-policy')).toBe('"key-issuance";q=3;w=86400')
+    expect(refused.headers.get('ratelimit')).toBe(`"key-issuance";r=0;t=${24 * 3600 - 60}`)
+    expect(await readJson(refused)).toMatchObject({
+      code: 'rate_limited',
+      status: 429,
+      retryAfterSec: 24 * 3600 - 60,
+      limit: 3,
+      policy: 'key-issuance',
+      windowSec: 86_400,
+    })
     expect((await issue(replicaA, '198.51.100.8')).status).toBe(201)
     // The first key leaves the window 24 h after it was issued: one more is allowed, then none.
     nowMs += 24 * 3600 * 1000 - 60_000 + 1
