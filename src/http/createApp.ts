@@ -74,7 +74,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
           c,
           problemBody(
             'payload_too_large',
-            `The body is larger than ${MAX_BODY_BYTES} bytes; QuoteParams fit in far less.`,
+            `The body is larger than ${MAX_BODY_BYTES} bytes, the most any request to this service may carry; every body it reads fits in far less.`,
             { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
             c.req.path,
           ),
@@ -106,8 +106,9 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
     methodsByPath.set(endpoint.routePath, [...(methodsByPath.get(endpoint.routePath) ?? []), endpoint.method])
   }
   for (const mount of options.mounts ?? []) app.all(mount.path, (c) => mount.handle(c.req.raw, clientIp(c, deps.trustProxy ?? 0)))
-  // Every other method on a declared path: 405 with Allow, derived from the same table.
-  for (const [routePath, methods] of methodsByPath) app.all(routePath, methodNotAllowed(methods.join(', ')))
+  // Every other method on a declared path: 405 with Allow, derived from the same table (a GET route answers HEAD too).
+  for (const [routePath, methods] of methodsByPath)
+    app.all(routePath, methodNotAllowed(methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', ')))
 
   app.notFound((c) =>
     problemResponse(

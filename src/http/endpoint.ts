@@ -74,6 +74,7 @@ const NO_BODY_SCHEMA = 'this endpoint declares no body schema'
  */
 export function defineEndpoint<Body = never>(declaration: EndpointDeclaration<Body>): Endpoint {
   const { method, path, body, doc } = declaration
+  const bodyName = body?.meta()?.id
   const parse = (text: string): Body => {
     if (body === undefined) throw new TypeError(`${method} ${path}: ${NO_BODY_SCHEMA}`)
     return parseJsonBody(text, body)
@@ -88,8 +89,8 @@ export function defineEndpoint<Body = never>(declaration: EndpointDeclaration<Bo
       const handle = declaration.handler(deps, scope)
       return (c) =>
         handle(c, {
-          body: async () => parse(await readJsonText(c)),
-          bodyText: () => readJsonText(c),
+          body: async () => parse(await readJsonText(c, bodyName)),
+          bodyText: () => readJsonText(c, bodyName),
           parse,
         })
     },

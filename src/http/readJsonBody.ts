@@ -20,13 +20,20 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
   return parseJsonBody(await readJsonText(c), schema)
 }
 
-/** The body's text, refused when it is empty (400) or not declared as JSON (415). */
-export async function readJsonText(c: Context): Promise<string> {
+/**
+ * The body's text, refused when it is empty (400) or not declared as JSON (415). `bodyName` is the endpoint's body
+ * schema as /openapi.json names it (QuoteParams, TransactionHint…), for the empty body's message.
+ */
+export async function readJsonText(c: Context, bodyName?: string): Promise<string> {
   const text = await c.req.text()
   if (text.trim() === '')
-    throw new ServiceError('invalid_request', 'The request body is empty; send QuoteParams as a JSON object.', {
-      errors: [{ field: '(body)', message: 'is required' }],
-    })
+    throw new ServiceError(
+      'invalid_request',
+      bodyName === undefined
+        ? `The request body is empty; send this endpoint's body as a JSON object (GET /openapi.json describes it).`
+        : `The request body is empty; send ${bodyName} as a JSON object.`,
+      { errors: [{ field: '(body)', message: 'is required' }] },
+    )
   const contentType = requestHeader(c, 'content-type') ?? ''
   if (!/^application\/json\s*(;|$)/i.test(contentType))
     throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {

@@ -153,6 +153,25 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
     await expectProblem(response, 413, 'payload_too_large')
   })
 
+  // Review of issue 15, defect 9: the messages are right on every path that reads a body, not only the quotes.
+  it.each(['/api/x402/quote', '/api/v1/swap/swp_01KA0000000000000000000000/transaction', '/mcp'])(
+    "a body over 64 KiB to %s: 413 whose message names no other endpoint's body",
+    async (path) => {
+      const body = await expectProblem(postRaw(app, path, 'x'.repeat(64 * 1024 + 1)), 413, 'payload_too_large')
+      expect(body.detail).toBe(
+        'The body is larger than 65536 bytes, the most any request to this service may carry; every body it reads fits in far less.',
+      )
+    },
+  )
+
+  it.each([
+    ['/api/v1/quote', 'QuoteParams'],
+    ['/api/v1/swap/swp_01KA0000000000000000000000/transaction', 'TransactionHint'],
+  ])('an empty body to %s: 400 naming its own body, %s', async (path, bodyName) => {
+    const body = await expectProblem(postRaw(app, path, ''), 400, 'invalid_request', ['(body)'])
+    expect(body.detail).toBe(`The request body is empty; send ${bodyName} as a JSON object.`)
+  })
+
   it('a body just under 64 KiB is read (and here quoted)', async () => {
     const base = JSON.stringify({ ...quoteBody(), padding: '' })
     const text = JSON.stringify({ ...quoteBody(), padding: 'x'.repeat(64 * 1024 - base.length) })
@@ -302,9 +321,9 @@ describe('routing errors', () => {
     ['GET', '/api/x402/quote', 'POST'],
     ['PUT', '/api/mpp/quote', 'POST'],
     ['DELETE', '/api/v1/quote', 'POST'],
-    ['POST', '/api/mpp/routes', 'GET'],
-    ['POST', '/api/v1/health', 'GET'],
-    ['PATCH', '/openapi.json', 'GET'],
+    ['POST', '/api/mpp/routes', 'GET, HEAD'],
+    ['POST', '/api/v1/health', 'GET, HEAD'],
+    ['PATCH', '/openapi.json', 'GET, HEAD'],
   ])('%s %s: 405 with Allow: %s', async (method, path, allow) => {
     const response = await app.request(path, { method })
     expect(response.headers.get('allow')).toBe(allow)

@@ -262,14 +262,14 @@ describe('GET /api/v1/intelligence/corridor/{pair}, bad requests', () => {
     },
   )
 
-  it('answers other methods with 405 and Allow: GET', async () => {
+  it('answers other methods with 405 and Allow: GET, HEAD', async () => {
     const response = await app.request('/api/v1/intelligence/corridor/USD-BAS', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
     })
     expect(response.status).toBe(405)
-    expect(response.headers.get('allow')).toBe('GET')
+    expect(response.headers.get('allow')).toBe('GET, HEAD')
     expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed' })
   })
 })

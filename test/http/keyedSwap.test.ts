@@ -302,13 +302,13 @@ describe('POST /api/v1/swap: concurrent swaps', () => {
 })
 
 describe('/api/v1/swap/{ref}: other methods', () => {
-  it('answers 405 with Allow: GET, as the exact paths do', async () => {
+  it('answers 405 with Allow: GET, HEAD, as the exact paths do', async () => {
     const response = await app.request('/api/v1/swap/swp_01KA0000000000000000000000', {
       method: 'DELETE',
       headers: { 'x-swapeazi-key': KEY },
     })
     expect(response.status).toBe(405)
-    expect(response.headers.get('allow')).toBe('GET')
-    expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed', allow: 'GET' })
+    expect(response.headers.get('allow')).toBe('GET, HEAD')
+    expect(await readJson(response)).toMatchObject({ code: 'method_not_allowed', allow: 'GET, HEAD' })
   })
 })

@@ -141,7 +141,7 @@ describe('GET / (developer portal)', () => {
   it('answers other methods on its pages with 405', async () => {
     const response = await app.request('/', { method: 'POST' })
     expect(response.status).toBe(405)
-    expect(response.headers.get('allow')).toBe('GET')
+    expect(response.headers.get('allow')).toBe('GET, HEAD')
     expect((await app.request('/tron', { method: 'DELETE' })).status).toBe(405)
   })
 })
