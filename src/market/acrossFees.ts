@@ -33,6 +33,12 @@ export type SuggestedFees = {
 /** The API could not be asked (transport error, timeout, 429, 5xx) within the bounded retries, or answered nonsense. */
 export class AcrossApiError extends Error {
   override name = 'AcrossApiError'
+  /** True when Across could not be reached or was busy (transport, timeout, 429, 5xx through every attempt): the lane's answer is unknown, not changed. */
+  readonly isTransient: boolean
+  constructor(message: string, options: { isTransient?: boolean } = {}) {
+    super(message)
+    this.isTransient = options.isTransient ?? false
+  }
 }
 
 export type AcrossFeesClientParameters = {
@@ -148,7 +154,9 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
         const answer = await once(query)
         if (!('retry' in answer)) return answer
         if (attempt >= attempts)
-          throw new AcrossApiError(`Across at ${baseUrl.origin} could not be asked (${attempts} attempts; last: ${answer.retry})`)
+          throw new AcrossApiError(`Across at ${baseUrl.origin} could not be asked (${attempts} attempts; last: ${answer.retry})`, {
+            isTransient: true,
+          })
         await sleep(retryDelayMs * attempt)
       }
     },

@@ -1,7 +1,14 @@
 import type { Logger } from 'pino'
 import { type Catalogue, ceilDiv, E18, formatAtomic, pow10, type Token } from '../engine/index.ts'
 import type { ChainCode, LaneFees } from '../schemas/catalogue.ts'
-import { type AcrossFeesClient, type LaneFeeModel, laneFeeModel, type SizedFees, type SuggestedFeesQuery } from './acrossFees.ts'
+import {
+  AcrossApiError,
+  type AcrossFeesClient,
+  type LaneFeeModel,
+  laneFeeModel,
+  type SizedFees,
+  type SuggestedFeesQuery,
+} from './acrossFees.ts'
 
 /** Each lane is read at this size (USD, at the snapshot's price), and at the most it may carry. */
 export const ACROSS_REFERENCE_USD = 1_000n
@@ -64,7 +71,13 @@ export function acrossLanesOf(snapshot: Catalogue): AcrossLane[] {
 }
 
 /** What the last read of a lane gave: its model and when it was read, or why it failed and when. */
-type LaneState = { model?: LaneFeeModel; readAtMs?: number; error?: string }
+type LaneState = {
+  model?: LaneFeeModel
+  readAtMs?: number
+  error?: string
+  /** The last read failed only in reaching Across: the model read before it stands until its maximum age. */
+  isTransient?: boolean
+}
 
 /** Where a composition of the market takes the Across lanes' figures (see `apply`). */
 export type AcrossFeesTarget = {
@@ -135,19 +148,24 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
     const worker = async (): Promise<void> => {
       for (let lane = queue.shift(); lane !== undefined; lane = queue.shift()) {
         const state = states.get(lane.id) ?? {}
-        let outcome: LaneFeeModel | { error: string }
+        let outcome: LaneFeeModel | { error: string; isTransient?: boolean }
         try {
           outcome = await readLane(lane)
         } catch (error) {
-          outcome = { error: error instanceof Error ? error.message : String(error) }
+          outcome = {
+            error: error instanceof Error ? error.message : String(error),
+            isTransient: error instanceof AcrossApiError && error.isTransient,
+          }
         }
         if ('error' in outcome) {
           state.error = outcome.error
+          state.isTransient = outcome.isTransient === true
           failed.push(`${lane.id}: ${outcome.error}`)
         } else {
           state.model = outcome
           state.readAtMs = clock()
           delete state.error
+          delete state.isTransient
         }
         states.set(lane.id, state)
       }
@@ -196,7 +214,10 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
         const state = states.get(lane.id) ?? {}
         const { model, readAtMs } = state
         let why: string | undefined
-        if (state.error !== undefined) why = `its Across fees could not be read: ${state.error}`
+        // Across out of reach for a refresh leaves the last figures standing until their maximum age; an answer that
+        // refuses the lane (a 4xx, fees too low everywhere, a malformed answer) takes it out at once.
+        const isFresh = model !== undefined && readAtMs !== undefined && target.nowMs - readAtMs <= maxAgeMs
+        if (state.error !== undefined && (state.isTransient !== true || !isFresh)) why = `its Across fees could not be read: ${state.error}`
         else if (model === undefined || readAtMs === undefined) why = 'its Across fees have not been read yet'
         else if (target.nowMs - readAtMs > maxAgeMs)
           why = `its Across fees were read ${Math.floor((target.nowMs - readAtMs) / 1000)} s ago (max age ${maxAgeMs / 1000} s)`

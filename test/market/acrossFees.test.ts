@@ -275,6 +275,36 @@ describe('createAcrossLaneFees', () => {
     }
   })
 
+  it('keeps a lane priced through a refresh that cannot reach Across, until its figures age out; a 4xx takes it out at once', async () => {
+    let now = 2_000_000
+    const client = createAcrossFeesClient({ url: stand.url, ...quick, attempts: 1 })
+    const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: () => now, log })
+    try {
+      await source.refresh()
+      now += 60_000
+      stand.setLane(1, 10, { failWith: 503 })
+      await source.refresh()
+      const unreachable = target(now)
+      source.apply(unreachable)
+      expect(unreachable.laneGaps.size).toBe(0)
+      expect(unreachable.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({ quotedBy: 'across' })
+      now += 240_001
+      const aged = target(now)
+      source.apply(aged)
+      expect(aged.laneGaps.get('across-usdc:ETH>OPT')).toMatch(/^its Across fees could not be read: .*HTTP 503/)
+      stand.setLane(1, 10, { failWith: 0 })
+      await source.refresh()
+      stand.setLane(1, 10, { failWith: 404 })
+      await source.refresh()
+      const refused = target(now)
+      source.apply(refused)
+      expect(refused.laneGaps.get('across-usdc:ETH>OPT')).toMatch(/^its Across fees could not be read: Across answered HTTP 404/)
+    } finally {
+      stand.setLane(1, 10, { failWith: 0 })
+      await client.close()
+    }
+  })
+
   it('a lane whose every size Across says is too low is a gap', async () => {
     const client = createAcrossFeesClient({ url: stand.url, ...quick })
     const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })

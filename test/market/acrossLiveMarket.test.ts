@@ -94,15 +94,16 @@ describe('the live market with Across’s suggested fees', () => {
     expect((await postJson(app(), '/api/x402/quote', ethToOpt('60000'))).status).toBe(200)
   })
 
-  it('a lane whose read fails is not offered, never priced from the snapshot: 503 naming it, and health says so', async () => {
-    stand.setLane(1, 10, { failWith: 500 })
+  it('a lane Across refuses is not offered, never priced from the snapshot: 503 naming it, and health says so', async () => {
+    // A 4xx is Across's answer about the lane (a 5xx or no answer keeps its last figures until they age out).
+    stand.setLane(1, 10, { failWith: 400 })
     await market.refresh()
     const response = await postJson(app(), '/api/x402/quote', ethToOpt('10000'))
     expect(response.status).toBe(503)
     const body = await readJson<{ code: string; lanes: string[] }>(response)
     expect(body.code).toBe('market_unavailable')
     expect(body.lanes).toEqual([expect.stringMatching(/^across-(usdc|usdt):ETH>OPT$/)])
-    expect(market.catalogue().gaps?.lanes.get('across-usdc:ETH>OPT')).toMatch(/could not be read: .*HTTP 500/)
+    expect(market.catalogue().gaps?.lanes.get('across-usdc:ETH>OPT')).toMatch(/could not be read: .*HTTP 400/)
     expect(market.status().isDegraded).toBe(true)
     expect(market.status().chains.find((status) => status.chain === 'ETH')?.stale).toEqual(
       expect.arrayContaining(['bridge:across-usdc:ETH>OPT', 'bridge:across-usdt:ETH>OPT']),
