@@ -26,7 +26,8 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => world?.stop())
 
-function app() {
+/** The app on anvil; `clock` (default the wall clock) is what its per-minute windows are counted by. */
+function app(clock: () => number = Date.now) {
   if (world === undefined) throw new Error('no world')
   const { instance } = setupOf(world, 'ETH')
   const deployed = world
@@ -35,7 +36,7 @@ function app() {
       catalogue: deployed.catalogue,
       files: deployed.files,
       routerOn: (chain) => setupOf(deployed, chain).router,
-      clock: Date.now,
+      clock,
       simulators: { ETH: createTransactionSimulator(createPublicClient({ transport: http(instance.rpcUrl) })) },
     }),
   )
@@ -111,7 +112,9 @@ describe('pre-flight simulation of builds', () => {
   })
 
   it(`limits the unpaid simulations of one caller to ${SIMULATIONS_PER_CALLER_MINUTE} a minute, so the 402 path cannot flood the RPC`, async () => {
-    const service = app()
+    // One minute throughout: a loop that crossed a minute's edge on the wall clock would start a new window.
+    const now = Date.now()
+    const service = app(() => now)
     const caller = { 'x-forwarded-for': '198.51.100.9' }
     const statuses: number[] = []
     for (let i = 0; i < SIMULATIONS_PER_CALLER_MINUTE; i += 1)
@@ -133,7 +136,8 @@ describe('pre-flight simulation of builds', () => {
   }, 60_000)
 
   it(`limits a key's simulations to ${PAID_SIMULATIONS_PER_CALLER_MINUTE} a minute, and its 429 names the pre-flight's policy, not the key's`, async () => {
-    const service = app()
+    const now = Date.now()
+    const service = app(() => now)
     const key = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123cafe', tier: 'pro', iat: 1_795_000_000 })
     const batch = () => ({
       fromChain: 'ETH',
