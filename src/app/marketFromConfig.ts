@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
-import { type Chain, createPublicClient, defineChain, http } from 'viem'
+import { BaseError, type Chain, createPublicClient, defineChain, http } from 'viem'
 import { arbitrum, base, bsc, celo, gnosis, mainnet, optimism, polygon } from 'viem/chains'
 import type { Config } from '../config.ts'
 import { type CatalogueFiles, compileCatalogue } from '../engine/index.ts'
@@ -68,6 +68,8 @@ export async function marketFromConfig(
   if (entries.length === 0) return undefined
   const feeds = loadFeedCatalogue(config.manifestDir)
   const firstReadWaitMs = options.firstReadWaitMs ?? FIRST_READ_WAIT_MS
+  // One budget for the chain-id checks and the first read together.
+  const deadlineMs = Date.now() + firstReadWaitMs
   const readers: Partial<Record<ChainCode, ReadChain>> = {}
   const checks: Promise<void>[] = []
   for (const [chain, url] of entries) {
@@ -78,7 +80,7 @@ export async function marketFromConfig(
       transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS),
     })
     const check = chainIdCheck(chain, known.id, () => client.getChainId())
-    checks.push(check.atStart(firstReadWaitMs, log))
+    checks.push(check.atStart(deadlineMs, log))
     const read = createChainReader(client)
     readers[chain] = async (plan) => {
       await check.verified()
@@ -98,7 +100,7 @@ export async function marketFromConfig(
     ...(across === undefined ? {} : { across }),
   })
   const first = market.refresh()
-  const isRead = await Promise.race([first.then(() => true), sleep(firstReadWaitMs).then(() => false)])
+  const isRead = await Promise.race([first.then(() => true), sleep(Math.max(0, deadlineMs - Date.now())).then(() => false)])
   market.start()
   const status = market.status()
   log.info(
@@ -154,7 +156,9 @@ function chainIdCheck(chain: ChainCode, expected: number, getChainId: () => Prom
       },
       (error: unknown) => {
         verified = undefined // unreachable: ask again at the next read
-        throw error
+        // viem's message carries the URL (and with it the provider's key), and this one reaches health: say only what
+        // failed.
+        throw new Error(`its chain id could not be read from the RPC: ${error instanceof BaseError ? error.shortMessage : 'RPC error'}`)
       },
     )
     return verified
@@ -162,13 +166,13 @@ function chainIdCheck(chain: ChainCode, expected: number, getChainId: () => Prom
   return {
     verified: verify,
     /** At start: a mismatch rejects (start-up ends with its one line); no answer in time only warns. */
-    async atStart(waitMs: number, log: Logger): Promise<void> {
+    async atStart(deadlineMs: number, log: Logger): Promise<void> {
       const answered = await Promise.race([
         verify().then(
           () => true,
           (error: unknown) => error,
         ),
-        sleep(waitMs).then(() => false),
+        sleep(Math.max(0, deadlineMs - Date.now())).then(() => false),
       ])
       if (answered === true) return
       if (answered === mismatch) throw mismatch

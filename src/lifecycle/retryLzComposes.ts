@@ -288,7 +288,13 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       try {
         outcome = await retryOne(destination, alert, holdsLease)
       } catch (error) {
-        outcome = { kind: 'failed', chain, guid: alert.guid, reason: error instanceof Error ? error.message : String(error) }
+        // viem's message carries the RPC URL (a provider's key): its short message says what failed.
+        outcome = {
+          kind: 'failed',
+          chain,
+          guid: alert.guid,
+          reason: error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.name : String(error),
+        }
       }
       if (outcome === 'lease_lost') {
         log.warn({ event: 'lz_compose_lease_lost', chain }, 'lz_compose_lease_lost')

@@ -90,4 +90,34 @@ describe('the live market at start', () => {
     market?.stop()
     expect(market?.liveChains).toEqual(['BAS'])
   })
+
+  it('an RPC that cannot be reached leaves its URL (and the key in it) out of health and of 503 bodies', async () => {
+    const secretUrl = 'http://127.0.0.1:9/v2/SECRETKEY123?key=QUERYSECRET'
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: secretUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      SWAPEAZI_ACROSS_API_URL: 'off',
+    })
+    const market = await marketFromConfig(config, files, silent, { firstReadWaitMs: 1_000 })
+    try {
+      if (market === undefined) throw new Error('no market')
+      await market.refresh()
+      const status = JSON.stringify(market.status())
+      expect(status).toContain('chain id could not be read')
+      const deps = testDeps({ market, clock: Date.now })
+      Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })
+      const refused = await postJson(
+        createServer(deps),
+        '/api/x402/quote',
+        quoteBody({ fromChain: 'BAS', toChain: 'BAS', fromToken: 'USDC', toToken: 'EURC', fromAmount: '100' }),
+      )
+      expect(refused.status).toBe(503)
+      for (const text of [status, JSON.stringify(await readJson(refused))]) {
+        expect(text).not.toContain('SECRETKEY123')
+        expect(text).not.toContain('QUERYSECRET')
+      }
+    } finally {
+      market?.stop()
+    }
+  })
 })
