@@ -47,8 +47,8 @@ export type RelayerWalletClient = {
   account: { address: Address }
   writeContract(parameters: RelayCctpCall & { nonce: number } & SubmissionFees): Promise<Hash>
   writeContract(parameters: ReceiveMessageCall & { nonce: number } & SubmissionFees): Promise<Hash>
-  /** The cancel of a stuck submission: 0 to the key itself at its nonce. */
-  sendTransaction(parameters: { to: Address; value: bigint; gas: bigint; nonce: number } & SubmissionFees): Promise<Hash>
+  /** The cancel of a stuck submission: 0 to the key itself at its nonce (gas estimated: Arbitrum's includes its L1 part). */
+  sendTransaction(parameters: { to: Address; value: bigint; nonce: number } & SubmissionFees): Promise<Hash>
 }
 
 /** A chain the relayer delivers to: its CCTP domain, our executor and Circle's transmitter there. */
@@ -127,8 +127,6 @@ const DEFAULT_ATTESTATION_WAIT_MS = 2 * 60 * 60 * 1000
 const DEFAULT_LEASE_TTL_MS = 60_000
 const DEFAULT_RECEIPT_TIMEOUT_MS = 120_000
 const DEFAULT_BUMP_AFTER_MS = 30_000
-/** A plain transfer: what the cancel of a stuck submission costs. */
-const TRANSFER_GAS = 21_000n
 const LEASE_RETRY_MS = 1_000
 
 /**
@@ -178,7 +176,11 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     })
   }
 
-  async function withLease<T>(name: string, deadlineMs: number, work: () => Promise<T>): Promise<T | 'lease_unavailable'> {
+  async function withLease<T>(
+    name: string,
+    deadlineMs: number,
+    work: (holds: () => boolean) => Promise<T>,
+  ): Promise<T | 'lease_unavailable'> {
     const previous = localQueues.get(name) ?? Promise.resolve()
     let done: () => void = () => {}
     const mine = new Promise<void>((resolve) => {
@@ -192,16 +194,21 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         if (clock() >= deadlineMs || stopping.signal.aborted) return 'lease_unavailable'
         await sleep(LEASE_RETRY_MS)
       }
+      // Renewed while the work runs; once a renewal is refused (another replica took it), the work sends nothing more.
+      let isHeld = true
       const renewal = setInterval(
         () => {
           leases
             .renew(name, holder, leaseTtlMs)
+            .then((renewed) => {
+              if (!renewed) isHeld = false
+            })
             .catch((error: unknown) => log.warn({ event: 'relay_lease_renew_failed', lease: name, err: error }))
         },
         Math.max(1_000, Math.floor(leaseTtlMs / 3)),
       )
       try {
-        return await work()
+        return await work(() => isHeld)
       } finally {
         clearInterval(renewal)
         await leases.release(name, holder).catch(() => {})
@@ -235,7 +242,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           args: [attested.message, attested.attestation],
         }
     const what = call.functionName
-    const outcome = await withLease(lease, clock() + leaseTtlMs * 5, async (): Promise<MessageRelayOutcome> => {
+    const outcome = await withLease(lease, clock() + leaseTtlMs * 5, async (holds): Promise<MessageRelayOutcome> => {
       let used: unknown
       try {
         used = await destination.publicClient.readContract({
@@ -269,8 +276,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
             call.functionName === 'relayCctp'
               ? destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees })
               : destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees }),
-          cancel: (fees) =>
-            destination.walletClient.sendTransaction({ to: account, value: 0n, gas: TRANSFER_GAS, nonce: txNonce, ...fees }),
+          cancel: (fees) => destination.walletClient.sendTransaction({ to: account, value: 0n, nonce: txNonce, ...fees }),
+          canReplace: async () => holds(),
           isDoneElsewhere: async () =>
             (await destination.publicClient.readContract({
               address: destination.transmitter,
@@ -303,6 +310,12 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           reason: revert === undefined ? `sending ${what} failed on ${destination.chain}` : `${what} reverts: ${revert}`,
         }
       }
+      if (submission.kind === 'nonce_taken')
+        return {
+          kind: 'failed',
+          nonce,
+          reason: `the key's nonce on ${destination.chain} was taken by ${submission.receipt.transactionHash}, not one of ours (another sender with the key); a later call reads usedNonces again`,
+        }
       if (submission.kind === 'not_mined') {
         // Still pending: a later call reads usedNonces; if one of these mines later, a resubmission only reverts.
         const hash = submission.hashes[submission.hashes.length - 1] as Hash

@@ -64,8 +64,8 @@ export type LzRetryDestination = {
   walletClient: {
     account: { address: Address }
     writeContract(parameters: LzComposeCall & { nonce: number } & SubmissionFees): Promise<Hash>
-    /** The cancel of a stuck submission: 0 to the key itself at its nonce. */
-    sendTransaction(parameters: { to: Address; value: bigint; gas: bigint; nonce: number } & SubmissionFees): Promise<Hash>
+    /** The cancel of a stuck submission: 0 to the key itself at its nonce (gas estimated: Arbitrum's includes its L1 part). */
+    sendTransaction(parameters: { to: Address; value: bigint; nonce: number } & SubmissionFees): Promise<Hash>
   }
 }
 
@@ -127,8 +127,6 @@ export function composeOrderRef(message: Hex): string | undefined {
 }
 
 const RECEIVED_MESSAGE_HASH: Hex = `0x${'0'.repeat(63)}1`
-/** A plain transfer: what the cancel of a stuck retry costs. */
-const TRANSFER_GAS = 21_000n
 
 /**
  * Retries LayerZero composes to our executor that failed (LzComposeAlert): the endpoint keeps such a compose queued
@@ -200,7 +198,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     const submission = await submitWithFeeBumps({
       publicClient,
       send: (fees) => walletClient.writeContract({ ...call, nonce, ...fees }),
-      cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, gas: TRANSFER_GAS, nonce, ...fees }),
+      cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
+      canReplace: holdsLease,
       isDoneElsewhere: async () =>
         (await publicClient.readContract({
           address: endpoint,
@@ -215,6 +214,13 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     })
     if (submission.kind === 'not_mined')
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }
+    if (submission.kind === 'nonce_taken')
+      return {
+        kind: 'failed',
+        chain,
+        guid: alert.guid,
+        reason: `the key's nonce was taken by ${submission.receipt.transactionHash}, not ours`,
+      }
     if (submission.cancelled) return 'done'
     const { receipt } = submission
     return receipt.status === 'success'

@@ -25,6 +25,11 @@ export type SubmitWithFeeBumpsParameters = {
   cancel(fees: SubmissionFees): Promise<Hash>
   /** Read before each bump: true when someone else did the work meanwhile (CCTP: the message's nonce is used). */
   isDoneElsewhere(): Promise<boolean>
+  /**
+   * Read before each replacement: false once this sender may no longer send from the key (its lease is lost), when
+   * the submissions are left as they are and waited for.
+   */
+  canReplace?: () => Promise<boolean>
   /** How long the submission (all its replacements) is waited for in all. */
   timeoutMs: number
   /** How long one submission may stay unmined before it is replaced with higher fees. */
@@ -39,6 +44,8 @@ export type Submission =
   | { kind: 'mined'; receipt: SubmissionReceipt; cancelled: boolean; hashes: Hash[] }
   /** None was mined within `timeoutMs`; the last may still be. */
   | { kind: 'not_mined'; hashes: Hash[] }
+  /** The nonce was taken by a transaction that is none of these (another sender with the key): none of ours can run. */
+  | { kind: 'nonce_taken'; receipt: SubmissionReceipt; hashes: Hash[] }
 
 /**
  * Each replacement pays at least an eighth more than the last, on both fees: geth and most nodes refuse a replacement
@@ -81,10 +88,14 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     const left = deadline - clock()
     const waitMs = Math.max(1, Math.min(parameters.bumpAfterMs, left))
     const latest = hashes[hashes.length - 1] as Hash
+    // viem follows a replaced transaction to whatever took its nonce: only one of our own hashes counts as ours.
     const mined = await publicClient.waitForTransactionReceipt({ hash: latest, timeout: waitMs }).catch(() => undefined)
+    if (mined !== undefined && !hashes.some((hash) => hash.toLowerCase() === mined.transactionHash.toLowerCase()))
+      return { kind: 'nonce_taken', receipt: mined, hashes: [...hashes] }
     const receipt = mined ?? (await minedEarlier(publicClient, hashes.slice(0, -1)))
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
     if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes] }
+    if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
     const fees = nextFees(first, last, now)
     if (fees === undefined) continue

@@ -140,4 +140,40 @@ describe('submitWithFeeBumps', () => {
     expect(caps.at(-1)! <= 100n * MAX_FEE_MULTIPLE).toBe(true)
     expect(stuck.hashes).toEqual(never.sent.map((entry) => entry.hash))
   })
+
+  it('sends no replacement once it may no longer send from the key (its lease is lost), and waits on what it sent', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    let now = 0
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => false,
+      canReplace: async () => false,
+      timeoutMs: 1_000,
+      bumpAfterMs: 1,
+      clock: () => {
+        now += 100
+        return now
+      },
+    })
+    expect(result.kind).toBe('not_mined')
+    expect(chain.sent).toHaveLength(1)
+  })
+
+  it('a nonce taken by a transaction that is none of ours is nonce_taken, never counted as our submission mined', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    const foreign = hashOf(99)
+    const result = await submitWithFeeBumps({
+      ...chain,
+      publicClient: {
+        ...chain.publicClient,
+        // What viem answers for a transaction replaced by another at its nonce: the other's receipt.
+        waitForTransactionReceipt: async () => ({ status: 'success', gasUsed: 50_000n, transactionHash: foreign }),
+      },
+      isDoneElsewhere: async () => false,
+      timeoutMs: 1_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    expect(result).toMatchObject({ kind: 'nonce_taken', receipt: { transactionHash: foreign }, hashes: [hashOf(1)] })
+  })
 })
