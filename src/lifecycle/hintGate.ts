@@ -6,7 +6,7 @@ const NOT_FOUND_MEMO_MS = 5_000
 const NOT_THIS_MEMO_MS = 60_000
 /** Hints remembered at most; past it the oldest are forgotten. */
 const MAX_REMEMBERED = 10_000
-/** Hints checked on the chain at once, per process; past it a hint is answered rpc_unavailable at once. */
+/** Hints checked on the chain at once, per process; past it a hint is answered `busy` at once. */
 const MAX_IN_FLIGHT = 16
 
 export type HintGateOptions = { clock?: () => number; maxInFlight?: number; maxRemembered?: number }
@@ -34,7 +34,7 @@ export function createHintGate(
     const running = inFlight.get(key)
     if (running !== undefined) return running
     if (inFlight.size >= maxInFlight)
-      return { ok: false, reason: 'rpc_unavailable', detail: `too many hints are being checked at once; ${ref} was not checked` }
+      return { ok: false, reason: 'busy', detail: `too many hints are being checked at once; ${ref} was not checked` }
     const checking = check(ref, txHash).finally(() => inFlight.delete(key))
     inFlight.set(key, checking)
     const answer = await checking

@@ -97,9 +97,12 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes] }
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
-    const fees = nextFees(first, last, now)
-    if (fees === undefined) continue
+    const capped = nextFees(first, last, now)
     const cancel = cancels.size > 0 || (await parameters.isDoneElsewhere().catch(() => false))
+    // Past the cap a relay is waited out, but a cancel (a plain transfer) is still worth its fees: the stuck nonce
+    // holds back every later transaction from the key.
+    const fees = capped ?? (cancel ? nextFees(last, last, now) : undefined)
+    if (fees === undefined) continue
     try {
       const hash = cancel ? await parameters.cancel(fees) : await parameters.send(fees)
       hashes.push(hash)
@@ -107,8 +110,9 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
       last = fees
       parameters.onReplaced?.({ hash, fees, cancel })
     } catch {
-      // Refused (one of ours was mined meanwhile: "nonce too low"; or the node wants more): the next round reads the
-      // receipts again and, if none, bumps from the chain's fees then.
+      // Refused (one of ours was mined meanwhile: "nonce too low"; the node wants more; or it has it already, from a
+      // send that timed out on its way): the next round reads the receipts again and, if none, bumps above these.
+      last = fees
     }
   }
 }

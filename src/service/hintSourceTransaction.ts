@@ -15,6 +15,8 @@ async function sourceChainOf(deps: GetSwapStatusDeps, ref: string): Promise<Chai
 
 /** When to ask again after the source chain's RPC failed during the check: a short outage or a rate limit. */
 export const RPC_RETRY_AFTER_SEC = 30
+/** When to ask again after the hint checks in flight were at their cap (src/lifecycle/hintGate.ts). */
+export const BUSY_RETRY_AFTER_SEC = 5
 
 function trackingUnavailable(chain: ChainCode): ServiceError {
   return new ServiceError(
@@ -41,6 +43,12 @@ export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters:
   if (!checked.ok) {
     if (checked.reason === 'unknown_ref') throw unknownRef(ref)
     if (checked.reason === 'chain_not_tracked') throw trackingUnavailable(chain)
+    if (checked.reason === 'busy')
+      throw new ServiceError(
+        'tracking_unavailable',
+        `Too many transaction hints are being checked on this service right now, so ${txHash} was not checked. Ask again in ${BUSY_RETRY_AFTER_SEC} s, or just read the status: the tracker finds the transaction without a hint.`,
+        { chain, retryAfterSec: BUSY_RETRY_AFTER_SEC },
+      )
     if (checked.reason === 'rpc_unavailable')
       throw new ServiceError(
         'tracking_unavailable',

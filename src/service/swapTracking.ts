@@ -10,8 +10,8 @@ export type HintSourceTransactionReturnType =
   | { ok: true; isFinal: boolean }
   | {
       ok: false
-      /** `rpc_unavailable`: the chain's RPC failed or timed out while checking; nothing was decided. */
-      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap' | 'rpc_unavailable'
+      /** `rpc_unavailable`: the chain's RPC failed or timed out while checking; `busy`: too many hints were being checked to check this one. Nothing was decided. */
+      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap' | 'rpc_unavailable' | 'busy'
       detail: string
     }
 

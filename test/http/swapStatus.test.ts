@@ -427,6 +427,20 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       expect(agentTextOffences(String(body['detail']))).toEqual([])
     })
 
+    it('is 503 tracking_unavailable with Retry-After 5 when too many hints are being checked, saying so (not that the RPC failed)', async () => {
+      const swap = await keyedSwap({})
+      const busy = testApp({
+        store,
+        tracking: tracking({ follows: ['ETH'], hint: { ok: false, reason: 'busy', detail: 'too many hints are being checked at once' } }),
+      })
+      const response = await hintOf(busy, swap.swapEaziRef, { txHash: hash('z') })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('5')
+      const body = await readJson(response)
+      expect(String(body['detail'])).toContain('Too many transaction hints are being checked')
+      expect(String(body['detail'])).not.toContain('RPC')
+    })
+
     it('refuses a hash that is not 32 bytes of hex (400 naming txHash), and an unknown reference (404)', async () => {
       const swap = await keyedSwap({})
       const follower = tracking({ follows: ['ETH'] })

@@ -49,7 +49,7 @@ describe('the hint gate', () => {
     const same = [gate('swp_OK', hash(1)), gate('swp_OK', hash(1))]
     const other = gate('swp_DOWN', hash(2))
     // A third distinct check while two run: refused at once, without calling the chain.
-    expect(await gate('swp_X', hash(3))).toMatchObject({ ok: false, reason: 'rpc_unavailable' })
+    expect(await gate('swp_X', hash(3))).toMatchObject({ ok: false, reason: 'busy' })
     release()
     expect(await Promise.all(same)).toEqual([
       { ok: true, isFinal: true, records: [] },

@@ -176,4 +176,25 @@ describe('submitWithFeeBumps', () => {
     })
     expect(result).toMatchObject({ kind: 'nonce_taken', receipt: { transactionHash: foreign }, hashes: [hashOf(1)] })
   })
+
+  it('past the fee cap a relay is waited out, but is still cancelled once someone else did the work', async () => {
+    // Relays never pay enough here; the cancel, priced above the cap, does.
+    const chain = scriptedChain({ minedAbove: () => 530n })
+    let rounds = 0
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => {
+        rounds += 1
+        return rounds > 16
+      },
+      timeoutMs: 10_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    const relays = chain.sent.filter((entry) => !entry.cancel).map((entry) => entry.fees.maxFeePerGas)
+    expect(relays.at(-1)! <= 500n).toBe(true)
+    expect(chain.sent.at(-1)).toMatchObject({ cancel: true })
+    expect(chain.sent.at(-1)!.fees.maxFeePerGas > 500n).toBe(true)
+    expect(result).toMatchObject({ kind: 'mined', cancelled: true })
+  })
 })
