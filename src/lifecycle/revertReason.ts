@@ -1,4 +1,4 @@
-import { BaseError, decodeErrorResult, type Hex, HttpRequestError, TimeoutError, WebSocketRequestError } from 'viem'
+import { BaseError, decodeErrorResult, ExecutionRevertedError, type Hex, HttpRequestError, TimeoutError, WebSocketRequestError } from 'viem'
 import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import type { TrackerClient } from './trackerContext.ts'
 
@@ -34,6 +34,10 @@ export async function revertReason(
       }
     }
     const message = error instanceof BaseError ? (error.details ?? error.shortMessage) : String(error)
+    // A node that answers the replay with an error of its own (a pruned node's "missing trie node", a rate limit)
+    // says nothing of why the transaction reverted: say that, rather than give its words as the reason.
+    const isRevert = error instanceof BaseError && error.walk((cause) => cause instanceof ExecutionRevertedError) !== null
+    if (!isRevert && !/revert/i.test(message)) return { text: `reverted (the reason could not be replayed: ${message})`, isExpired: false }
     return { text: message, isExpired: /OrderExpired/.test(message) }
   }
 }
