@@ -40,7 +40,7 @@ export function findRoutes(catalogue: Catalogue, parameters: FindRoutesParameter
   const rejected: Rejection[] = []
   for (const route of candidates) {
     const priced = simulateRoute(catalogue, route, amountIn)
-    const reason = checkViability(priced, amounts.toAmount)
+    const reason = checkViability(priced, amounts.toAmount, catalogue.pricing.feeBps)
     if (reason) rejected.push({ routeId: route.id, reason })
     else viable.push(priced)
   }

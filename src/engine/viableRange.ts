@@ -17,7 +17,7 @@ const memo = new WeakMap<Catalogue, Map<string, ViableRange | undefined>>()
 
 function isViable(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint): boolean {
   const { toAmount } = quoteAmounts(catalogue, route.from, route.to, amountIn, 0n)
-  return checkViability(simulateRoute(catalogue, route, amountIn), toAmount) === undefined
+  return checkViability(simulateRoute(catalogue, route, amountIn), toAmount, catalogue.pricing.feeBps) === undefined
 }
 
 function grid(decimals: number): bigint[] {

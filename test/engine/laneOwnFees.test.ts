@@ -81,6 +81,14 @@ describe("a lane's own fees", () => {
     expect(at(20_000n * 10n ** 6n + 1n)).toBe('above_bridge_maximum')
     expect(at(5_000_000n)).toBeUndefined()
     expect(at(4_999_999n)).toBe('below_bridge_minimum')
+    // With the fee the build keeps back (50 bps at most), the minimum binds the deposit it makes, not the input.
+    const withFee = (amount: bigint) => {
+      const priced = acrossAlone(catalogue, amount)
+      return checkViability(priced, toAmount(priced), 50n)
+    }
+    expect(withFee(5_000_000n)).toBe('below_bridge_minimum')
+    expect(withFee(5_025_125n)).toBe('below_bridge_minimum') // 5,025,125 × 0.995 = 4,999,999.4
+    expect(withFee(5_025_126n)).toBeUndefined() // 5,025,126 × 0.995 = 5,000,000.4
     // Without the lane's limits the bridge's USD 2,000,000 is the only cap.
     const plain = acrossAlone(snapshot, 20_000n * 10n ** 6n + 1n)
     expect(checkViability(plain, plain.amountOut)).toBeUndefined()
