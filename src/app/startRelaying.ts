@@ -6,6 +6,7 @@ import type { Config } from '../config.ts'
 import { createAttestationClient } from '../lifecycle/attestationClient.ts'
 import { type CctpDestination, type CctpRelayer, createCctpRelayer, type RelayReceipt, type RelayRecord } from '../lifecycle/cctpRelayer.ts'
 import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/reconcilePayments.ts'
+import { checkRelayerBalances } from '../lifecycle/relayerBalance.ts'
 import { createRelayScheduler, type SourceFinalRecord } from '../lifecycle/relayPendingSwaps.ts'
 import { createLzComposeRetrier, type LzComposeRetrier, type LzRetryDestination } from '../lifecycle/retryLzComposes.ts'
 import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
@@ -64,9 +65,19 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
       : createRelayScheduler({ relayer, lifecycle: deps.store.lifecycle, leases: deps.store.lifecycle.leases, holder, clients, log })
   // The hook is called once per swap: the sweep relays what a restart, a failure or a dead replica left behind, and
   // retries the LayerZero composes that failed.
+  // And the key's balance on every chain it sends on: an empty key leaves deliveries pending.
+  const relayerAccount = config.relayer.privateKey === undefined ? undefined : privateKeyToAccount(config.relayer.privateKey as Hex).address
+  const checkBalances = (): void => {
+    if (relayerAccount === undefined) return
+    checkRelayerBalances(clients, relayerAccount, log).catch((error: unknown) =>
+      log.warn({ event: 'relayer_balance_check_failed', err: error }, 'relayer_balance_check_failed'),
+    )
+  }
+  checkBalances()
   const sweeping = setInterval(() => {
     scheduler?.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
     lzRetrier?.sweep().catch((error: unknown) => log.warn({ event: 'lz_compose_sweep_failed', err: error }, 'lz_compose_sweep_failed'))
+    checkBalances()
   }, RELAY_SWEEP_INTERVAL_MS)
   sweeping.unref()
   return {
