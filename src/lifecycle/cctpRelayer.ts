@@ -39,14 +39,17 @@ export type RelayerPublicClient = {
   /** Resolves if the call would succeed from `account`; rejects with the revert otherwise. */
   simulateContract(parameters: RelayCctpCall & { account: Address }): Promise<unknown>
   simulateContract(parameters: ReceiveMessageCall & { account: Address }): Promise<unknown>
-  getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
+  getTransactionCount(parameters: { address: Address; blockTag: 'pending' | 'latest' }): Promise<number>
+  /** The call's gas on the latest block (not the pending one, which may hold a submission of ours this one replaces). */
+  estimateContractGas(parameters: RelayCctpCall & { account: Address; blockTag: 'latest' }): Promise<bigint>
+  estimateContractGas(parameters: ReceiveMessageCall & { account: Address; blockTag: 'latest' }): Promise<bigint>
 } & SubmissionPublicClient
 
 /** The relayer key's wallet on a destination chain; a viem wallet client with an account and a chain fits. */
 export type RelayerWalletClient = {
   account: { address: Address }
-  writeContract(parameters: RelayCctpCall & { nonce: number } & SubmissionFees): Promise<Hash>
-  writeContract(parameters: ReceiveMessageCall & { nonce: number } & SubmissionFees): Promise<Hash>
+  writeContract(parameters: RelayCctpCall & { nonce: number; gas: bigint } & SubmissionFees): Promise<Hash>
+  writeContract(parameters: ReceiveMessageCall & { nonce: number; gas: bigint } & SubmissionFees): Promise<Hash>
   /** The cancel of a stuck submission: 0 to the key itself at its nonce (gas estimated: Arbitrum's includes its L1 part). */
   sendTransaction(parameters: { to: Address; value: bigint; nonce: number } & SubmissionFees): Promise<Hash>
 }
@@ -127,6 +130,8 @@ const DEFAULT_ATTESTATION_WAIT_MS = 2 * 60 * 60 * 1000
 const DEFAULT_LEASE_TTL_MS = 60_000
 const DEFAULT_RECEIPT_TIMEOUT_MS = 120_000
 const DEFAULT_BUMP_AFTER_MS = 30_000
+/** A relay's gas limit over its estimate on the latest block (routing.md 5.1: estimate, then a 25-40% buffer). */
+const GAS_MARGIN_PERCENT = 130n
 const LEASE_RETRY_MS = 1_000
 
 /**
@@ -148,6 +153,11 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   const stopping = new AbortController()
   /** Within this process, one submission per lease at a time (the lease itself is re-entrant for its holder). */
   const localQueues = new Map<string, Promise<unknown>>()
+  /**
+   * Per relayer lease, a submission given up on while still unmined: the next submission from the key takes its nonce
+   * (with fees above it) instead of queueing behind it; its message, still unreceived, is relayed again by the sweep.
+   */
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees }>()
 
   /**
    * The burns of the swap's source transaction the relayer delivers, each with its destination: a burn whose hook data
@@ -268,14 +278,28 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         }
       }
       let submission: Submission
+      let txNonce: number
       try {
-        const txNonce = await destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
+        const [mined, pending] = await Promise.all([
+          destination.publicClient.getTransactionCount({ address: account, blockTag: 'latest' }),
+          destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' }),
+        ])
+        const held = stuck.get(lease)
+        if (held !== undefined && held.nonce < mined) stuck.delete(lease)
+        const replacing = held !== undefined && held.nonce === mined ? held : undefined
+        txNonce = replacing?.nonce ?? pending
+        // With a margin: the state it runs on may differ from the estimate's (a mint or swap before it in the block).
+        const estimated = await (call.functionName === 'relayCctp'
+          ? destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })
+          : destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' }))
+        const gas = (estimated * GAS_MARGIN_PERCENT) / 100n
         submission = await submitWithFeeBumps({
+          ...(replacing === undefined ? {} : { replacing: replacing.fees }),
           publicClient: destination.publicClient,
           send: (fees) =>
             call.functionName === 'relayCctp'
-              ? destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees })
-              : destination.walletClient.writeContract({ ...call, nonce: txNonce, ...fees }),
+              ? destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees })
+              : destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees }),
           cancel: (fees) => destination.walletClient.sendTransaction({ to: account, value: 0n, nonce: txNonce, ...fees }),
           canReplace: async () => holds(),
           isDoneElsewhere: async () =>
@@ -316,6 +340,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           nonce,
           reason: `the key's nonce on ${destination.chain} was taken by ${submission.receipt.transactionHash}, not one of ours (another sender with the key); a later call reads usedNonces again`,
         }
+      if (submission.kind === 'not_mined') stuck.set(lease, { nonce: txNonce, fees: submission.fees })
+      else stuck.delete(lease)
       if (submission.kind === 'not_mined') {
         // Still pending: a later call reads usedNonces; if one of these mines later, a resubmission only reverts.
         const hash = submission.hashes[submission.hashes.length - 1] as Hash

@@ -37,13 +37,18 @@ export type SubmitWithFeeBumpsParameters = {
   clock: () => number
   /** Called after each replacement, for the log. */
   onReplaced?: (replacement: { hash: Hash; fees: SubmissionFees; cancel: boolean }) => void
+  /**
+   * The fees of an earlier submission of ours still pending at this nonce (one given up on): the first submission
+   * replaces it, so it pays at least an eighth more on both fees.
+   */
+  replacing?: SubmissionFees
 }
 
 export type Submission =
   /** One of the submissions was mined (its receipt: success, or reverted). `cancelled`: the mined one was the cancel. */
   | { kind: 'mined'; receipt: SubmissionReceipt; cancelled: boolean; hashes: Hash[] }
-  /** None was mined within `timeoutMs`; the last may still be. */
-  | { kind: 'not_mined'; hashes: Hash[] }
+  /** None was mined within `timeoutMs`; the last may still be (`fees`: what it offers). */
+  | { kind: 'not_mined'; hashes: Hash[]; fees: SubmissionFees }
   /** The nonce was taken by a transaction that is none of these (another sender with the key): none of ours can run. */
   | { kind: 'nonce_taken'; receipt: SubmissionReceipt; hashes: Hash[] }
 
@@ -79,7 +84,9 @@ export function nextFees(first: SubmissionFees, last: SubmissionFees, now: Submi
  */
 export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameters): Promise<Submission> {
   const { publicClient, clock } = parameters
-  const first = await publicClient.estimateFeesPerGas()
+  const estimated = await publicClient.estimateFeesPerGas()
+  const first =
+    parameters.replacing === undefined ? estimated : (nextFees(parameters.replacing, parameters.replacing, estimated) ?? estimated)
   const hashes: Hash[] = [await parameters.send(first)]
   const cancels = new Set<Hash>()
   const deadline = clock() + parameters.timeoutMs
@@ -94,7 +101,7 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
       return { kind: 'nonce_taken', receipt: mined, hashes: [...hashes] }
     const receipt = mined ?? (await minedEarlier(publicClient, hashes.slice(0, -1)))
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
-    if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes] }
+    if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last }
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
     const capped = nextFees(first, last, now)

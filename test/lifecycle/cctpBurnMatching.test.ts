@@ -72,6 +72,7 @@ function relayerAttesting(attested: AttestedMessage[]): { relay: ReturnType<type
       simulateContract: async () => ({}),
       getTransactionCount: async () => submitted.length,
       estimateFeesPerGas: async () => ({ maxFeePerGas: 2n, maxPriorityFeePerGas: 1n }),
+      estimateContractGas: async () => 200_000n,
       waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
       getTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
     },

@@ -64,7 +64,7 @@ function destinationOn(on: CatalogueOnChains, relayerAccount: ReturnType<typeof 
   }
 }
 
-function relayerWith(leases: LeaseStore, holder: string, options: { bumpAfterMs?: number } = {}): CctpRelayer {
+function relayerWith(leases: LeaseStore, holder: string, options: { bumpAfterMs?: number; receiptTimeoutMs?: number } = {}): CctpRelayer {
   return createCctpRelayer({
     ...options,
     attestations,
@@ -406,6 +406,43 @@ describe('a relay left unmined by a rising base fee (fees bumped, or the relay c
     // The key's nonce moved on by the cancel alone, so its next relay is not held behind a stuck one.
     expect(await setupOf(world, 'POL').instance.publicClient.getTransactionCount({ address: relayerAddress })).toBe(outcome.nonce + 1)
     expect(await deliveriesOf(ref)).toBe(1)
+  })
+})
+
+describe('a relay given up on while still unmined', () => {
+  it('is replaced by the next submission from the key, at its nonce and above its fees; its message is relayed again after', async () => {
+    const first = await burnOnBase()
+    const second = await burnOnBase()
+    const [attestedFirst, attestedSecond] = [await attestedMessageOf(first.receipt), await attestedMessageOf(second.receipt)]
+    // No replacement within the wait: the first relay is given up on, still in the pool.
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-stuck', { bumpAfterMs: 60_000, receiptTimeoutMs: 800 })
+    const outcome = await withManualMining(async (pol) => {
+      const relayerAddress = destination.walletClient.account.address
+      const nonce = await pol.publicClient.getTransactionCount({ address: relayerAddress })
+      const relayingFirst = relayer.relayMessage(destination, attestedFirst)
+      // No block is mined meanwhile: the relay waits in the pool past the relayer's wait.
+      const stuckTx = await pendingFromRelayer(pol, nonce)
+      expect(await relayingFirst).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within/) })
+      // The next relay takes the stuck nonce, paying more, instead of queueing behind it at nonce + 1.
+      const relayingSecond = relayer.relayMessage(destination, attestedSecond)
+      const replacement = await pendingFromRelayer(pol, nonce, stuckTx.hash)
+      expect(replacement.maxFeePerGas > stuckTx.maxFeePerGas).toBe(true)
+      await pol.testClient.mine({ blocks: 1 })
+      const relayedSecond = await relayingSecond
+      // The first message was never received: relayed again, at the next nonce.
+      const relayingAgain = relayer.relayMessage(destination, attestedFirst)
+      await pendingFromRelayer(pol, nonce + 1)
+      await pol.testClient.mine({ blocks: 1 })
+      return { relayedSecond, relayedAgain: await relayingAgain, replacement, stuckTx, nonce }
+    })
+    await relayer.close()
+    expect(outcome.relayedSecond).toMatchObject({ kind: 'relayed', transaction: outcome.replacement.hash })
+    expect(outcome.relayedAgain).toMatchObject({ kind: 'relayed' })
+    const pol = setupOf(world, 'POL').instance
+    expect((await pol.publicClient.getTransaction({ hash: outcome.replacement.hash })).nonce).toBe(outcome.nonce)
+    await expect(pol.publicClient.getTransactionReceipt({ hash: outcome.stuckTx.hash })).rejects.toThrow()
+    expect(await deliveriesOf(first.ref)).toBe(1)
+    expect(await deliveriesOf(second.ref)).toBe(1)
   })
 })
 
