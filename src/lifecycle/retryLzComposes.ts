@@ -60,10 +60,12 @@ export type LzRetryDestination = {
     readContract(parameters: ComposeQueueRead): Promise<unknown>
     simulateContract(parameters: LzComposeCall & { account: Address }): Promise<unknown>
     getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
+    /** The call's gas on the latest block. */
+    estimateContractGas(parameters: LzComposeCall & { account: Address; blockTag: 'latest' }): Promise<bigint>
   } & SubmissionPublicClient
   walletClient: {
     account: { address: Address }
-    writeContract(parameters: LzComposeCall & { nonce: number } & SubmissionFees): Promise<Hash>
+    writeContract(parameters: LzComposeCall & { nonce: number; gas: bigint } & SubmissionFees): Promise<Hash>
     /** The cancel of a stuck submission: 0 to the key itself at its nonce (gas estimated: Arbitrum's includes its L1 part). */
     sendTransaction(parameters: { to: Address; value: bigint; nonce: number } & SubmissionFees): Promise<Hash>
   }
@@ -195,9 +197,11 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     // The nonce read below is the next one only while no other sender holds the key's lease.
     if (!(await holdsLease())) return 'lease_lost'
     const nonce = await publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
+    // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
+    const gas = ((await publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })) * 130n) / 100n
     const submission = await submitWithFeeBumps({
       publicClient,
-      send: (fees) => walletClient.writeContract({ ...call, nonce, ...fees }),
+      send: (fees) => walletClient.writeContract({ ...call, nonce, gas, ...fees }),
       cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
       canReplace: holdsLease,
       isDoneElsewhere: async () =>

@@ -74,6 +74,7 @@ function scriptedChain(chain: string, alerts: Alert[], failReads: () => boolean 
       simulateContract: async () => ({}),
       getTransactionCount: async () => sent.length,
       estimateFeesPerGas: async () => ({ maxFeePerGas: 2n, maxPriorityFeePerGas: 1n }),
+      estimateContractGas: async () => 200_000n,
       waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
       getTransactionReceipt: async ({ hash }: { hash: Hash }) => ({ status: 'success' as const, gasUsed: 1n, transactionHash: hash }),
     },
