@@ -91,9 +91,12 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   const cancels = new Set<Hash>()
   const deadline = clock() + parameters.timeoutMs
   let last = first
+  // When the current round began (the first send, or the last decision to replace or not): the next waits a whole
+  // bumpAfterMs after it.
+  let roundFrom = clock()
   for (;;) {
-    const left = deadline - clock()
-    const waitMs = Math.max(1, Math.min(parameters.bumpAfterMs, left))
+    const bumpAt = roundFrom + parameters.bumpAfterMs
+    const waitMs = Math.max(1, Math.min(bumpAt, deadline) - clock())
     const latest = hashes[hashes.length - 1] as Hash
     // viem follows a replaced transaction to whatever took its nonce: only one of our own hashes counts as ours.
     const mined = await publicClient.waitForTransactionReceipt({ hash: latest, timeout: waitMs }).catch(() => undefined)
@@ -102,6 +105,9 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     const receipt = mined ?? (await minedEarlier(publicClient, hashes.slice(0, -1)))
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
     if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last }
+    // A timer may fire a little before the clock reaches its end: waiting that out is not a reason to pay more.
+    if (clock() < bumpAt) continue
+    roundFrom = clock()
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
     const capped = nextFees(first, last, now)
@@ -121,6 +127,7 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
       // send that timed out on its way): the next round reads the receipts again and, if none, bumps above these.
       last = fees
     }
+    roundFrom = clock()
   }
 }
 

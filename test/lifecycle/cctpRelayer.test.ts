@@ -415,7 +415,7 @@ describe('a relay given up on while still unmined', () => {
     const second = await burnOnBase()
     const [attestedFirst, attestedSecond] = [await attestedMessageOf(first.receipt), await attestedMessageOf(second.receipt)]
     // No replacement within the wait: the first relay is given up on, still in the pool.
-    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-stuck', { bumpAfterMs: 60_000, receiptTimeoutMs: 800 })
+    const relayer = relayerWith(opened.store.lifecycle.leases, 'replica-stuck', { bumpAfterMs: 60_000, receiptTimeoutMs: 2_000 })
     const outcome = await withManualMining(async (pol) => {
       const relayerAddress = destination.walletClient.account.address
       const nonce = await pol.publicClient.getTransactionCount({ address: relayerAddress })

@@ -141,6 +141,39 @@ describe('submitWithFeeBumps', () => {
     expect(stuck.hashes).toEqual(never.sent.map((entry) => entry.hash))
   })
 
+  it('replaces nothing before bumpAfterMs, even when the receipt wait ends early by the clock', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    // Each wait ends at once (as a timer firing a millisecond early would), with the clock short of the wait's end.
+    let now = 0
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => false,
+      timeoutMs: 800,
+      bumpAfterMs: 60_000,
+      clock: () => {
+        now += 1
+        return now
+      },
+    })
+    expect(result.kind).toBe('not_mined')
+    expect(chain.sent).toHaveLength(1)
+
+    const bumped = scriptedChain({ minedAbove: () => 10n ** 30n })
+    now = 0
+    await submitWithFeeBumps({
+      ...bumped,
+      isDoneElsewhere: async () => false,
+      timeoutMs: 1_000,
+      bumpAfterMs: 300,
+      clock: () => {
+        now += 1
+        return now
+      },
+    })
+    // One send, then one replacement per whole 300 ms within the 1,000 ms.
+    expect(bumped.sent).toHaveLength(4)
+  })
+
   it('sends no replacement once it may no longer send from the key (its lease is lost), and waits on what it sent', async () => {
     const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
     let now = 0
