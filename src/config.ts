@@ -80,6 +80,12 @@ const Env = z.object({
       message: "must be off, or the http:// or https:// URL of Across's API (default https://app.across.to/api)",
     })
     .default(ACROSS_API_URL),
+  SWAPEAZI_ACROSS_REQUESTS_PER_SEC: z.coerce.number().int().min(1).max(50).default(5),
+  SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC: z.coerce.number().int().min(1).max(50).default(10),
+  // Refreshes begin this far apart (start to start). A lane goes at most the larger of this and one refresh, plus one
+  // refresh, between reads: up to 240 s keeps every lane within Across's 5-minute maximum age at 3 or more requests a
+  // second while Across answers; at 1 or 2, marketFromConfig refuses an interval too long for the catalogue's lanes.
+  SWAPEAZI_ACROSS_REFRESH_MS: z.coerce.number().int().min(10_000).max(240_000).default(60_000),
   SWAPEAZI_TRACKER: z.enum(['on', 'off']).default('on'),
   SWAPEAZI_TRACKER_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(4000),
   SWAPEAZI_CONFIRMATIONS: z.string().optional(),
@@ -145,6 +151,14 @@ export type Config = {
      * SWAPEAZI_ACROSS_API_URL=off, and Across lanes keep the snapshot's fees.
      */
     acrossApiUrl?: string
+    /**
+     * Across's API is asked at most this often a second (evenly spaced), and at most `acrossWarmingRequestsPerSecond`
+     * (not less) for the first read after start of the lanes with no usable figures; a refresh of every lane begins
+     * `acrossRefreshMs` after the last began (at once when the last took longer).
+     */
+    acrossRequestsPerSecond: number
+    acrossWarmingRequestsPerSecond: number
+    acrossRefreshMs: number
   }
   /**
    * The swap tracker (issue 18, docs/configuration.md): on by default in `serve` for the chains of `market.rpcUrls`;
@@ -377,6 +391,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw configError([
       'SWAPEAZI_HEADERS_TIMEOUT_MS: must not be more than SWAPEAZI_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
     ])
+  if (e.SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC < e.SWAPEAZI_ACROSS_REQUESTS_PER_SEC)
+    throw configError([
+      'SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC: must not be less than SWAPEAZI_ACROSS_REQUESTS_PER_SEC (the first read after start is never slower than the others)',
+    ])
   const publicUrl = (e.SWAPEAZI_PUBLIC_URL ?? `http://${e.SWAPEAZI_HOST}:${e.SWAPEAZI_PORT}`).replace(/\/$/, '')
   const mpp = mppConfig(e, publicUrl)
   return {
@@ -426,6 +444,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rpcUrls: parseRpcUrls(e.SWAPEAZI_RPC_URLS),
       refreshMs: e.SWAPEAZI_MARKET_REFRESH_MS,
       ...(e.SWAPEAZI_ACROSS_API_URL === 'off' ? {} : { acrossApiUrl: e.SWAPEAZI_ACROSS_API_URL.replace(/\/+$/, '') }),
+      acrossRequestsPerSecond: e.SWAPEAZI_ACROSS_REQUESTS_PER_SEC,
+      acrossWarmingRequestsPerSecond: e.SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC,
+      acrossRefreshMs: e.SWAPEAZI_ACROSS_REFRESH_MS,
     },
     tracker: {
       enabled: e.SWAPEAZI_TRACKER === 'on',

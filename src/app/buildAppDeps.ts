@@ -11,9 +11,12 @@ import type { TempoCharge } from '../payments/mpp/createTempoCharge.ts'
 import { CatalogueError } from '../engine/index.ts'
 import type { ServerDeps } from './createServer.ts'
 import { createLogger } from './createLogger.ts'
-import { marketFromConfig, simulatorsFromConfig } from './marketFromConfig.ts'
+import { type ChainIdChecks, chainIdChecksFromConfig } from './chainIdCheck.ts'
+import { marketFromConfig } from './marketFromConfig.ts'
+import { simulatorsFromConfig } from './simulatorsFromConfig.ts'
 import type { LiveMarket } from '../market/liveMarket.ts'
 import { settlerFromConfig } from './settlerFromConfig.ts'
+import { createAcrossFeesStore } from '../store/createAcrossFeesStore.ts'
 import { openStore } from '../store/openStore.ts'
 import type { Store } from '../store/createStore.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
@@ -29,9 +32,16 @@ export function packageVersion(): string {
  * Wires the real dependencies from configuration: catalogue and sanctions list from disk, the store (PGlite or
  * PostgreSQL, migrated), the settler, pino logger (on stderr unless `log` is given), wall clock. The caller closes
  * `store.sql` on shutdown. A catalogue or sanctions list that cannot be used rejects with one line naming the file
- * and the variable to change, after closing the store.
+ * and the variable to change, after closing the store. Every client made from SWAPEAZI_RPC_URLS (the live market's,
+ * the pre-flight simulation's) waits for its chain-id check: `chainIds` when given (serve shares them with its tracker
+ * and relayer), else made here.
  */
-export async function buildAppDeps(config: Config, log: Logger = createLogger(config.logLevel)): Promise<ServerDeps> {
+export async function buildAppDeps(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+  options: { chainIds?: ChainIdChecks } = {},
+): Promise<ServerDeps> {
+  const chainIds = options.chainIds ?? chainIdChecksFromConfig(config, log)
   // The store opens (its files read, PGlite's WebAssembly compiled off the main thread) while the catalogue compiles.
   const opening = openStore(config.store)
   let loaded: { catalogue: LoadedCatalogue; sanctions: SanctionsList }
@@ -56,7 +66,8 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
   const mpp = config.payments.mpp === undefined ? undefined : await mppRail(config.payments.mpp, files.pricing.mppCallFeePathUsd, generated)
   let market: LiveMarket | undefined
   try {
-    market = await marketFromConfig(config, files, log)
+    // Each Across lane's last reads are kept in the store: a restart within their 5 minutes serves Across routes at once.
+    market = await marketFromConfig(config, files, log, { acrossFeesKeeper: createAcrossFeesStore(store.sql), chainIds })
   } catch (error) {
     await store.sql.close()
     throw error
@@ -81,7 +92,7 @@ export async function buildAppDeps(config: Config, log: Logger = createLogger(co
     rateLimits: config.rateLimits,
     mcp: config.mcp,
     ...(market === undefined ? {} : { market }),
-    ...(market === undefined ? {} : { simulators: simulatorsFromConfig(config) }),
+    ...(market === undefined ? {} : { simulators: simulatorsFromConfig(config, chainIds) }),
   }
   // The live market replaces its catalogue after each refresh; every use case reads deps.catalogue when it runs.
   if (market !== undefined) Object.defineProperty(deps, 'catalogue', { get: () => market.catalogue(), enumerable: true })

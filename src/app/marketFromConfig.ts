@@ -1,30 +1,25 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
-import { BaseError, type Chain, createPublicClient, defineChain, http } from 'viem'
-import { arbitrum, base, bsc, celo, gnosis, mainnet, optimism, polygon } from 'viem/chains'
+import { createPublicClient, defineChain } from 'viem'
 import type { Config } from '../config.ts'
 import { type CatalogueFiles, compileCatalogue } from '../engine/index.ts'
 import { createAcrossFeesClient } from '../market/acrossFees.ts'
-import { type AcrossLaneFees, acrossLanesOf, createAcrossLaneFees } from '../market/acrossLaneFees.ts'
+import {
+  ACROSS_MAX_AGE_MS,
+  type AcrossFeesKeeper,
+  type AcrossLaneFees,
+  acrossLanesOf,
+  acrossLongestReadIntervalMs,
+  acrossRefreshDurationMs,
+  createAcrossLaneFees,
+} from '../market/acrossLaneFees.ts'
 import type { ReadChain } from '../market/chainReading.ts'
-import { CHAIN_RPC_TRANSPORT_OPTIONS, createChainReader } from '../market/createChainReader.ts'
+import { createChainReader } from '../market/createChainReader.ts'
 import { FeedCatalogue } from '../market/feedCatalogue.ts'
 import { createLiveMarket, type LiveMarket } from '../market/liveMarket.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import { createTransactionSimulator, type Simulators } from '../tx/simulateTransaction.ts'
-
-/** viem's definition of each chain the market can read (ids, and Multicall3 where viem knows it). */
-const VIEM_CHAINS: Readonly<Record<string, Chain>> = {
-  ETH: mainnet,
-  POL: polygon,
-  ARB: arbitrum,
-  OPT: optimism,
-  BAS: base,
-  BNB: bsc,
-  GNO: gnosis,
-  CEL: celo,
-}
+import { type ChainIdChecks, chainIdChecksFromConfig, checkedRpcTransport, LIVE_CHAINS } from './chainIdCheck.ts'
 
 /** The feeds file beside the catalogue: `feeds.json`, or one line naming it and what to change. */
 export function loadFeedCatalogue(manifestDir: string): FeedCatalogue {
@@ -56,31 +51,39 @@ export const FIRST_READ_WAIT_MS = 2_000
  * The live market when SWAPEAZI_RPC_URLS names chains (DESIGN 5), read once before the service answers (at most
  * FIRST_READ_WAIT_MS) and then refreshed in the background; undefined when none is set, and the embedded snapshot
  * prices every chain. Each URL must serve the chain it is named for: one that answers another chain id stops start-up
- * (when it answers in time) and is never read (whenever it answers).
+ * (when it answers in time) and is never read (whenever it answers). The checks are `chainIds` when given (serve
+ * shares them with the tracker, the relayer and the pre-flight simulation). With `acrossFeesKeeper` (the store), each Across
+ * lane's reads are kept as it is read, and those kept within their maximum age are taken back before the first read
+ * (within the same wait; a store that fails or is slow only means the lanes are read from Across). Across's request
+ * rate and refresh interval must let every lane be read again within its maximum age (acrossRefreshError).
  */
 export async function marketFromConfig(
   config: Config,
   files: CatalogueFiles,
   log: Logger,
-  options: { firstReadWaitMs?: number } = {},
+  options: { firstReadWaitMs?: number; acrossFeesKeeper?: AcrossFeesKeeper; chainIds?: ChainIdChecks } = {},
 ): Promise<LiveMarket | undefined> {
   const entries = Object.entries(config.market.rpcUrls) as [ChainCode, string][]
   if (entries.length === 0) return undefined
   const feeds = loadFeedCatalogue(config.manifestDir)
   const firstReadWaitMs = options.firstReadWaitMs ?? FIRST_READ_WAIT_MS
-  // One budget for the chain-id checks and the first read together.
+  // One budget for the chain-id checks, the Across lanes kept in the store, and the first read together.
   const deadlineMs = Date.now() + firstReadWaitMs
+  const across = acrossFromConfig(config, files, log, options.acrossFeesKeeper)
+  // restore() never rejects: a store that cannot be read is logged, and the lanes are read from Across.
+  const restoring = across?.restore()
   const readers: Partial<Record<ChainCode, ReadChain>> = {}
   const checks: Promise<void>[] = []
+  const chainIds = options.chainIds ?? chainIdChecksFromConfig(config, log)
   for (const [chain, url] of entries) {
-    const known = VIEM_CHAINS[chain]
-    if (known === undefined) continue
+    const known = LIVE_CHAINS[chain]
+    const check = chainIds[chain]
+    if (known === undefined || check === undefined) continue
     const client = createPublicClient({
       chain: defineChain({ ...known, rpcUrls: { default: { http: [url] } } }),
-      transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS),
+      transport: checkedRpcTransport(chainIds, chain, url),
     })
-    const check = chainIdCheck(chain, known.id, () => client.getChainId())
-    checks.push(check.atStart(deadlineMs, log))
+    checks.push(check.atStart(deadlineMs))
     const read = createChainReader(client)
     readers[chain] = async (plan) => {
       await check.verified()
@@ -88,8 +91,14 @@ export async function marketFromConfig(
     }
   }
   // A URL for the wrong chain is a configuration error: say so before listening, where it answers in time.
-  await Promise.all(checks)
-  const across = acrossFromConfig(config, files, log)
+  try {
+    await Promise.all(checks)
+  } catch (error) {
+    // The caller closes the store on this error: stop() waits for the restore reading it, so it is not cut mid-query.
+    await across?.stop()
+    throw error
+  }
+  if (restoring !== undefined) await Promise.race([restoring, sleep(Math.max(0, deadlineMs - Date.now()))])
   const market = createLiveMarket({
     files,
     feeds,
@@ -122,72 +131,53 @@ export async function marketFromConfig(
  * Each Across lane's suggested fees, read from SWAPEAZI_ACROSS_API_URL (Across's public API by default) with the live
  * market; undefined with `off`, and Across lanes keep the snapshot's fees.
  */
-function acrossFromConfig(config: Config, files: CatalogueFiles, log: Logger): AcrossLaneFees | undefined {
+function acrossFromConfig(
+  config: Config,
+  files: CatalogueFiles,
+  log: Logger,
+  keeper: AcrossFeesKeeper | undefined,
+): AcrossLaneFees | undefined {
   const url = config.market.acrossApiUrl
   if (url === undefined) return undefined
+  const { acrossRequestsPerSecond, acrossWarmingRequestsPerSecond, acrossRefreshMs } = config.market
+  const lanes = acrossLanesOf(compileCatalogue(files))
+  const refused = acrossRefreshError(lanes.length, acrossRequestsPerSecond, acrossRefreshMs)
+  if (refused !== undefined) throw new Error(refused)
   return createAcrossLaneFees({
-    client: createAcrossFeesClient({ url }),
-    lanes: acrossLanesOf(compileCatalogue(files)),
+    client: createAcrossFeesClient({
+      url,
+      maxRequestsPerSecond: acrossRequestsPerSecond,
+      warmingRequestsPerSecond: acrossWarmingRequestsPerSecond,
+    }),
+    lanes,
     apiUrl: url,
     clock: Date.now,
     log,
+    refreshMs: acrossRefreshMs,
+    ...(keeper === undefined ? {} : { keeper }),
   })
+}
+
+/**
+ * A configuration error (one line, as config.ts words them) when refreshes `refreshMs` apart at `requestsPerSecond`
+ * could leave a lane unread past its maximum age while Across answers (acrossLongestReadIntervalMs), saying what to
+ * change; undefined when they cannot. Checked here, not in config.ts: it depends on the catalogue's lane count.
+ */
+export function acrossRefreshError(laneCount: number, requestsPerSecond: number, refreshMs: number): string | undefined {
+  const intervalMs = acrossLongestReadIntervalMs(laneCount, requestsPerSecond, refreshMs)
+  if (intervalMs <= ACROSS_MAX_AGE_MS) return undefined
+  const durationMs = acrossRefreshDurationMs(laneCount, requestsPerSecond)
+  const sec = (ms: number): string => String(Math.ceil(ms / 1000))
+  const largestRefreshMs = Math.floor((ACROSS_MAX_AGE_MS - durationMs) / 1000) * 1000
+  // Refreshes back to back (a refresh longer than the interval) still leave a lane two refreshes between reads.
+  const remedy =
+    2 * durationMs <= ACROSS_MAX_AGE_MS
+      ? `set SWAPEAZI_ACROSS_REFRESH_MS to at most ${largestRefreshMs}, or raise SWAPEAZI_ACROSS_REQUESTS_PER_SEC`
+      : 'raise SWAPEAZI_ACROSS_REQUESTS_PER_SEC'
+  return `invalid configuration: SWAPEAZI_ACROSS_REFRESH_MS, SWAPEAZI_ACROSS_REQUESTS_PER_SEC: a refresh of the ${laneCount} Across lanes at ${requestsPerSecond} request${requestsPerSecond === 1 ? '' : 's'} a second takes up to ${sec(durationMs)} s (two requests a lane, a quarter more for retries), so with refreshes ${sec(refreshMs)} s apart a lane could go ${sec(intervalMs)} s between reads, past its ${sec(ACROSS_MAX_AGE_MS)} s maximum age; ${remedy}`
 }
 
 const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
     setTimeout(resolve, ms).unref()
   })
-
-/** The chain id check of one SWAPEAZI_RPC_URLS entry: once verified it costs nothing; a mismatch is final. */
-function chainIdCheck(chain: ChainCode, expected: number, getChainId: () => Promise<number>) {
-  let verified: Promise<void> | undefined
-  let mismatch: Error | undefined
-  const verify = (): Promise<void> => {
-    if (mismatch !== undefined) return Promise.reject(mismatch)
-    verified ??= getChainId().then(
-      (id) => {
-        if (id !== expected) {
-          mismatch = new Error(
-            `invalid configuration: SWAPEAZI_RPC_URLS.${chain}: the RPC serves chain ${id}, not ${chain} (${expected}); give ${chain} an RPC of its own chain`,
-          )
-          throw mismatch
-        }
-      },
-      (error: unknown) => {
-        verified = undefined // unreachable: ask again at the next read
-        // viem's message carries the URL (and with it the provider's key), and this one reaches health: say only what
-        // failed.
-        throw new Error(`its chain id could not be read from the RPC: ${error instanceof BaseError ? error.shortMessage : 'RPC error'}`)
-      },
-    )
-    return verified
-  }
-  return {
-    verified: verify,
-    /** At start: a mismatch rejects (start-up ends with its one line); no answer in time only warns. */
-    async atStart(deadlineMs: number, log: Logger): Promise<void> {
-      const answered = await Promise.race([
-        verify().then(
-          () => true,
-          (error: unknown) => error,
-        ),
-        sleep(Math.max(0, deadlineMs - Date.now())).then(() => false),
-      ])
-      if (answered === true) return
-      if (answered === mismatch) throw mismatch
-      log.warn(
-        { event: 'market_chain_id_unchecked', chain },
-        `SWAPEAZI_RPC_URLS.${chain}: its chain id could not be read at start; it is checked before the chain is read`,
-      )
-    },
-  }
-}
-
-/** A pre-flight simulator per chain with an RPC URL (preflightBuild.ts), over its own viem client. */
-export function simulatorsFromConfig(config: Config): Simulators {
-  const simulators: Simulators = {}
-  for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][])
-    simulators[chain] = createTransactionSimulator(createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) }))
-  return simulators
-}

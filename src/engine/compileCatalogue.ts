@@ -14,8 +14,9 @@ import {
   type TokensFile,
   type VenuesFile,
 } from '../schemas/catalogue.ts'
-import { E18, parseFixed } from './decimal.ts'
+import { ceilDiv, E18, parseFixed } from './decimal.ts'
 import { laneComposeGap, laneEncodingGap, venueEncodingGap } from './encodingGaps.ts'
+import { L1_FEE_TX_BYTES, L1_GAS_IN_LIMIT } from './gas.ts'
 import { prepareStableSwap } from './stableSwap.ts'
 import type {
   Bridge,
@@ -24,6 +25,7 @@ import type {
   CatalogueToken,
   ChainInfo,
   DurationPrior,
+  L1GasPrices,
   MarketGaps,
   QuoteLadder,
   SwapEdge,
@@ -41,6 +43,11 @@ export type CatalogueFiles = {
   bridges: z.infer<typeof BridgesFile>
   market: z.infer<typeof MarketFile>
   pricing: z.infer<typeof PricingFile>
+  /**
+   * The L1 data prices the live market read on an Arbitrum-style chain (ArbGasInfo), by chain; a chain without them
+   * has its prices derived from market.json's figures (snapshotL1GasPrices).
+   */
+  l1GasPrices?: Readonly<Partial<Record<ChainCode, L1GasPrices>>>
 }
 
 /** A catalogue that parses but does not hold together; names the file and the field at fault. */
@@ -124,6 +131,7 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
       nativeUsdE18: gas ? parseFixed(gas.nativeUsd) : 0n,
       gasUnitUsdE18,
       l1FeeUsdE18: gas ? parseFixed(gas.l1FeeUsd) : 0n,
+      ...l1GasPricesOf(entry.id, files.l1GasPrices?.[entry.id], gas),
       blockTimeSec: gas?.blockTimeSec ?? 1,
     })
   })
@@ -317,10 +325,40 @@ export function compileCatalogue(files: CatalogueFiles, gaps?: MarketGaps): Cata
   }
 }
 
+/**
+ * An Arbitrum-style chain's L1 data prices (gas.ts L1_GAS_IN_LIMIT): those the live market read, else derived from
+ * market.json's figures (snapshotL1GasPrices); none on other chains.
+ */
+function l1GasPricesOf(
+  chain: ChainCode,
+  read: L1GasPrices | undefined,
+  market: { l1FeeUsd: string; nativeUsd: string } | undefined,
+): Pick<ChainInfo, 'l1GasPrices'> {
+  const inLimit = L1_GAS_IN_LIMIT[chain]
+  if (inLimit === undefined) return {}
+  if (read !== undefined) return { l1GasPrices: read }
+  if (market === undefined) return {}
+  return { l1GasPrices: snapshotL1GasPrices(chain, market, inLimit.minBaseFeeWei) }
+}
+
+/**
+ * The snapshot gives one figure, the L1 data fee of a transaction of L1_FEE_TX_BYTES in USD: in wei at the native
+ * price (rounded up), it is taken as the per-transaction price and again, spread over L1_FEE_TX_BYTES (rounded up),
+ * as the per-byte price. A transaction of any size is sized for at least the snapshot's fee, one of up to 4,096 bytes
+ * for at most twice it, and the fixed part is never lost to a small transaction; with the assumed minimum base fee.
+ */
+function snapshotL1GasPrices(chain: ChainCode, market: { l1FeeUsd: string; nativeUsd: string }, minBaseFeeWei: bigint): L1GasPrices {
+  const nativeUsdE18 = parseFixed(market.nativeUsd)
+  if (nativeUsdE18 <= 0n)
+    throw new CatalogueError('market', `chains.${chain}.nativeUsd`, 'a chain whose L1 fee is gas needs a native price')
+  const feeWei = ceilDiv(parseFixed(market.l1FeeUsd) * E18, nativeUsdE18)
+  return { perTxWei: feeWei, perByteWei: ceilDiv(feeWei, BigInt(L1_FEE_TX_BYTES)), minBaseFeeWei }
+}
+
 /** A lane's own fees and deposit limits (market.json `bridgeFees`), where it has them. */
 function ownLaneFigures(
   laneFee: LaneFees,
-): Pick<BridgeLane, 'feePpm' | 'fixedFeeUsdE18' | 'destinationGasUnits' | 'minAmountIn' | 'maxAmountIn' | 'feeQuotedBy'> {
+): Pick<BridgeLane, 'feePpm' | 'fixedFeeUsdE18' | 'destinationGasUnits' | 'minAmountIn' | 'maxAmountIn' | 'feeQuotedBy' | 'duration'> {
   return {
     ...(laneFee.feePpm === undefined ? {} : { feePpm: BigInt(laneFee.feePpm) }),
     ...(laneFee.fixedFeeUsd === undefined ? {} : { fixedFeeUsdE18: parseFixed(laneFee.fixedFeeUsd) }),
@@ -328,6 +366,9 @@ function ownLaneFigures(
     ...(laneFee.minAmount === undefined ? {} : { minAmountIn: BigInt(laneFee.minAmount) }),
     ...(laneFee.maxAmount === undefined ? {} : { maxAmountIn: BigInt(laneFee.maxAmount) }),
     ...(laneFee.quotedBy === undefined ? {} : { feeQuotedBy: laneFee.quotedBy }),
+    ...(laneFee.durationP50Sec === undefined || laneFee.durationP95Sec === undefined
+      ? {}
+      : { duration: { p50Sec: laneFee.durationP50Sec, p95Sec: laneFee.durationP95Sec } }),
   }
 }
 

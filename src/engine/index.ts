@@ -16,11 +16,20 @@ export {
   parseUnitsExact,
   pow10,
 } from './decimal.ts'
-export { BASE_TX_GAS, withGasMargin } from './gas.ts'
+export {
+  BASE_TX_GAS,
+  calldataBytesOf,
+  L1_FEE_TX_BYTES,
+  L1_GAS_IN_LIMIT,
+  l1GasUnits,
+  TX_ENVELOPE_BYTES,
+  transactionGasLimit,
+  withGasMargin,
+} from './gas.ts'
 export { type FindRoutesParameters, type FindRoutesReturnType, findRoutes, type Rejection } from './findRoutes.ts'
 export { isEvmToken } from './isEvmToken.ts'
 export { MAX_UINT256, maxAmountIn, maxWholeTokens } from './maxAmountIn.ts'
-export { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'
+export { type QuoteAmounts, quoteAmounts, smallestQuotableAmount } from './quoteAmounts.ts'
 export { RANKINGS, type RankedRoutes, type Ranking, rankRoutes, totalCostUsdE18 } from './rankRoutes.ts'
 export type { CandidateRoute, CostItem, CostKind, NotViableReason, PricedRoute, StepEstimate } from './route.ts'
 export { simulateRoute } from './simulateRoute.ts'
@@ -33,6 +42,8 @@ export type {
   Catalogue,
   CatalogueToken,
   ChainInfo,
+  DurationPrior,
+  L1GasPrices,
   ListedToken,
   MarketGaps,
   PricedOn,

@@ -49,7 +49,11 @@ export type PricedRoute = {
   realCostUsdE18: bigint
   /** Gas of the signer's transaction on the source chain (before the safety margin). */
   sourceGasUnits: bigint
-  /** Gas limit for the transaction request: sourceGasUnits plus the safety margin. */
+  /**
+   * Gas limit for the transaction: sourceGasUnits plus, on an Arbitrum-style chain, the L2 gas of the L1 data of a
+   * transaction of up to L1_FEE_TX_BYTES (gas.ts l1GasUnits), with the safety margin. The built transaction's `gas`
+   * is sized for its own calldata, which every route of the catalogue keeps within that (test/market/l1DataFee.test.ts).
+   */
   gasLimit: bigint
   /** The signer's cost on the source chain: gas, rollup data fee and any bridge messaging fee, in USD. */
   sourceCostUsdE18: bigint

@@ -1,5 +1,5 @@
 import { ceilDiv, pow10 } from './decimal.ts'
-import { BASE_TX_GAS, withGasMargin } from './gas.ts'
+import { BASE_TX_GAS, L1_FEE_TX_BYTES, transactionGasLimit } from './gas.ts'
 import type { CandidateRoute, CostItem, PricedRoute, StepEstimate } from './route.ts'
 import { swapOut, tokenAmountForUsd, usdValue } from './swapOut.ts'
 import type { Catalogue, ChainInfo, SwapEdge } from './types.ts'
@@ -89,7 +89,8 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     amount = delivered
     sourceGasUnits += bridge.gasUnits
     messagingFeeUsdE18 = route.destinationSwaps.length > 0 ? lane.composeMessagingFeeUsdE18 : lane.messagingFeeUsdE18
-    const prior = bridge.durationBySource[lane.from.chain] ?? bridge.durationDefault
+    // A lane's own duration (an Across lane's, from Across's fill estimate read live) takes the place of the prior.
+    const prior = lane.duration ?? bridge.durationBySource[lane.from.chain] ?? bridge.durationDefault
     durationP50Sec += prior.p50Sec
     durationP95Sec += prior.p95Sec
     if (route.destinationSwaps.length > 0) {
@@ -99,7 +100,9 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
   }
   amount = runSwaps(route.destinationSwaps, amount, steps, costs)
 
-  const gasLimit = withGasMargin(catalogue, BASE_TX_GAS + sourceGasUnits)
+  // Before the transaction is built its calldata is not known: on an Arbitrum-style chain the limit makes room for the
+  // L1 gas of the largest (the built transaction's own `gas` is sized for its calldata, buildRouteTransaction.ts).
+  const gasLimit = transactionGasLimit(catalogue, source.id, BASE_TX_GAS + sourceGasUnits, L1_FEE_TX_BYTES)
   const sourceCostUsdE18 = (BASE_TX_GAS + sourceGasUnits) * source.gasUnitUsdE18 + source.l1FeeUsdE18 + messagingFeeUsdE18
   return {
     route,

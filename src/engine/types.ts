@@ -41,9 +41,23 @@ export type ChainInfo = {
   nativeUsdE18: bigint
   /** Cost of one gas unit in USD, 18-decimal fixed point (gas price × native token price). */
   gasUnitUsdE18: bigint
+  /** The rollup's L1 data fee of one route transaction, in USD, 18-decimal fixed point (0 elsewhere). */
   l1FeeUsdE18: bigint
+  /**
+   * On a chain that charges its L1 data fee as L2 gas inside the gas limit (Arbitrum, gas.ts L1_GAS_IN_LIMIT), what
+   * sizes that gas (gas.ts l1GasUnits); undefined elsewhere. It sizes gas limits only: the fee itself is
+   * `l1FeeUsdE18`, charged once.
+   */
+  l1GasPrices?: L1GasPrices
   blockTimeSec: number
 }
+
+/**
+ * An Arbitrum-style chain's L1 data prices, in wei of its native token: per transaction (ArbGasInfo's per-L2-tx
+ * price, the L1 cost of a transaction without calldata) and per byte of the transaction, and the least L2 base fee
+ * the chain allows (the L1 cost is charged as that cost divided by the block's base fee, never below this).
+ */
+export type L1GasPrices = { perTxWei: bigint; perByteWei: bigint; minBaseFeeWei: bigint }
 
 export type VenuePricing =
   | { model: 'stableswap'; pool: PreparedStableSwap }
@@ -144,6 +158,11 @@ export type BridgeLane = {
   maxAmountIn?: bigint
   /** The bridge's own service the lane's fees were read from; undefined: the snapshot's figures. */
   feeQuotedBy?: 'across'
+  /**
+   * The lane's own settlement duration, in place of the bridge's prior for its source chain (market.json
+   * `bridgeFees`: an Across lane's, from Across's fill estimate read live); undefined: the bridge's prior.
+   */
+  duration?: DurationPrior
   /** Why no deposit can be built on it; undefined when one can. Routes never use such a lane. */
   gap?: EncodingGap
   /** Why it cannot carry a destination order (a swap on arrival); undefined when it can. */

@@ -26,8 +26,17 @@ export type SuggestedFees = {
   relayerGasFee: FeePart
   lpFee: FeePart
   isAmountTooLow: boolean
-  /** The least and most one deposit may carry, in the input token's atomic units. */
-  limits: { minDeposit: bigint; maxDeposit: bigint }
+  /**
+   * The least and most one deposit may carry, and the most its relayers can fill at once (`maxDepositInstant`: their
+   * balances on the destination; a larger deposit waits for a relayer to rebalance or for a slow fill), in the input
+   * token's atomic units.
+   */
+  limits: { minDeposit: bigint; maxDeposit: bigint; maxDepositInstant: bigint }
+  /**
+   * Across's estimate of the fill for this amount (`estimatedFillTimeSec`: its 75th percentile of past fills on the
+   * route at that size, or its rebalance time above `maxDepositInstant`), rounded up to a whole second, at least 1.
+   */
+  estimatedFillTimeSec: number
 }
 
 /** The API could not be asked (transport error, timeout, 429, 5xx) within the bounded retries, or answered nonsense. */
@@ -53,18 +62,31 @@ export type AcrossFeesClientParameters = {
   /** The wait after a failed attempt, times the attempt's number (backoff). Default 1 000. */
   retryDelayMs?: number
   /**
-   * The most requests a second this client sends, however many lanes a refresh reads: they leave evenly spaced, so a
-   * refresh never bursts the public API. Default 5.
+   * The most requests a second this client sends steadily, however many lanes a refresh reads: they leave evenly
+   * spaced, so a refresh never bursts the public API. Default 5.
    */
   maxRequestsPerSecond?: number
+  /**
+   * The most requests a second for a request marked `isWarming`: the first read after start of a lane that has no
+   * usable figures, so its routes are served sooner. Across does not publish its rate limit; this stays a short,
+   * bounded burst (one pass of the lanes without figures, at most two requests each plus retries). Default 10; never
+   * below the steady rate.
+   */
+  warmingRequestsPerSecond?: number
   /** Tests: the waits between requests and attempts, and the clock the spacing is kept by. */
   sleep?: (ms: number) => Promise<void>
   now?: () => number
 }
 
 export type AcrossFeesClient = {
-  /** One `/suggested-fees` answer (retried within `attempts`); throws AcrossApiError when it cannot be had. */
-  suggestedFees(query: SuggestedFeesQuery): Promise<SuggestedFees>
+  /**
+   * One `/suggested-fees` answer (retried within `attempts`); throws AcrossApiError when it cannot be had. With
+   * `isWarming`, its requests are spaced at the warming rate instead of the steady one.
+   */
+  /** `signal`: aborted, no further request leaves and the one under way is cut (AcrossApiError, transient). */
+  suggestedFees(query: SuggestedFeesQuery, options?: { isWarming?: boolean; signal?: AbortSignal }): Promise<SuggestedFees>
+  /** The rates the requests are spaced at, a second: what an estimate of when a lane is read goes by. */
+  requestsPerSecond: { steady: number; warming: number }
   close(): Promise<void>
 }
 
@@ -72,6 +94,7 @@ const DEFAULT_TIMEOUT_MS = 10_000
 const DEFAULT_ATTEMPTS = 3
 const DEFAULT_RETRY_DELAY_MS = 1_000
 const DEFAULT_MAX_REQUESTS_PER_SECOND = 5
+const DEFAULT_WARMING_REQUESTS_PER_SECOND = 10
 /** A body larger than this is not one lane's fees. */
 const MAX_BODY_BYTES = 200_000
 
@@ -87,7 +110,13 @@ const SuggestedFeesAnswer = z.object({
   relayerGasFee: FeePartAnswer,
   lpFee: FeePartAnswer,
   isAmountTooLow: z.boolean(),
-  limits: z.object({ minDeposit: ExactInteger, maxDeposit: ExactInteger }),
+  limits: z.object({ minDeposit: ExactInteger, maxDeposit: ExactInteger, maxDepositInstant: ExactInteger }),
+  // A number in Across's API and SDK types; some integrations pass it on as a string. Across's timings may have a
+  // fraction of a second.
+  estimatedFillTimeSec: z.union([
+    z.number().nonnegative().finite(),
+    z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative number of seconds'),
+  ]),
 })
 
 /** A client of Across's `/suggested-fees` (or a service answering in its shape, such as a local stand-in). */
@@ -103,13 +132,18 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
   const retryDelayMs = parameters.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS
   const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const now = parameters.now ?? Date.now
-  const spacingMs = 1000 / (parameters.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND)
+  const steady = parameters.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND
+  const requestsPerSecond = {
+    steady,
+    warming: Math.max(steady, parameters.warmingRequestsPerSecond ?? DEFAULT_WARMING_REQUESTS_PER_SECOND),
+  }
   /** When the next request may leave: each request (a retry too) takes the next slot, so they go out evenly spaced. */
   let nextSlotMs = 0
 
-  async function waitForSlot(): Promise<void> {
+  /** Takes the next slot; a warming request's slot is followed by a shorter gap than a steady one's. */
+  async function waitForSlot(isWarming: boolean): Promise<void> {
     const at = Math.max(now(), nextSlotMs)
-    nextSlotMs = at + spacingMs
+    nextSlotMs = at + 1000 / (isWarming ? requestsPerSecond.warming : requestsPerSecond.steady)
     const waitMs = at - now()
     if (waitMs > 0) await sleep(waitMs)
   }
@@ -127,8 +161,9 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
   }
 
   /** One attempt: the answer, 'retry' for what may pass (transport, timeout, 429, 5xx), or an error that will not. */
-  async function once(query: SuggestedFeesQuery): Promise<SuggestedFees | { retry: string }> {
-    await waitForSlot()
+  async function once(query: SuggestedFeesQuery, isWarming: boolean, signal?: AbortSignal): Promise<SuggestedFees | { retry: string }> {
+    await waitForSlot(isWarming)
+    if (signal?.aborted === true) throw new AcrossApiError('stopped before the request was sent', { isTransient: true })
     let statusCode: number
     let text: string
     try {
@@ -137,6 +172,7 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
         path: pathOf(query),
         method: 'GET',
         headers: { accept: 'application/json' },
+        ...(signal === undefined ? {} : { signal }),
       })
       statusCode = response.statusCode
       text = await readBounded(response.body)
@@ -149,17 +185,19 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
   }
 
   return {
-    async suggestedFees(query) {
+    async suggestedFees(query, options = {}) {
       for (let attempt = 1; ; attempt++) {
-        const answer = await once(query)
+        const answer = await once(query, options.isWarming === true, options.signal)
         if (!('retry' in answer)) return answer
         if (attempt >= attempts)
           throw new AcrossApiError(`Across at ${baseUrl.origin} could not be asked (${attempts} attempts; last: ${answer.retry})`, {
             isTransient: true,
           })
         await sleep(retryDelayMs * attempt)
+        if (options.signal?.aborted === true) throw new AcrossApiError('stopped before a retry', { isTransient: true })
       }
     },
+    requestsPerSecond,
     async close() {
       await ownAgent?.close()
     },
@@ -189,9 +227,17 @@ function suggestedFeesOf(text: string): SuggestedFees {
     relayerGasFee: part(data.relayerGasFee),
     lpFee: part(data.lpFee),
     isAmountTooLow: data.isAmountTooLow,
-    limits: { minDeposit: BigInt(data.limits.minDeposit), maxDeposit: BigInt(data.limits.maxDeposit) },
+    limits: {
+      minDeposit: BigInt(data.limits.minDeposit),
+      maxDeposit: BigInt(data.limits.maxDeposit),
+      maxDepositInstant: BigInt(data.limits.maxDepositInstant),
+    },
+    estimatedFillTimeSec: wholeFillSec(Number(data.estimatedFillTimeSec)),
   }
 }
+
+/** Seconds rounded up, at least 1: a duration never promises a fill sooner than Across says. */
+const wholeFillSec = (seconds: number): number => Math.max(1, Math.ceil(seconds))
 
 async function readBounded(body: AsyncIterable<Buffer | Uint8Array | string>): Promise<string> {
   const chunks: Buffer[] = []
@@ -210,9 +256,19 @@ export type SizedFees = { amount: bigint; fees: SuggestedFees }
 
 /**
  * The lane's fee model, from its reads: `amount × feePpm / 10^6` (rounded up) plus `fixedFee`, both in the input
- * token's atomic units, never less than what Across asked at any size read; and the amounts it may carry.
+ * token's atomic units, never less than what Across asked at any size read; the amounts it may carry (never above
+ * what relayers fill at once, `instantMax`); and `fillSec`, the slowest fill Across estimated for a size it fills at
+ * once, in whole seconds.
  */
-export type LaneFeeModel = { feePpm: bigint; fixedFee: bigint; minAmount: bigint; maxAmount: bigint }
+export type LaneFeeModel = {
+  feePpm: bigint
+  fixedFee: bigint
+  minAmount: bigint
+  maxAmount: bigint
+  /** The least `maxDepositInstant` read. */
+  instantMax: bigint
+  fillSec: number
+}
 
 const PPM = 1_000_000n
 
@@ -227,6 +283,13 @@ const PPM = 1_000_000n
  * versions, not in the first), the fee the model needs at a size is the larger of it and the sum of the parts.
  * Within the sizes read the model is then never below Across's fee; beyond the largest it is not known, so the lane
  * carries at most that size. Sizes Across says are too low are not taken, nor anything below its `minDeposit`.
+ *
+ * Nor anything above `maxDepositInstant`: a larger deposit is filled only once a relayer has rebalanced (Across
+ * estimates 15 to 30 minutes) or by a slow fill after Across's bundle challenge window (hours, and only if requested),
+ * else refunded at the fill deadline, so no duration can be promised for it. The fill time is the largest
+ * `estimatedFillTimeSec` of the sizes read within their `maxDepositInstant` (all of them when none is). Across looks
+ * its estimate up by size band; it is taken not to fall as the size grows, so the larger of the smallest and the
+ * largest size read stands for the sizes between.
  */
 export function laneFeeModel(reads: readonly SizedFees[]): LaneFeeModel | { error: string } {
   const usable = reads.filter((read) => !read.fees.isAmountTooLow && read.amount > 0n)
@@ -248,14 +311,26 @@ export function laneFeeModel(reads: readonly SizedFees[]): LaneFeeModel | { erro
   }
   let minAmount = 0n
   let maxAmount: bigint | undefined
+  let instantMax: bigint | undefined
   for (const { amount, fees } of reads) {
     if (fees.limits.minDeposit > minAmount) minAmount = fees.limits.minDeposit
     if (maxAmount === undefined || fees.limits.maxDeposit < maxAmount) maxAmount = fees.limits.maxDeposit
+    if (instantMax === undefined || fees.limits.maxDepositInstant < instantMax) instantMax = fees.limits.maxDepositInstant
     if (fees.isAmountTooLow && amount + 1n > minAmount) minAmount = amount + 1n
   }
   const largest = usable.map((read) => read.amount).reduce((a, b) => (a > b ? a : b))
   if (maxAmount === undefined || largest < maxAmount) maxAmount = largest
+  instantMax ??= 0n
+  const isInstantBound = instantMax < maxAmount
+  if (isInstantBound) maxAmount = instantMax
+  const instant = usable.filter(({ amount, fees }) => amount <= fees.limits.maxDepositInstant)
+  const fillSec = Math.max(...(instant.length > 0 ? instant : usable).map(({ fees }) => fees.estimatedFillTimeSec))
   if (feePpm >= PPM) return { error: `Across asks ${feePpm} ppm of the amount` }
-  if (minAmount > maxAmount) return { error: `no amount fits: Across takes at least ${minAmount} and at most ${maxAmount}` }
-  return { feePpm, fixedFee, minAmount, maxAmount }
+  if (minAmount > maxAmount)
+    return {
+      error: isInstantBound
+        ? `no amount fits: Across takes at least ${minAmount}, and its relayers can fill at most ${maxAmount} at once (maxDepositInstant)`
+        : `no amount fits: Across takes at least ${minAmount} and at most ${maxAmount}`,
+    }
+  return { feePpm, fixedFee, minAmount, maxAmount, instantMax, fillSec }
 }

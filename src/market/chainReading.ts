@@ -113,6 +113,36 @@ export type MessagingFeeReading = { bridgeId: string; to: ChainCode; isCompose?:
   | { ok: false; error: string }
 )
 
+/**
+ * How a rollup's L1 data fee is read for one of our transactions of `txBytes` bytes (unsigned, RLP-encoded; routing.md
+ * 5.2): on an OP-stack chain the GasPriceOracle predeploy's `getL1FeeUpperBound(txBytes)` (Fjord and later), on
+ * Arbitrum the ArbGasInfo precompile's `getPricesInWei()`, whose first value is the L1 cost of a transaction without
+ * calldata and second the price of one L1 calldata byte.
+ */
+export type L1FeeSpec = { kind: 'opStackGasPriceOracle' | 'arbGasInfo'; address: Address; txBytes: number }
+
+/**
+ * The L1 data fee of one transaction of the spec's size, in wei of the chain's native token, or why it failed. On
+ * Arbitrum also the prices it was computed from and the chain's minimum L2 base fee (ArbGasInfo `getMinimumGasPrice`),
+ * which size the L1 part of a gas limit (src/engine/gas.ts l1GasUnits).
+ */
+export type L1FeeReading =
+  | { ok: true; feeWei: bigint; arbitrum?: { perL2TxWei: bigint; perL1CalldataByteWei: bigint; minBaseFeeWei: bigint } }
+  | { ok: false; error: string }
+
+/**
+ * How a token's price relative to another token is read on this chain (market.json `tokenPrices`): an ERC-4626
+ * vault's `convertToAssets(10^shareDecimals)`, its assets per whole share, or a two-coin Curve stableswap-ng pool's EMA
+ * `price_oracle(0)` (coin 1's price in coin 0, 18 decimals), with the token as coin `coin` and `of` the other.
+ */
+export type TokenRatioSpec = { symbol: string; of: string } & (
+  | { kind: 'erc4626'; vault: Address; shareDecimals: number; assetDecimals: number }
+  | { kind: 'curveEma'; pool: Address; coin: 0 | 1 }
+)
+
+/** What one whole token is worth in its `of` token, 18 decimals, at the block read, or why it could not be read. */
+export type TokenRatioReading = { symbol: string } & ({ ok: true; valueE18: bigint } | { ok: false; error: string })
+
 /** Everything one refresh reads on one chain, in one multicall pinned to one block. */
 export type ChainReadPlan = {
   chain: ChainCode
@@ -127,6 +157,10 @@ export type ChainReadPlan = {
   oracles?: readonly OracleSpec[]
   /** LayerZero messaging fees of the bridge lanes leaving this chain (feedCatalogue.ts readPlanOf). */
   messagingFees?: readonly MessagingFeeSpec[]
+  /** The rollup's L1 data fee per transaction (BAS, OPT, CEL, ARB; feedCatalogue.ts L1_FEE_ORACLES). */
+  l1Fee?: L1FeeSpec
+  /** Token prices relative to another token (sUSDe in USDe, PYUSD in USDC; feedCatalogue.ts TOKEN_RATIO_READS). */
+  tokenRatios?: readonly TokenRatioSpec[]
 }
 
 /** One pool's balances in atomic units, one per coin, or why they could not be read. */
@@ -171,6 +205,10 @@ export type ChainReading = {
   messagingFees: MessagingFeeReading[]
   /** From `eth_feeHistory` ending at that block: the next block's base fee and the median priority fee, in wei. */
   gas: { baseFeePerGas: bigint; priorityFeePerGas: bigint }
+  /** The L1 data fee of one of our transactions at that block, when the plan names how to read it. */
+  l1Fee?: L1FeeReading
+  /** One per token ratio of the plan, in its order, when the plan names any. */
+  tokenRatios?: TokenRatioReading[]
   /** The sequencer-uptime feed at that block, when the plan names one: up, and since when (unix seconds). */
   sequencer?: { isUp: boolean; since: number }
   /** JSON-RPC requests this refresh sent, for the bench (a transport's retries after a failed request are not seen here). */

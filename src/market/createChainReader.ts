@@ -11,12 +11,16 @@ import {
   type LadderQuote,
   type LadderReading,
   type LadderSpec,
+  type L1FeeReading,
+  type L1FeeSpec,
   type MessagingFeeReading,
   type MessagingFeeSpec,
   type OracleSpec,
   type PoolReading,
   type PoolSpec,
   type ReadChain,
+  type TokenRatioReading,
+  type TokenRatioSpec,
   type TradingLimitsSpec,
 } from './chainReading.ts'
 import { type TokenTradingLimits, tradingLimitId, withinTradingLimits } from './mentoTradingLimits.ts'
@@ -72,6 +76,32 @@ const sortedOraclesAbi = parseAbi([
 const oftQuoteAbi = parseAbi([
   'function quoteSend((uint32 dstEid, bytes32 to, uint256 amountLD, uint256 minAmountLD, bytes extraOptions, bytes composeMsg, bytes oftCmd) sendParam, bool payInLzToken) view returns ((uint256 nativeFee, uint256 lzTokenFee) fee)',
 ])
+
+/**
+ * The OP-stack GasPriceOracle predeploy (Fjord and later): an upper bound of the L1 data fee of a transaction whose
+ * unsigned RLP encoding is `unsignedTxSize` bytes, in wei (it adds the signature and FastLZ's worst case itself).
+ */
+const gasPriceOracleAbi = parseAbi(['function getL1FeeUpperBound(uint256 unsignedTxSize) view returns (uint256)'])
+
+/**
+ * Arbitrum's ArbGasInfo precompile: prices in wei, per L2 transaction (the L1 cost of one without calldata), per L1
+ * calldata byte, per storage allocation, and per ArbGas (base, congestion, total); and the minimum L2 base fee in wei
+ * (`getMinimumGasPrice`; getPricesInWei's ArbGas base is the same figure, but some Nitro versions answer the block's
+ * base fee in its place when it is lower, as in an `eth_call` without a gas price).
+ */
+const arbGasInfoAbi = parseAbi([
+  'function getPricesInWei() view returns (uint256 perL2Tx, uint256 perL1CalldataByte, uint256 perStorageAllocation, uint256 perArbGasBase, uint256 perArbGasCongestion, uint256 perArbGasTotal)',
+  'function getMinimumGasPrice() view returns (uint256)',
+])
+
+/** An ERC-4626 vault's assets for `shares` (EIP-4626; sUSDe answers USDe per share). */
+const erc4626Abi = parseAbi(['function convertToAssets(uint256 shares) view returns (uint256)'])
+
+/**
+ * A Curve stableswap-ng pool's EMA price of coin i + 1 in coin 0, 18 decimals whatever the coins' decimals (the
+ * pool's oracle; Curve's docs on stableswap-ng oracles).
+ */
+const curveNgOracleAbi = parseAbi(['function price_oracle(uint256 i) view returns (uint256)'])
 
 /**
  * The price limits QuoterV2 swaps to when given a limit of 0 (TickMath's MIN_SQRT_RATIO + 1 selling token0,
@@ -148,6 +178,14 @@ type OracleCall = {
   args: readonly [Address]
 }
 
+type L1FeeCall =
+  | { address: Address; abi: typeof gasPriceOracleAbi; functionName: 'getL1FeeUpperBound'; args: readonly [bigint] }
+  | { address: Address; abi: typeof arbGasInfoAbi; functionName: 'getPricesInWei' | 'getMinimumGasPrice' }
+
+type TokenRatioCall =
+  | { address: Address; abi: typeof erc4626Abi; functionName: 'convertToAssets'; args: readonly [bigint] }
+  | { address: Address; abi: typeof curveNgOracleAbi; functionName: 'price_oracle'; args: readonly [bigint] }
+
 type CallResult = { status: 'success'; result?: unknown; error?: unknown } | { status: 'failure'; result?: unknown; error?: unknown }
 
 /** What a refresh asks of a chain's RPC; a viem public client fits. */
@@ -187,7 +225,7 @@ const FEE_HISTORY_BLOCKS = 5
  * deployless multicall (each feed's `latestRoundData` and `decimals`, the sequencer-uptime feed's `latestRoundData`,
  * each pool's `balances(i)` per coin or a Solidly pool's reserves through its router, each depth venue's quote per
  * direction at each ladder size and a Mento venue's trading limits, each oracle rate, each LayerZero lane's
- * `quoteSend`; split in parts at the same block only past a node's init-code cap, multicallParts) and
+ * `quoteSend`, a rollup's L1 data fee, each token ratio; split in parts at the same block only past a node's init-code cap, multicallParts) and
  * `eth_feeHistory`: three requests (`rpcCalls`, transport retries not counted) with one part, two with nothing to
  * call. A feed that reverts, has no code or answers a non-positive price is a failed `FeedReading`, a pool whose
  * balance or reserves call fails or answers 0 a failed `PoolReading`, a quote that fails, runs out of liquidity or
@@ -204,8 +242,19 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
     const poolContracts = poolCalls(plan)
     const ladderContracts = ladderCalls(plan)
     const oracleContracts = oracleCalls(plan)
-    const contracts = [...feedContracts, ...poolContracts, ...ladderContracts, ...oracleContracts, ...quoteSendCalls(plan)]
+    const quoteSendContracts = quoteSendCalls(plan)
+    const l1FeeContracts = l1FeeCalls(plan)
+    const contracts = [
+      ...feedContracts,
+      ...poolContracts,
+      ...ladderContracts,
+      ...oracleContracts,
+      ...quoteSendContracts,
+      ...l1FeeContracts,
+      ...tokenRatioCalls(plan),
+    ]
     const feesFrom = feedContracts.length + poolContracts.length + ladderContracts.length + oracleContracts.length
+    const l1FeeFrom = feesFrom + quoteSendContracts.length
     const parts = multicallParts(contracts)
     // batchSize 0: one aggregate3 per part whatever its size (viem splits a multicall past 1,024 bytes of calldata by
     // default); every part at the same block.
@@ -243,9 +292,13 @@ export function createChainReader(client: ChainReaderClient): ReadChain {
       pools: poolReadings(plan, results.slice(feedContracts.length, feedContracts.length + poolContracts.length)),
       ladders: ladderReadings(plan, results.slice(feedContracts.length + poolContracts.length), Number(block.timestamp)),
       oracles: oracleReadings(plan, results.slice(feedContracts.length + poolContracts.length + ladderContracts.length, feesFrom)),
-      messagingFees: messagingFeeReadings(plan, results.slice(feesFrom)),
+      messagingFees: messagingFeeReadings(plan, results.slice(feesFrom, l1FeeFrom)),
       rpcCalls: 2 + parts.length,
     }
+    if (plan.l1Fee !== undefined) reading.l1Fee = l1FeeReading(plan.l1Fee, results[l1FeeFrom], results[l1FeeFrom + 1])
+    const ratiosFrom = l1FeeFrom + l1FeeContracts.length
+    if (plan.tokenRatios !== undefined)
+      reading.tokenRatios = plan.tokenRatios.map((spec, index) => tokenRatioReading(spec, results[ratiosFrom + index]))
     if (plan.sequencerUptimeFeed !== undefined)
       reading.sequencer = sequencerStatus(plan, plan.sequencerUptimeFeed, results[2 * plan.feeds.length])
     return reading
@@ -262,7 +315,7 @@ const MULTICALL_CALLDATA_BYTES = 38_000
 /** What aggregate3 adds per call: its target, allowFailure, two offsets, its calldata's length, and up to 32 of padding. */
 const AGGREGATE3_BYTES_PER_CALL = 192
 
-type ReaderCall = AggregatorCall | PoolCall | LadderCall | OracleCall | QuoteSendCall
+type ReaderCall = AggregatorCall | PoolCall | LadderCall | OracleCall | QuoteSendCall | L1FeeCall | TokenRatioCall
 
 /**
  * The calls in as few multicalls as fit under MULTICALL_CALLDATA_BYTES each, in order, all at the pinned block: one
@@ -423,6 +476,78 @@ function messagingFeeReadings(plan: ChainReadPlan, results: readonly CallResult[
     const nativeFeeWei = plain + ceilDiv((longer - plain) * perBytes, BigInt(longBytes - shortBytes))
     return { ...lanes, ok: true, nativeFeeWei }
   })
+}
+
+/** The L1 data fee's calls (ArbGasInfo: its prices, then the minimum base fee), when the plan names one. */
+function l1FeeCalls(plan: ChainReadPlan): L1FeeCall[] {
+  const spec = plan.l1Fee
+  if (spec === undefined) return []
+  if (spec.kind === 'arbGasInfo')
+    return [
+      { address: spec.address, abi: arbGasInfoAbi, functionName: 'getPricesInWei' },
+      { address: spec.address, abi: arbGasInfoAbi, functionName: 'getMinimumGasPrice' },
+    ]
+  return [{ address: spec.address, abi: gasPriceOracleAbi, functionName: 'getL1FeeUpperBound', args: [BigInt(spec.txBytes)] }]
+}
+
+/**
+ * The L1 data fee of a transaction of `spec.txBytes` bytes, in wei: the GasPriceOracle's upper bound as it answers, or
+ * ArbGasInfo's cost of a transaction without calldata plus its price per L1 calldata byte times the size (Arbitrum
+ * charges the compressed size, never more than this), with the prices and the minimum base fee (`minimum`, which
+ * must be positive: the L1 part of a gas limit is divided by it).
+ */
+function l1FeeReading(spec: L1FeeSpec, result: CallResult | undefined, minimum: CallResult | undefined): L1FeeReading {
+  const call =
+    spec.kind === 'arbGasInfo'
+      ? `ArbGasInfo ${spec.address} getPricesInWei()`
+      : `GasPriceOracle ${spec.address} getL1FeeUpperBound(${spec.txBytes})`
+  const failed = (error: string): L1FeeReading => ({ ok: false, error: `${call}: ${error}` })
+  // On one line: the reason goes into health and into a 503's detail.
+  if (result?.status !== 'success') return failed(`failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+  if (spec.kind === 'opStackGasPriceOracle')
+    return typeof result.result === 'bigint' ? { ok: true, feeWei: result.result } : failed('answered in an unexpected shape')
+  const prices = result.result
+  if (!Array.isArray(prices) || prices.length !== 6 || typeof prices[0] !== 'bigint' || typeof prices[1] !== 'bigint')
+    return failed('answered in an unexpected shape')
+  const [perL2Tx, perL1CalldataByte] = prices as [bigint, bigint]
+  const minimumCall = `ArbGasInfo ${spec.address} getMinimumGasPrice()`
+  if (minimum?.status !== 'success') return { ok: false, error: `${minimumCall}: failed: ${describe(minimum?.error).replace(/\s+/g, ' ')}` }
+  if (typeof minimum.result !== 'bigint' || minimum.result <= 0n)
+    return { ok: false, error: `${minimumCall}: answered ${String(minimum.result)}, not a positive base fee` }
+  return {
+    ok: true,
+    feeWei: perL2Tx + perL1CalldataByte * BigInt(spec.txBytes),
+    arbitrum: { perL2TxWei: perL2Tx, perL1CalldataByteWei: perL1CalldataByte, minBaseFeeWei: minimum.result },
+  }
+}
+
+/** One call per token ratio, last in the multicall. */
+function tokenRatioCalls(plan: ChainReadPlan): TokenRatioCall[] {
+  return (plan.tokenRatios ?? []).map(
+    (spec): TokenRatioCall =>
+      spec.kind === 'erc4626'
+        ? { address: spec.vault, abi: erc4626Abi, functionName: 'convertToAssets', args: [10n ** BigInt(spec.shareDecimals)] }
+        : { address: spec.pool, abi: curveNgOracleAbi, functionName: 'price_oracle', args: [0n] },
+  )
+}
+
+/**
+ * One whole token in its `of` token, 18 decimals: a vault's assets per whole share scaled from the asset's decimals
+ * (rounded down), or the pool's EMA as it answers for coin 1 and its inverse for coin 0 (10^36 / price, rounded down).
+ */
+function tokenRatioReading(spec: TokenRatioSpec, result: CallResult | undefined): TokenRatioReading {
+  const call =
+    spec.kind === 'erc4626'
+      ? `${spec.symbol} vault ${spec.vault} convertToAssets(1e${spec.shareDecimals})`
+      : `Curve pool ${spec.pool} price_oracle(0)`
+  const failed = (error: string): TokenRatioReading => ({ symbol: spec.symbol, ok: false, error: `${call}: ${error}` })
+  // On one line: the reason goes into health and into a 503's detail.
+  if (result?.status !== 'success') return failed(`failed: ${describe(result?.error).replace(/\s+/g, ' ')}`)
+  if (typeof result.result !== 'bigint') return failed('answered in an unexpected shape')
+  if (result.result === 0n) return failed('answered 0')
+  const value = result.result
+  if (spec.kind === 'erc4626') return { symbol: spec.symbol, ok: true, valueE18: (value * 10n ** 18n) / 10n ** BigInt(spec.assetDecimals) }
+  return { symbol: spec.symbol, ok: true, valueE18: spec.coin === 1 ? value : 10n ** 36n / value }
 }
 
 /** Per oracle rate, `medianRate` then `medianTimestamp`. */

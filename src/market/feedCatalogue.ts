@@ -1,17 +1,19 @@
 import { type Address, encodePacked, type Hex, isAddress, isHex, pad } from 'viem'
 import * as z from 'zod'
-import { type Catalogue, type CatalogueToken, E18, isEvmToken, type Token, withGasMargin } from '../engine/index.ts'
+import { type Catalogue, type CatalogueToken, E18, isEvmToken, L1_FEE_TX_BYTES, type Token, withGasMargin } from '../engine/index.ts'
 import { AddressSchema } from '../schemas/address.ts'
 import { type BridgeEntry, ChainCode, Currency, type VenueEntry } from '../schemas/catalogue.ts'
 import type {
   ChainReadPlan,
   FeedSpec,
+  L1FeeSpec,
   LadderDirection,
   LadderQuote,
   LadderSpec,
   MessagingFeeSpec,
   OracleSpec,
   PoolSpec,
+  TokenRatioSpec,
 } from './chainReading.ts'
 
 const Feed = z.strictObject({ address: AddressSchema, heartbeatSec: z.number().int().positive() })
@@ -72,11 +74,77 @@ const BALANCE_READ_PROTOCOLS: ReadonlySet<string> = new Set(['curve', 'curve-ng'
  */
 export const LADDER_USD: readonly bigint[] = [100n, 1_000n, 10_000n, 100_000n, 1_000_000n, 10_000_000n]
 
+/** The OP-stack GasPriceOracle predeploy (routing.md 5.2; not checked against a live chain). */
+const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000F'
+/** Arbitrum's ArbGasInfo precompile (not checked against a live chain). */
+const ARB_GAS_INFO = '0x000000000000000000000000000000000000006C'
+
+/** The rollups whose L1 data fee is read live, and how: Base, Optimism and Celo are OP stack (routing.md 5.2 and 3.4). */
+export const L1_FEE_ORACLES: Readonly<Partial<Record<ChainCode, L1FeeSpec>>> = {
+  BAS: { kind: 'opStackGasPriceOracle', address: GAS_PRICE_ORACLE, txBytes: L1_FEE_TX_BYTES },
+  OPT: { kind: 'opStackGasPriceOracle', address: GAS_PRICE_ORACLE, txBytes: L1_FEE_TX_BYTES },
+  CEL: { kind: 'opStackGasPriceOracle', address: GAS_PRICE_ORACLE, txBytes: L1_FEE_TX_BYTES },
+  ARB: { kind: 'arbGasInfo', address: ARB_GAS_INFO, txBytes: L1_FEE_TX_BYTES },
+}
+
+/**
+ * The token prices (market.json `tokenPrices`) read live, where and from what: sUSDe from its ERC-4626 vault on
+ * Ethereum (the sUSDe token itself), in USDe; PYUSD from the EMA of the Curve PYUSD/USDC pool on Ethereum, in USDC.
+ * USDe is not read: the only pool the catalogue knows for it, Curve's USDe/USDC, is one Curve names as having the
+ * stableswap-ng oracle bug that lets its `price_oracle` jump where the coins' decimals differ (18 and 6 here).
+ */
+export const TOKEN_RATIO_READS: Readonly<
+  Record<string, { chain: ChainCode } & ({ kind: 'erc4626'; of: string } | { kind: 'curveEma'; venue: string })>
+> = {
+  sUSDe: { chain: 'ETH', kind: 'erc4626', of: 'USDe' },
+  PYUSD: { chain: 'ETH', kind: 'curveEma', venue: 'eth-curve-pyusd-usdc' },
+}
+
+/**
+ * The token ratios read on `chain` (TOKEN_RATIO_READS), in its order: a vault whose token and asset are on the chain,
+ * a pool whose venue is a two-coin Curve stableswap-ng pool there carrying the token. One that cannot be is left out;
+ * the live market keeps its snapshot figure and says so in its source.
+ */
+function tokenRatiosOf(chain: ChainCode, venues: readonly VenueEntry[], tokens: ReadonlyMap<string, CatalogueToken>): TokenRatioSpec[] {
+  const specs: TokenRatioSpec[] = []
+  for (const [symbol, read] of Object.entries(TOKEN_RATIO_READS)) {
+    if (read.chain !== chain) continue
+    if (read.kind === 'erc4626') {
+      const share = tokens.get(`${chain}:${symbol}`)
+      const asset = tokens.get(`${chain}:${read.of}`)
+      if (share === undefined || asset === undefined || !isEvmToken(share)) continue
+      specs.push({
+        symbol,
+        of: read.of,
+        kind: 'erc4626',
+        vault: share.address,
+        shareDecimals: share.decimals,
+        assetDecimals: asset.decimals,
+      })
+      continue
+    }
+    const venue = venues.find((entry) => entry.id === read.venue)
+    const coin = venue?.tokens.indexOf(symbol) ?? -1
+    const of = venue?.tokens[1 - coin]
+    if (
+      venue?.chain !== chain ||
+      venue.protocol !== 'curve-ng' ||
+      venue.tokens.length !== 2 ||
+      (coin !== 0 && coin !== 1) ||
+      of === undefined
+    )
+      continue
+    specs.push({ symbol, of, kind: 'curveEma', pool: venue.contract, coin })
+  }
+  return specs
+}
+
 /**
  * What one refresh reads on `chain`, in one multicall: its native price, its FX feeds (Chainlink, and Mento's
- * SortedOracles where feeds.json names it), its sequencer and, given the
+ * SortedOracles where feeds.json names it), its sequencer, a rollup's L1 data fee (L1_FEE_ORACLES) and, given the
  * catalogue's venues, the balances of each balance-model pool on the chain (`pools`; given also the tokens, the
- * reserves of its Solidly stable pools through their router) and, given also the snapshot
+ * reserves of its Solidly stable pools through their router; and the token ratios read there, TOKEN_RATIO_READS) and,
+ * given also the snapshot
  * catalogue's tokens (their addresses, decimals and prices size the ladder), a quote of each depth venue per
  * direction at each of `LADDER_USD` (`ladders`); given also the bridges, the LayerZero messaging fee of each OFT lane
  * leaving the chain (`messagingFees`), and given also the pricing, of each such lane that can carry a compose, with
@@ -96,7 +164,11 @@ export function readPlanOf(
     bridges === undefined || tokens === undefined
       ? undefined
       : messagingFeesOf(bridges, tokens, chain, pricing === undefined || venues === undefined ? undefined : { pricing, venues })
+  const l1Fee = L1_FEE_ORACLES[chain]
+  const tokenRatios = venues === undefined || tokens === undefined ? [] : tokenRatiosOf(chain, venues, tokens)
   const withPools = {
+    ...(l1Fee === undefined ? {} : { l1Fee }),
+    ...(tokenRatios.length === 0 ? {} : { tokenRatios }),
     ...(pools === undefined ? {} : { pools }),
     ...(ladders === undefined ? {} : { ladders }),
     ...(messagingFees === undefined ? {} : { messagingFees }),

@@ -6,6 +6,7 @@ import {
   compileCatalogue,
   E18,
   formatAtomic,
+  type L1GasPrices,
   type PricedOn,
   parseFixed,
 } from '../engine/index.ts'
@@ -21,6 +22,10 @@ const HEARTBEAT_MARGIN = 1.1
 const STALE_AFTER_INTERVALS = 3
 /** An oracle rate further than this factor from the snapshot's, either way, is not used (farFromSnapshotRate). */
 const ORACLE_SNAPSHOT_FACTOR = 2n
+/** A token price read live further than this factor from the snapshot's, either way, is not used (liveTokenRatios). */
+const RATIO_SNAPSHOT_FACTOR = 2n
+/** The health name of a rollup's L1 data fee, stale or unread. */
+const L1_FEE = 'l1-fee'
 /** After an L2 sequencer comes back up, its feeds and prices are not trusted for this long (Chainlink's advice). */
 const SEQUENCER_GRACE_SEC = 3600
 
@@ -32,15 +37,17 @@ export type ChainMarketStatus = {
   block?: string
   blockAgeSec?: number
   /**
-   * The figures of this chain that are stale or unread, by name: gas, native/USD, sequencer, venue:<venue id> (a pool
+   * The figures of this chain that are stale or unread, by name: gas, native/USD, sequencer, l1-fee (a rollup's L1
+   * data fee), venue:<venue id> (a pool
    * or a depth venue), venue:<venue id>:<from>><to> (a depth venue's direction), bridge:<bridge id>:<from>><to> (a
-   * LayerZero lane's messaging fee, or an Across lane's suggested fees).
+   * LayerZero lane's messaging fee, or an Across lane's suggested fees), price:<symbol> (a token's price relative to
+   * its currency, on the chain it is read on).
    */
   stale: string[]
   /**
    * Why, by name, for the stale figures whose reason is not told elsewhere: each direction of a depth venue left with
-   * no point, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room). A venue gap's
-   * reason is in a 503's detail.
+   * no point, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room), and each token
+   * price not used. A venue gap's reason is in a 503's detail.
    */
   reasons?: Record<string, string>
   /** The last read's error, when it failed. */
@@ -66,7 +73,8 @@ export type LiveMarket = {
   refresh(): Promise<void>
   /** Refreshes each chain every max(SWAPEAZI_MARKET_REFRESH_MS, its block time), until stop(). */
   start(): void
-  stop(): void
+  /** Stops refreshing; resolves once the Across lanes' store writes under way have ended (the store may then close). */
+  stop(): Promise<void>
   /** The chains read live. */
   liveChains: readonly ChainCode[]
 }
@@ -114,8 +122,13 @@ type RateSource = {
  * (getQuote.ts). The reserves of Solidly stable pools are read through their router and priced as pool balances are;
  * each LayerZero lane's messaging fee is its own `quoteSend` (a lane whose quote fails is a gap, never the snapshot's
  * fee), and each Across lane is priced from Across's suggested fees when `across` is given (acrossLaneFees.ts: a lane
- * whose fees are unread, failed or too old is a gap). CCTP's fast fee and the L1 data fee stay snapshot figures. The
- * catalogue is recompiled off the request path and swapped in one assignment.
+ * whose fees are unread, failed or too old is a gap). A rollup's L1 data fee is read in the same multicall
+ * (GasPriceOracle or ArbGasInfo, for our largest transaction) and priced at the chain's native price; a failed read
+ * makes the chain stale, as a failed native price does. On Arbitrum, which charges that fee as gas inside the gas
+ * limit, ArbGasInfo's prices and minimum base fee also size the L1 part of every gas limit built there
+ * (CatalogueFiles.l1GasPrices, src/engine/gas.ts). The prices of sUSDe (its vault) and PYUSD (its Curve pool's
+ * EMA) are read on Ethereum; one not fresh takes out the venues and lanes that carry the token. CCTP's fast fee stays a
+ * snapshot figure. The catalogue is recompiled off the request path and swapped in one assignment.
  */
 export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMarket {
   const { files, feeds, readers, refreshMs, clock, log, across } = parameters
@@ -264,6 +277,79 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     return fees
   }
 
+  /**
+   * Each token price read live (feedCatalogue.ts TOKEN_RATIO_READS) as market.json `tokenPrices` has it, relative to
+   * the token's currency: what one whole token is worth in its `of` token at the block read, times that token's own
+   * ratio (sUSDe: the vault's USDe per share × USDe's ratio). A price whose chain is stale or unread, whose read failed,
+   * or that is more than RATIO_SNAPSHOT_FACTOR away from the snapshot's is not used: it is returned by symbol with why,
+   * and named in its chain's health as `price:<symbol>`. Tokens not read keep the snapshot's ratio.
+   */
+  function liveTokenRatios(
+    market: CatalogueFiles['market'],
+    chainGaps: ReadonlyMap<ChainCode, string>,
+    chainStatuses: ChainMarketStatus[],
+  ): Map<string, string> {
+    const gaps = new Map<string, string>()
+    for (const chain of liveChains) {
+      const reading = states.get(chain)?.reading
+      const status = chainStatuses.find((entry) => entry.chain === chain)
+      for (const spec of plans.get(chain)?.tokenRatios ?? []) {
+        const figure = `price:${spec.symbol}`
+        // The chain's own staleness is told by the chain's gap: no reason of its own then, as for its venues.
+        const gap = (why: string, isChainStale = false): void => {
+          gaps.set(spec.symbol, why)
+          if (status === undefined) return
+          status.stale.push(figure)
+          if (!isChainStale) status.reasons = { ...status.reasons, [figure]: why }
+        }
+        const read = reading?.tokenRatios?.find((candidate) => candidate.symbol === spec.symbol)
+        const chainGap = chainGaps.get(chain)
+        if (reading === undefined || chainGap !== undefined) gap(`${chain} is stale: ${chainGap ?? 'not read yet'}`, true)
+        else if (read === undefined) gap(`it was not read at ${chain} block ${reading.blockNumber}`)
+        else if (!read.ok) gap(`it could not be read at ${chain} block ${reading.blockNumber}: ${read.error}`)
+        else if (gaps.has(spec.of)) gap(`it is priced in ${spec.of}, whose price is not fresh`)
+        else {
+          const ofRatio = market.tokenPrices[spec.of]?.ratio
+          const ratioE18 = (read.valueE18 * (ofRatio === undefined ? E18 : parseFixed(ofRatio))) / E18
+          const snapshot = files.market.tokenPrices[spec.symbol]?.ratio
+          const snapshotE18 = snapshot === undefined ? undefined : parseFixed(snapshot)
+          const read18 = formatAtomic(read.valueE18, 18)
+          const by = spec.kind === 'erc4626' ? 'ERC-4626 convertToAssets' : 'Curve EMA price_oracle'
+          if (
+            snapshotE18 !== undefined &&
+            (ratioE18 > snapshotE18 * RATIO_SNAPSHOT_FACTOR || ratioE18 * RATIO_SNAPSHOT_FACTOR < snapshotE18)
+          )
+            gap(
+              `its price read at ${chain} block ${reading.blockNumber}, ${formatAtomic(ratioE18, 18)} (${by} ${read18} ${spec.of}), is more than ${RATIO_SNAPSHOT_FACTOR}× away from the snapshot's ${snapshot}: check the contract and what it answers`,
+            )
+          else
+            market.tokenPrices[spec.symbol] = {
+              ratio: formatAtomic(ratioE18, 18),
+              source: `rpc ${chain} block ${reading.blockNumber}: ${by} ${read18} ${spec.of}${ofRatio === undefined ? '' : ` × ${spec.of}'s ${ofRatio}`}`,
+            }
+        }
+      }
+    }
+    return gaps
+  }
+
+  /**
+   * Takes out every venue and bridge lane that carries a token whose live price is not fresh (liveTokenRatios), each
+   * with why, unless it is out already: its routes are not offered, and a request only they serve is 503.
+   */
+  function gapTokenRatios(ratioGaps: ReadonlyMap<string, string>, venueGaps: Map<string, string>, laneGaps: Map<string, string>): void {
+    for (const [symbol, why] of ratioGaps) {
+      const reason = `the price of ${symbol} is not fresh: ${why}`
+      for (const venue of snapshotCatalogue.venues)
+        if (venue.tokens.some((token) => token.symbol === symbol) && !venueGaps.has(venue.id)) venueGaps.set(venue.id, reason)
+      for (const lanes of snapshotCatalogue.lanes.values())
+        for (const lane of lanes) {
+          const id = `${lane.bridge.id}:${lane.from.chain}>${lane.to.chain}`
+          if ((lane.from.symbol === symbol || lane.to.symbol === symbol) && !laneGaps.has(id)) laneGaps.set(id, reason)
+        }
+    }
+  }
+
   /** Live venue states the catalogue could not take, by venue: the state's source (its block) and why. */
   const unpriceable = new Map<string, { source: string; why: string }>()
 
@@ -286,8 +372,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       ...files.market,
       chains: { ...files.market.chains },
       fx: { ...files.market.fx },
+      tokenPrices: { ...files.market.tokenPrices },
       venues: { ...files.market.venues },
     }
+    /** An Arbitrum-style chain's L1 data prices read, which size the L1 part of its gas limits (src/engine/gas.ts). */
+    const l1GasPrices: Partial<Record<ChainCode, L1GasPrices>> = {}
     const chainGaps = new Map<ChainCode, string>()
     const currencyGaps = new Map<Currency, string>()
     const venueGaps = new Map<string, string>()
@@ -387,6 +476,30 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
           if (snapshot !== undefined)
             market.chains[chain] = { ...(market.chains[chain] ?? snapshot), nativeUsd: formatAtomic(native.answer, native.decimals) }
         }
+        const l1Fee = plans.get(chain)?.l1Fee
+        const live = market.chains[chain]
+        if (l1Fee !== undefined) {
+          const read = reading.l1Fee
+          if (read === undefined) gap(L1_FEE, `the L1 data fee was not read at block ${reading.blockNumber}`)
+          else if (!read.ok) gap(L1_FEE, `the L1 data fee could not be read at block ${reading.blockNumber}: ${read.error}`)
+          // Arbitrum charges the fee as gas inside the limit: without its prices no limit could be sized from the read.
+          else if (l1Fee.kind === 'arbGasInfo' && read.arbitrum === undefined)
+            gap(L1_FEE, `the L1 gas prices were not read at block ${reading.blockNumber}`)
+          else if (live !== undefined) {
+            if (read.arbitrum !== undefined)
+              l1GasPrices[chain] = {
+                perTxWei: read.arbitrum.perL2TxWei,
+                perByteWei: read.arbitrum.perL1CalldataByteWei,
+                minBaseFeeWei: read.arbitrum.minBaseFeeWei,
+              }
+            market.chains[chain] = {
+              ...live,
+              // Wei (18 decimals) × USD per native token, rounded up: a cost is never understated.
+              l1FeeUsd: formatAtomic(ceilDiv(read.feeWei * parseFixed(live.nativeUsd), E18), 18),
+              source: `${live.source}; L1 data fee ${read.feeWei} wei for ${l1Fee.txBytes} bytes (${l1Fee.kind === 'arbGasInfo' ? 'ArbGasInfo.getPricesInWei' : 'GasPriceOracle.getL1FeeUpperBound'})`,
+            }
+          }
+        }
       }
       chainStatuses.push({
         chain,
@@ -450,9 +563,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
         )
     }
 
+    const ratioGaps = liveTokenRatios(market, chainGaps, chainStatuses)
     const bridgeFees = liveBridgeFees(market, chainGaps, laneGaps, chainStatuses)
     across?.apply({ nowMs, bridgeFees, laneGaps, chainStatuses, changesAt })
-    const liveFiles = { ...files, market: { ...market, bridgeFees } }
+    gapTokenRatios(ratioGaps, venueGaps, laneGaps)
+    const liveFiles = { ...files, market: { ...market, bridgeFees }, l1GasPrices }
     const ungapped = compileOrGapPools(liveFiles, venueGaps, chainStatuses)
     const hasGaps = chainGaps.size > 0 || currencyGaps.size > 0 || venueGaps.size > 0 || laneGaps.size > 0
     const catalogue = hasGaps
@@ -630,11 +745,11 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
       for (const chain of liveChains) schedule(chain)
       across?.start(recompose)
     },
-    stop() {
+    async stop() {
       isStopped = true
-      across?.stop()
       for (const timer of timers.values()) clearTimeout(timer)
       timers.clear()
+      await across?.stop()
     },
   }
 }

@@ -240,7 +240,21 @@ export const LaneFees = z
     maxAmount: IntegerString.optional(),
     /** The bridge's own service these fees were read from (the live market); absent: a figure of the snapshot. */
     quotedBy: z.enum(['across']).optional(),
+    /**
+     * The lane's settlement p50 and p95 in seconds, in place of the bridge's `duration` prior (an Across lane's, from
+     * Across's fill estimate read live); both or neither.
+     */
+    durationP50Sec: z.number().int().positive().optional(),
+    durationP95Sec: z.number().int().positive().optional(),
     source: Source,
+  })
+  .refine((lane) => (lane.durationP50Sec === undefined) === (lane.durationP95Sec === undefined), {
+    message: 'durationP50Sec and durationP95Sec go together',
+    path: ['durationP95Sec'],
+  })
+  .refine((lane) => lane.durationP50Sec === undefined || lane.durationP95Sec === undefined || lane.durationP95Sec >= lane.durationP50Sec, {
+    message: 'durationP95Sec must not be less than durationP50Sec',
+    path: ['durationP95Sec'],
   })
   .refine((lane) => lane.composeMessagingFeeUsd === undefined || lane.messagingFeeUsd !== undefined, {
     message: 'composeMessagingFeeUsd needs messagingFeeUsd',
@@ -266,7 +280,8 @@ export const MarketFile = z.strictObject({
    * out is the bridge's. The live market writes each LayerZero lane's `quoteSend` here (`messagingFeeUsd`, USD paid as
    * msg.value on the source chain, and `composeMessagingFeeUsd` for a deposit that carries a compose, a swap on
    * arrival; default `messagingFeeUsd`), and each Across lane's suggested fees (`feePpm`, `fixedFeeUsd`,
-   * `destinationGasUnits`, the deposit limits `minAmount` and `maxAmount`, and `quotedBy`).
+   * `destinationGasUnits`, the deposit limits `minAmount` and `maxAmount`, `quotedBy`, and the durations
+   * `durationP50Sec` and `durationP95Sec` from Across's fill estimate).
    */
   bridgeFees: z.record(z.string(), z.record(z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'), LaneFees)).optional(),
 })

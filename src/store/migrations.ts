@@ -420,6 +420,22 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       ) where legs ? 'destination';
     `,
   },
+  {
+    id: 14,
+    name: "each Across lane's last suggested fees, kept across a restart",
+    // The live market writes each Across lane's reads (its query, the sizes read and Across's answers) when it reads
+    // the lane, and at start takes back those read within Across's 5-minute maximum age, with their real read time
+    // (src/store/createAcrossFeesStore.ts). Keyed by the API read too: another SWAPEAZI_ACROSS_API_URL reads afresh.
+    sql: `
+      create table across_lane_fees (
+        lane text not null,
+        api_url text not null,
+        figures jsonb not null,
+        read_at timestamptz not null,
+        primary key (lane, api_url)
+      );
+    `,
+  },
 ]
 
 /**

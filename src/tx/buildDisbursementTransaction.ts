@@ -1,5 +1,5 @@
 import { type Address, encodeFunctionData, type Hex, toHex } from 'viem'
-import { BASE_TX_GAS, type Catalogue, type Token, withGasMargin } from '../engine/index.ts'
+import { BASE_TX_GAS, calldataBytesOf, type Catalogue, l1GasUnits, type Token, withGasMargin } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { routerExecuteBatchCall } from './abis.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
@@ -30,7 +30,7 @@ export type BuildDisbursementTransactionParameters = {
   nowSec: number
 }
 
-/** What one leg became: its order and its share of the gas limit. */
+/** What one leg became: its order and its share of the gas limit (its execution gas with the margin). */
 type DisbursementOrder = { order: RouterOrder; gasLimit: bigint }
 
 /** The approval (of the sum of every order's amountIn) beside `executeBatch(orders)` on the source chain's router. */
@@ -79,7 +79,8 @@ function transferOrder(
  * Turns a disbursement's legs into the one transaction the sender signs: `executeBatch` on the source chain's router
  * with one order per recipient, each run alone (its own amountIn, fee and calls), so every transfer or bridge deposit
  * carries exactly its recipient's amount. The value is the sum of the legs' native fees, the gas the sum of the legs'
- * gas limits plus one transaction's intrinsic gas, and the approval the sum of the legs' inputs. Every order keeps its
+ * execution gas plus one transaction's intrinsic gas and, on an Arbitrum-style chain, the L2 gas of the batch's L1
+ * data (each with the margin), and the approval the sum of the legs' inputs. Every order keeps its
  * own deadline (a transfer's is the one a route built now gets); the batch runs until the earliest of them.
  */
 export function buildDisbursementTransaction(parameters: BuildDisbursementTransactionParameters): BuildDisbursementTransactionReturnType {
@@ -92,13 +93,19 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
     const { order, sized } = leg.build
     if (order.tokenIn.toLowerCase() !== tokenAddress) throw new Error(`leg ${k} spends ${order.tokenIn}, not ${token.key}`)
     if (order.ref !== ref) throw new Error(`leg ${k} carries ref ${order.ref}, not the disbursement's ${ref}`)
-    return { order, gasLimit: sized.gasLimit }
+    // The leg's execution gas only: the batch's L1 data is sized once, for the whole calldata, below.
+    return { order, gasLimit: withGasMargin(catalogue, sized.sourceGasUnits) }
   })
   const amountIn = orders.reduce((sum, { order }) => sum + order.amountIn, 0n)
   const deadline = orders.map(({ order }) => order.deadline).reduce((earliest, next) => (next < earliest ? next : earliest))
   const value = orders.reduce((sum, { order }) => sum + order.calls.reduce((calls, call) => calls + call.value, 0n), 0n)
-  // One intrinsic gas for the transaction; each route leg's own gas limit already counts it once more.
-  const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, withGasMargin(catalogue, BASE_TX_GAS))
+  const data = encodeFunctionData({ ...routerExecuteBatchCall, args: [orders.map(({ order }) => order)] })
+  const chain = catalogue.chains.get(token.chain)
+  if (chain === undefined) throw new RangeError(`chain ${token.chain} is not in the catalogue`)
+  // One intrinsic gas for the transaction (each route leg's own estimate already counts it once more) and, on an
+  // Arbitrum-style chain, the L2 gas of the batch's L1 data, with the margin.
+  const own = withGasMargin(catalogue, BASE_TX_GAS + l1GasUnits(chain, calldataBytesOf(data)))
+  const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, own)
   const chainId = chainIdOf(catalogue, token.chain)
   const { router } = parameters.routerOn(token.chain)
   return {
@@ -106,11 +113,11 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
       chainId,
       from: sender,
       to: router,
-      data: encodeFunctionData({ ...routerExecuteBatchCall, args: [orders.map(({ order }) => order)] }),
+      data,
       value: toHex(value),
       gas: toHex(gas),
     },
-    ...buildApproval({ token, chainId, owner: sender, spender: router, amount: amountIn }),
+    ...buildApproval({ catalogue, token, chainId, owner: sender, spender: router, amount: amountIn }),
     amountIn,
     deadline,
   }

@@ -224,6 +224,8 @@ export type WriteContractCall = {
   functionName: string
   args?: readonly unknown[]
   value?: bigint
+  /** A fixed gas limit instead of viem's estimate (a call whose cost depends on the block it lands in). */
+  gas?: bigint
 }
 
 /**

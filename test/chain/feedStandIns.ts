@@ -6,6 +6,8 @@ import type { CompiledContract } from '../../src/contracts/compileSolidity.ts'
 import type { ChainReadPlan } from '../../src/market/chainReading.ts'
 import { type AnvilInstance, type StartAnvilOptions, startAnvil, writeContractAndWait } from './anvil.ts'
 import { type DepthPool, depthStandIns } from './depthStandIns.ts'
+import { l1FeeStandIns } from './l1FeeStandIns.ts'
+import { tokenRatioStandIns } from './tokenRatioStandIns.ts'
 import { oftQuoteStandIns } from './oftQuoteStandIns.ts'
 import { poolStandIns } from './poolStandIns.ts'
 import { solidlyStandIns } from './solidlyStandIns.ts'
@@ -35,7 +37,10 @@ export type FeedStandIns = {
    * test/chain/poolStandIns.ts, or for a Solidly pool a router stand-in, test/chain/solidlyStandIns.ts) answering the balances `balances` gives its venue id (required for every pool), and
    * each of its depth venues quoted by a stand-in (test/chain/depthStandIns.ts) from the pool `depths` gives its
    * venue id (required for every depth venue), and each OFT its LayerZero lanes leave from asking `messagingFeeWei`
-   * (default 10^12 wei, a negligible fee) for every lane (test/chain/oftQuoteStandIns.ts).
+   * (default 10^12 wei, a negligible fee) for every lane (test/chain/oftQuoteStandIns.ts), and on a rollup its L1
+   * data-fee stand-in asking 10^8 wei a byte (test/chain/l1FeeStandIns.ts: about USD 0.001 for our largest
+   * transaction at ETH 3,100), and each ERC-4626 vault whose token price it reads answering 1.19 assets a share
+   * (test/chain/tokenRatioStandIns.ts; a Curve pool's EMA is its pool stand-in's, 1 unless set).
    */
   placePlan(
     plan: ChainReadPlan,
@@ -79,8 +84,10 @@ const abi = (): Abi => standInAggregatorArtifact().abi
 export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
   const [sender] = anvil.accounts
   if (!sender) throw new Error('anvil has no accounts')
+  // A fixed gas limit: setRoundNow stores the block's timestamp, and an estimate made on a block of the same second as
+  // the round before (rewriting a slot with its own value costs less) ran out of gas in the next second's block.
   const write = async (address: Address, functionName: string, args: readonly unknown[]): Promise<void> => {
-    await writeContractAndWait(anvil, sender, { address, abi: abi(), functionName, args })
+    await writeContractAndWait(anvil, sender, { address, abi: abi(), functionName, args, gas: 300_000n })
   }
   const setRound = (address: Address, answer: bigint, updatedAt?: number): Promise<void> =>
     updatedAt === undefined ? write(address, 'setRoundNow', [answer]) : write(address, 'setRound', [answer, BigInt(updatedAt)])
@@ -106,6 +113,7 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
     placeFeed,
     async placePlan(plan, answers, balances = {}, depths = {}, messagingFeeWei = 10n ** 12n) {
       await depthStandIns(anvil).placeLadders(plan, depths)
+      if (plan.l1Fee !== undefined) await l1FeeStandIns(anvil).place(plan.l1Fee, 0n, 10n ** 8n)
       for (const oft of new Set((plan.messagingFees ?? []).map((lane) => lane.oft)))
         await oftQuoteStandIns(anvil).placeOft(oft, messagingFeeWei)
       for (const pool of plan.pools ?? []) {
@@ -114,6 +122,8 @@ export function feedStandIns(anvil: AnvilInstance): FeedStandIns {
         if (pool.solidly !== undefined) await solidlyStandIns(anvil).placePool({ address: pool.address, solidly: pool.solidly }, given)
         else await poolStandIns(anvil).placePool(pool.address, given)
       }
+      for (const ratio of plan.tokenRatios ?? [])
+        if (ratio.kind === 'erc4626') await tokenRatioStandIns(anvil).placeVault(ratio.vault, 119n * 10n ** 16n)
       for (const feed of plan.feeds) {
         const answer = answers[feed.id]
         if (answer === undefined) throw new Error(`feed stand-ins: no answer given for ${feed.id} on ${plan.chain}`)

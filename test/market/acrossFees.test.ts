@@ -1,13 +1,33 @@
 // Across's suggested fees read through the real client (undici, keep-alive, retries, spacing) from a local stand-in
 // in the API's shape, the fee model derived from them, and the lane source that turns them into market figures.
 import pino from 'pino'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { ceilDiv, compileCatalogue } from '../../src/engine/index.ts'
-import { AcrossApiError, createAcrossFeesClient, laneFeeModel, type SizedFees } from '../../src/market/acrossFees.ts'
-import { acrossLanesOf, createAcrossLaneFees } from '../../src/market/acrossLaneFees.ts'
+import {
+  AcrossApiError,
+  type AcrossFeesClient,
+  createAcrossFeesClient,
+  laneFeeModel,
+  type SizedFees,
+  type SuggestedFeesQuery,
+} from '../../src/market/acrossFees.ts'
+import {
+  type AcrossFeesKeeper,
+  acrossLaneExpectedByMs,
+  acrossLanesOf,
+  createAcrossLaneFees,
+  type KeptLaneRead,
+} from '../../src/market/acrossLaneFees.ts'
 import type { ChainCode, LaneFees } from '../../src/schemas/catalogue.ts'
-import { type AcrossStandIn, DEFAULT_LANE, type StandInLane, startAcrossStandIn, suggestedFeesFor } from './acrossStandIn.ts'
+import {
+  type AcrossStandIn,
+  DEFAULT_LANE,
+  REBALANCE_FILL_SEC,
+  type StandInLane,
+  startAcrossStandIn,
+  suggestedFeesFor,
+} from './acrossStandIn.ts'
 
 const { files } = loadCatalogue(new URL('../../manifest', import.meta.url).pathname)
 const snapshot = compileCatalogue(files)
@@ -44,7 +64,12 @@ describe('createAcrossFeesClient', () => {
       expect(fees.relayerCapitalFee.total).toBe(BigInt(expected.relayerCapitalFee.total))
       expect(fees.lpFee.total).toBe(100_000n) // 1 bp of 1,000 USDC
       expect(fees.totalRelayFee.total).toBe(BigInt(expected.totalRelayFee.total))
-      expect(fees.limits).toEqual({ minDeposit: DEFAULT_LANE.minDeposit, maxDeposit: DEFAULT_LANE.maxDeposit })
+      expect(fees.limits).toEqual({
+        minDeposit: DEFAULT_LANE.minDeposit,
+        maxDeposit: DEFAULT_LANE.maxDeposit,
+        maxDepositInstant: DEFAULT_LANE.maxDeposit,
+      })
+      expect(fees.estimatedFillTimeSec).toBe(2)
       expect(fees.isAmountTooLow).toBe(false)
       for (const whole of [10n, 100n, 10n, 100n, 10n]) await client.suggestedFees({ ...query, amount: whole * USDC })
       const [first] = stand.requests
@@ -59,6 +84,29 @@ describe('createAcrossFeesClient', () => {
       expect(stand.requests).toHaveLength(6)
       expect(stand.sockets.size).toBeLessThanOrEqual(2)
     } finally {
+      await client.close()
+    }
+  })
+
+  it('reads Across’s fill estimate rounded up to a whole second, whether a number or a string, and its instant limit', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    try {
+      stand.setLane(1, 10, { fillTimeSec: 12.2, maxDepositInstant: 300_000n * USDC })
+      const fees = await client.suggestedFees({ ...query, amount: 1000n * USDC })
+      expect(fees.estimatedFillTimeSec).toBe(13)
+      expect(fees.limits.maxDepositInstant).toBe(300_000n * USDC)
+      stand.setLane(1, 10, { fillTimeSec: '0.4' })
+      expect((await client.suggestedFees({ ...query, amount: 1000n * USDC })).estimatedFillTimeSec).toBe(1)
+      // Above the instant limit, Across estimates its rebalance time.
+      expect((await client.suggestedFees({ ...query, amount: 400_000n * USDC })).estimatedFillTimeSec).toBe(REBALANCE_FILL_SEC)
+      // An answer without them cannot say how fast or how much is filled at once: it is not taken.
+      stand.setLane(1, 10, { isWithoutFillFigures: true })
+      await expect(client.suggestedFees({ ...query, amount: 1000n * USDC })).rejects.toThrow(
+        /^Across's answer is not suggested fees: (limits\.maxDepositInstant|estimatedFillTimeSec): /,
+      )
+    } finally {
+      stand.setLane(1, 10, { isWithoutFillFigures: false })
+      stand.setLane(1, 10, { fillTimeSec: 2, maxDepositInstant: DEFAULT_LANE.maxDeposit })
       await client.close()
     }
   })
@@ -137,6 +185,33 @@ describe('createAcrossFeesClient', () => {
     }
   })
 
+  it('spaces warming requests at the warming rate, the others at the steady rate, and never warms slower than steady', async () => {
+    const waits: number[] = []
+    const spaced = (parameters: { maxRequestsPerSecond: number; warmingRequestsPerSecond?: number }) =>
+      createAcrossFeesClient({
+        url: stand.url,
+        ...parameters,
+        now: () => 0,
+        sleep: async (ms) => {
+          waits.push(ms)
+        },
+      })
+    const client = spaced({ maxRequestsPerSecond: 5, warmingRequestsPerSecond: 20 })
+    const slow = spaced({ maxRequestsPerSecond: 50, warmingRequestsPerSecond: 20 })
+    try {
+      expect(client.requestsPerSecond).toEqual({ steady: 5, warming: 20 })
+      for (let i = 0; i < 3; i++) await client.suggestedFees({ ...query, amount: USDC }, { isWarming: true })
+      await client.suggestedFees({ ...query, amount: USDC })
+      await client.suggestedFees({ ...query, amount: USDC })
+      // The clock stands still: each wait is the slot's distance from now. 50 ms apart warming, then 200 ms.
+      expect(waits).toEqual([50, 100, 150, 350])
+      expect(slow.requestsPerSecond).toEqual({ steady: 50, warming: 50 })
+    } finally {
+      await client.close()
+      await slow.close()
+    }
+  })
+
   it('refuses an answer that is not suggested fees', async () => {
     const client = createAcrossFeesClient({ url: `${stand.url}/nothing`, ...quick })
     try {
@@ -163,7 +238,12 @@ const read = (lane: StandInLane, amount: bigint): SizedFees => {
       relayerGasFee: part(fees.relayerGasFee),
       lpFee: part(fees.lpFee),
       isAmountTooLow: fees.isAmountTooLow,
-      limits: { minDeposit: BigInt(fees.limits.minDeposit), maxDeposit: BigInt(fees.limits.maxDeposit) },
+      limits: {
+        minDeposit: BigInt(fees.limits.minDeposit),
+        maxDeposit: BigInt(fees.limits.maxDeposit),
+        maxDepositInstant: BigInt(fees.limits.maxDepositInstant),
+      },
+      estimatedFillTimeSec: Math.ceil(Number(fees.estimatedFillTimeSec)),
     },
   }
 }
@@ -201,6 +281,21 @@ describe('laneFeeModel', () => {
   it('offers nothing above the largest size read, even where Across’s maxDeposit is higher', () => {
     const model = laneFeeModel([read(DEFAULT_LANE, 1000n * USDC), read(DEFAULT_LANE, 200_000n * USDC)])
     expect(model).toMatchObject({ maxAmount: 200_000n * USDC })
+  })
+
+  it('offers nothing above what relayers fill at once, and takes the slowest fill Across estimates within it', () => {
+    const lane = { ...DEFAULT_LANE, maxDepositInstant: 300_000n * USDC, fillTimeSec: 2 }
+    // Read at USD 1,000 and at maxDeposit (above the instant limit: Across says 900 s there).
+    const model = laneFeeModel([read(lane, 1000n * USDC), read({ ...lane, fillTimeSec: 7 }, 300_000n * USDC), read(lane, lane.maxDeposit)])
+    expect(model).toMatchObject({ maxAmount: 300_000n * USDC, instantMax: 300_000n * USDC, fillSec: 7 })
+    // No size read within the instant limit: Across's estimate for what was read, however slow.
+    expect(laneFeeModel([read({ ...lane, maxDepositInstant: 500n * USDC }, 1000n * USDC)])).toMatchObject({
+      maxAmount: 500n * USDC,
+      fillSec: REBALANCE_FILL_SEC,
+    })
+    expect(laneFeeModel([read({ ...lane, maxDepositInstant: 0n }, 1000n * USDC)])).toEqual({
+      error: 'no amount fits: Across takes at least 1000000, and its relayers can fill at most 0 at once (maxDepositInstant)',
+    })
   })
 
   it('takes a size Across says is too low as the lane’s floor, and is no model when every size is too low', () => {
@@ -305,6 +400,35 @@ describe('createAcrossLaneFees', () => {
     }
   })
 
+  it('reads a lane up to what relayers fill at once, and gives it Across’s fill estimate as its p50 and the rule’s p95', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })
+    try {
+      stand.setLane(1, 10, { maxDepositInstant: 300_000n * USDC, fillTimeSec: 25 })
+      await source.refresh()
+      // The second size is the instant limit, not maxDeposit (1,500,000 USDC) where Across would say 900 s.
+      expect(stand.requests.map((request) => request.query.get('amount'))).toEqual(['1000000000', String(300_000n * USDC)])
+      const fast = target(Date.now())
+      source.apply(fast)
+      // ETH's prior for Across is p50 15 s, p95 60 s: Across's 25 s replaces the p50, and 3 × 25 s is above the p95.
+      expect(fast.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({
+        maxAmount: String(300_000n * USDC),
+        durationP50Sec: 25,
+        durationP95Sec: 75,
+        source: expect.stringContaining(`(filled at once up to ${300_000n * USDC}), fill ~25 s`),
+      })
+      stand.setLane(1, 10, { fillTimeSec: 3 })
+      await source.refresh()
+      const faster = target(Date.now())
+      source.apply(faster)
+      // 3 × 3 s is below the prior's 60 s: the p95 stays the prior's.
+      expect(faster.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({ durationP50Sec: 3, durationP95Sec: 60 })
+    } finally {
+      stand.setLane(1, 10, { maxDepositInstant: DEFAULT_LANE.maxDeposit, fillTimeSec: 2 })
+      await client.close()
+    }
+  })
+
   it('a lane whose every size Across says is too low is a gap', async () => {
     const client = createAcrossFeesClient({ url: stand.url, ...quick })
     const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })
@@ -318,6 +442,328 @@ describe('createAcrossLaneFees', () => {
       )
     } finally {
       stand.setLane(1, 10, { minDeposit: DEFAULT_LANE.minDeposit })
+      await client.close()
+    }
+  })
+})
+
+describe('createAcrossLaneFees across a restart', () => {
+  const lanes = acrossLanesOf(snapshot)
+  const pick = (...ids: string[]) => ids.map((id) => lanes.find((lane) => lane.id === id) ?? expect.fail(id))
+  const target = (nowMs: number) => {
+    const bridgeFees: Record<string, Record<string, LaneFees>> = {}
+    const laneGaps = new Map<string, string>()
+    const chainStatuses = (['ETH', 'OPT', 'ARB'] as ChainCode[]).map((chain) => ({ chain, stale: [] as string[] }))
+    const changes: number[] = []
+    return { nowMs, bridgeFees, laneGaps, chainStatuses, changesAt: (sec: number) => changes.push(sec), changes }
+  }
+  /** A keeper in memory, with what was asked of it. */
+  const memoryKeeper = (kept: KeptLaneRead[] = []) => {
+    const saved: KeptLaneRead[] = []
+    const forgotten: string[] = []
+    const keeper: AcrossFeesKeeper = {
+      save: async (read) => {
+        saved.push(read)
+      },
+      forget: async (lane) => {
+        forgotten.push(lane)
+      },
+      load: async (apiUrl, readSinceMs) => kept.filter((read) => read.apiUrl === apiUrl && read.readAtMs >= readSinceMs),
+    }
+    return { keeper, saved, forgotten }
+  }
+
+  it('keeps each lane’s reads once per lane read, and forgets a lane Across refuses', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick, attempts: 1 })
+    const { keeper, saved, forgotten } = memoryKeeper()
+    const source = createAcrossLaneFees({
+      client,
+      lanes: pick('across-usdc:ETH>OPT', 'across-usdc:ETH>ARB'),
+      apiUrl: stand.url,
+      clock: () => 5_000,
+      log,
+      keeper,
+    })
+    try {
+      await source.refresh()
+      expect(stand.requests).toHaveLength(4)
+      await vi.waitFor(() => expect(saved).toHaveLength(2))
+      expect(saved.find((read) => read.lane === 'across-usdc:ETH>OPT')).toMatchObject({
+        apiUrl: stand.url,
+        readAtMs: 5_000,
+        figures: {
+          query,
+          reads: [
+            { amount: '1000000000', fees: { estimatedFillTimeSec: 2, limits: { maxDepositInstant: String(DEFAULT_LANE.maxDeposit) } } },
+            { amount: String(DEFAULT_LANE.maxDeposit) },
+          ],
+        },
+      })
+      stand.setLane(1, 10, { failWith: 400 })
+      await source.refresh()
+      await vi.waitFor(() => expect(forgotten).toEqual(['across-usdc:ETH>OPT']))
+      // Not reachable is not a refusal: the kept read stands until it ages out.
+      stand.setLane(1, 10, { failWith: 503 })
+      await source.refresh()
+      expect(forgotten).toEqual(['across-usdc:ETH>OPT'])
+    } finally {
+      stand.setLane(1, 10, { failWith: 0 })
+      await client.close()
+    }
+  })
+
+  it('stop() waits for the keeper’s writes under way and writes nothing after it, so the store can close', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick, attempts: 1 })
+    const { keeper, saved } = memoryKeeper()
+    let release = (): void => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const slowKeeper: AcrossFeesKeeper = { ...keeper, save: async (read) => held.then(() => keeper.save(read)) }
+    const source = createAcrossLaneFees({
+      client,
+      lanes: pick('across-usdc:ETH>OPT'),
+      apiUrl: stand.url,
+      clock: () => 5_000,
+      log,
+      keeper: slowKeeper,
+    })
+    try {
+      await source.refresh()
+      let isStopped = false
+      const stopping = source.stop().then(() => {
+        isStopped = true
+      })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(isStopped).toBe(false)
+      release()
+      await stopping
+      expect(saved).toHaveLength(1)
+      // A lane read after stop() is served but not kept: the store may be closed by then.
+      await source.refresh()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(saved).toHaveLength(1)
+    } finally {
+      release()
+      await client.close()
+    }
+  })
+
+  it('prices a lane from a kept read with its real read time, and it ages out then, as if the process had never stopped', async () => {
+    const readAtMs = 10_000_000
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    const first = memoryKeeper()
+    const earlier = createAcrossLaneFees({
+      client,
+      lanes: pick('across-usdc:ETH>OPT'),
+      apiUrl: stand.url,
+      clock: () => readAtMs,
+      log,
+      keeper: first.keeper,
+    })
+    await earlier.refresh()
+    await vi.waitFor(() => expect(first.saved).toHaveLength(1))
+    await client.close()
+    // Kept: that read, another of a lane whose tokens have changed since, and one from another API.
+    const [kept] = first.saved
+    if (kept === undefined) throw new Error('nothing kept')
+    const { keeper } = memoryKeeper([
+      kept,
+      { ...kept, lane: 'across-usdc:ETH>ARB' },
+      { ...kept, lane: 'across-usdc:OPT>ARB', apiUrl: 'https://elsewhere.example/api' },
+    ])
+    let now = readAtMs + 200_000
+    const unreachable = createAcrossFeesClient({ url: 'http://127.0.0.1:1/api', attempts: 1 })
+    const later = createAcrossLaneFees({
+      client: unreachable,
+      lanes: pick('across-usdc:ETH>OPT', 'across-usdc:ETH>ARB', 'across-usdc:OPT>ARB'),
+      apiUrl: stand.url,
+      clock: () => now,
+      log,
+      keeper,
+    })
+    try {
+      expect(await later.restore()).toBe(1)
+      const restored = target(now)
+      later.apply(restored)
+      expect(restored.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({
+        quotedBy: 'across',
+        maxAmount: DEFAULT_LANE.maxDeposit.toString(),
+        source: expect.stringContaining(
+          `/suggested-fees at ${new Date(readAtMs).toISOString()} (kept in the store from before this start)`,
+        ),
+      })
+      expect(restored.changes).toEqual([(readAtMs + 300_000) / 1000])
+      expect([...restored.laneGaps.keys()].sort()).toEqual(['across-usdc:ETH>ARB', 'across-usdc:OPT>ARB'])
+      now = readAtMs + 300_001
+      const aged = target(now)
+      later.apply(aged)
+      expect(aged.laneGaps.get('across-usdc:ETH>OPT')).toBe('its Across fees were read 300 s ago (max age 300 s)')
+      // Restored later than that, the read is not taken at all.
+      const late = createAcrossLaneFees({
+        client: unreachable,
+        lanes: pick('across-usdc:ETH>OPT'),
+        apiUrl: stand.url,
+        clock: () => now,
+        log,
+        keeper,
+      })
+      expect(await late.restore()).toBe(0)
+    } finally {
+      await unreachable.close()
+    }
+  })
+
+  it('takes back the fill estimate and the instant limit with a kept read, and does not take a read kept without them', async () => {
+    const readAtMs = 20_000_000
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    const first = memoryKeeper()
+    stand.setLane(1, 10, { maxDepositInstant: 200_000n * USDC, fillTimeSec: 30 })
+    try {
+      await createAcrossLaneFees({
+        client,
+        lanes: pick('across-usdc:ETH>OPT'),
+        apiUrl: stand.url,
+        clock: () => readAtMs,
+        log,
+        keeper: first.keeper,
+      }).refresh()
+      await vi.waitFor(() => expect(first.saved).toHaveLength(1))
+    } finally {
+      stand.setLane(1, 10, { maxDepositInstant: DEFAULT_LANE.maxDeposit, fillTimeSec: 2 })
+      await client.close()
+    }
+    const [kept] = first.saved
+    if (kept === undefined) throw new Error('nothing kept')
+    // As the store hands it back: JSON.
+    const stored = JSON.parse(JSON.stringify(kept.figures)) as {
+      reads: { fees: Record<string, unknown> & { limits: Record<string, unknown> } }[]
+    }
+    const withoutNew = structuredClone(stored)
+    for (const { fees } of withoutNew.reads) {
+      delete fees['estimatedFillTimeSec']
+      delete fees.limits['maxDepositInstant']
+    }
+    const unreachable = createAcrossFeesClient({ url: 'http://127.0.0.1:1/api', attempts: 1 })
+    const now = readAtMs + 100_000
+    const later = createAcrossLaneFees({
+      client: unreachable,
+      lanes: pick('across-usdc:ETH>OPT', 'across-usdc:ETH>ARB'),
+      apiUrl: stand.url,
+      clock: () => now,
+      log,
+      keeper: memoryKeeper([
+        { ...kept, figures: stored },
+        {
+          ...kept,
+          lane: 'across-usdc:ETH>ARB',
+          figures: {
+            ...withoutNew,
+            query: { ...query, destinationChainId: 42161, outputToken: pick('across-usdc:ETH>ARB')[0]?.query.outputToken },
+          },
+        },
+      ]).keeper,
+    })
+    try {
+      expect(await later.restore()).toBe(1)
+      const restored = target(now)
+      later.apply(restored)
+      expect(restored.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({
+        maxAmount: String(200_000n * USDC),
+        durationP50Sec: 30,
+        durationP95Sec: 90,
+      })
+      expect(restored.laneGaps.get('across-usdc:ETH>ARB')).toBe('its Across fees have not been read yet')
+    } finally {
+      await unreachable.close()
+    }
+  })
+
+  it('reads the lanes with no usable figures first, at the warming rate in the first refresh only, then the others oldest first', async () => {
+    const asked: { lane: string; isWarming: boolean }[] = []
+    const fees = suggestedFeesFor(DEFAULT_LANE, 1000n * USDC)
+    const part = (value: { pct: string; total: string }) => ({ pct: BigInt(value.pct), total: BigInt(value.total) })
+    const answer = {
+      totalRelayFee: part(fees.totalRelayFee),
+      relayerCapitalFee: part(fees.relayerCapitalFee),
+      relayerGasFee: part(fees.relayerGasFee),
+      lpFee: part(fees.lpFee),
+      isAmountTooLow: false,
+      limits: { minDeposit: DEFAULT_LANE.minDeposit, maxDeposit: 1000n * USDC, maxDepositInstant: 1000n * USDC },
+      estimatedFillTimeSec: 2,
+    }
+    const client: AcrossFeesClient = {
+      suggestedFees: async (asking: SuggestedFeesQuery, options) => {
+        asked.push({ lane: `${asking.originChainId}>${asking.destinationChainId}`, isWarming: options?.isWarming === true })
+        return answer
+      },
+      requestsPerSecond: { steady: 5, warming: 10 },
+      close: async () => {},
+    }
+    // ETH>OPT and ETH>ARB read by an earlier process (ETH>ARB first); OPT>ARB never.
+    const seed = memoryKeeper()
+    const now = 50_000_000
+    for (const [id, atMs] of [
+      ['across-usdc:ETH>ARB', now - 100_000],
+      ['across-usdc:ETH>OPT', now - 50_000],
+    ] as const) {
+      const earlier = createAcrossLaneFees({ client, lanes: pick(id), apiUrl: 'x', clock: () => atMs, log, keeper: seed.keeper })
+      await earlier.refresh()
+    }
+    await vi.waitFor(() => expect(seed.saved).toHaveLength(2))
+    asked.length = 0
+    const source = createAcrossLaneFees({
+      client,
+      lanes: pick('across-usdc:ETH>OPT', 'across-usdc:ETH>ARB', 'across-usdc:OPT>ARB'),
+      apiUrl: 'x',
+      clock: () => now,
+      log,
+      keeper: memoryKeeper(seed.saved).keeper,
+    })
+    expect(await source.restore()).toBe(2)
+    // While the first refresh runs, a lane never read says it is being read and by when (its request slots, and a
+    // second for Across to answer).
+    const refreshing = source.refresh()
+    const meanwhile = target(now)
+    source.apply(meanwhile)
+    expect(meanwhile.laneGaps.get('across-usdc:OPT>ARB')).toBe(
+      `its Across fees are being read, the first read since start: expected by ${new Date(now + 200 + 1000).toISOString()}`,
+    )
+    // What a 503 reads back from it to say when to ask again.
+    expect(acrossLaneExpectedByMs(meanwhile.laneGaps.get('across-usdc:OPT>ARB') ?? '')).toBe(now + 1200)
+    expect(acrossLaneExpectedByMs('its Across fees have not been read yet')).toBeUndefined()
+    await refreshing
+    // One lane at a time is not guaranteed (four are read at once), but each lane's first request is in queue order.
+    const firsts = [...new Map(asked.map((ask) => [ask.lane, ask])).values()]
+    expect(firsts).toEqual([
+      { lane: '10>42161', isWarming: true },
+      { lane: '1>42161', isWarming: false },
+      { lane: '1>10', isWarming: false },
+    ])
+    asked.length = 0
+    await source.refresh()
+    expect(asked.every((ask) => !ask.isWarming)).toBe(true)
+  })
+
+  it('a keeper that cannot be read restores nothing and says so; the lanes are read from Across', async () => {
+    const lines: unknown[] = []
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    const source = createAcrossLaneFees({
+      client,
+      lanes: pick('across-usdc:ETH>OPT'),
+      apiUrl: stand.url,
+      clock: Date.now,
+      log: pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) }),
+      keeper: { ...memoryKeeper().keeper, load: () => Promise.reject(new Error('connection refused')) },
+    })
+    try {
+      expect(await source.restore()).toBe(0)
+      expect(lines).toEqual([expect.objectContaining({ event: 'market_across_restore_failed', err: 'connection refused' })])
+      await source.refresh()
+      const state = target(Date.now())
+      source.apply(state)
+      expect(state.laneGaps.size).toBe(0)
+    } finally {
       await client.close()
     }
   })

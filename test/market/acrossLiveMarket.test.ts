@@ -1,6 +1,7 @@
 // The live market with the Across lanes priced from Across's suggested fees (a local stand-in of the API): a quote's
 // Across fee is what the stand-in asks, its source is Across and not the snapshot; a lane whose read fails is not
-// offered (503 naming it); an amount above the lane's maxDeposit is refused as above the bridge's maximum.
+// offered (503 naming it); an amount above the lane's maxDeposit, or above what its relayers fill at once, is refused as
+// above the bridge's maximum; the bridge leg's duration is Across's fill estimate.
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadFeedCatalogue, marketFromConfig } from '../../src/app/marketFromConfig.ts'
@@ -92,6 +93,31 @@ describe('the live market with Across’s suggested fees', () => {
     stand.setLane(1, 10, { maxDeposit: FLAT.maxDeposit })
     await market.refresh()
     expect((await postJson(app(), '/api/x402/quote', ethToOpt('60000'))).status).toBe(200)
+  })
+
+  it('states Across’s fill estimate as the bridge leg’s duration, and refuses above what relayers fill at once, naming it', async () => {
+    stand.setLane(1, 10, { fillTimeSec: 30, maxDepositInstant: 50_000n * USDC })
+    try {
+      await market.refresh()
+      const response = await postJson(app(), '/api/x402/quote', ethToOpt('10000'))
+      expect(response.status).toBe(200)
+      const quote = QuoteResult.parse(await readJson(response))
+      // Ethereum's block (12 s) and Across's 30 s, not the prior's 15 s; the p95: three blocks and the larger of the
+      // prior's 60 s and 3 × 30 s.
+      expect(quote.estimatedDuration).toBe(12 + 30)
+      expect(quote.route.estimatedDurationP95).toBe(36 + 90)
+      // Above maxDepositInstant (below maxDeposit): no route, a 422 that says why.
+      const above = await postJson(app(), '/api/x402/quote', ethToOpt('60000'))
+      expect(above.status).toBe(422)
+      const body = await readJson<{ code: string; limit: string; detail: string; viableRange: { max: string } }>(above)
+      expect(body).toMatchObject({ code: 'amount_out_of_range', limit: 'bridge_maximum' })
+      expect(body.detail).toContain("an Across lane takes at most what its relayers can fill at once, Across's maxDepositInstant")
+      // About the instant limit (the route may swap a little on the way), far below maxDeposit's 1,500,000.
+      expect(Number(body.viableRange.max)).toBeLessThan(51_000)
+    } finally {
+      stand.setLane(1, 10, { fillTimeSec: 2, maxDepositInstant: FLAT.maxDeposit })
+      await market.refresh()
+    }
   })
 
   it('a lane Across refuses is not offered, never priced from the snapshot: 503 naming it, and health says so', async () => {

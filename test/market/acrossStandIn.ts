@@ -3,7 +3,9 @@
 // totals in the input token's atomic units). It prices as Across's relayer fee calculator is described: a capital fee
 // whose share rises linearly from a lower to an upper bound up to a cutoff and at the upper bound's margin beyond
 // it, an LP fee share, and a gas fee that is the same whatever the amount; `totalRelayFee` is their sum (or, with
-// `isTotalWithoutLp`, capital and gas only, as the API's first version answered). Nothing here reaches the internet.
+// `isTotalWithoutLp`, capital and gas only, as the API's first version answered). Its `estimatedFillTimeSec` is the
+// lane's fill time up to `maxDepositInstant` and a rebalance time above it, as Across's API decides it (900 s).
+// Nothing here reaches the internet.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -19,10 +21,19 @@ export type StandInLane = {
   gasTotal: bigint
   minDeposit: bigint
   maxDeposit: bigint
+  /** What relayers fill at once; default maxDeposit. */
+  maxDepositInstant?: bigint
+  /** `estimatedFillTimeSec` up to maxDepositInstant (default 2); above it, REBALANCE_FILL_SEC. */
+  fillTimeSec?: number | string
   isTotalWithoutLp?: boolean
+  /** Answer without `estimatedFillTimeSec` and `limits.maxDepositInstant`, as an older API might. */
+  isWithoutFillFigures?: boolean
   /** Answer this lane with this HTTP status, whatever it asks (0: answer it). */
   failWith?: number
 }
+
+/** Across's fill estimate above maxDepositInstant: its default rebalance time (15 minutes). */
+export const REBALANCE_FILL_SEC = 900
 
 /** 5 bp to 15 bp of capital with a cutoff at 1,000,000 USDC (6 decimals), 1 bp of LP fee, 0.25 USDC of gas. */
 export const DEFAULT_LANE: StandInLane = {
@@ -51,8 +62,9 @@ export function suggestedFeesFor(lane: StandInLane, amount: bigint) {
   const gas = lane.gasTotal
   const pct = (total: bigint) => (amount === 0n ? '0' : ((total * E18) / amount).toString())
   const relay = capital + gas + (lane.isTotalWithoutLp === true ? 0n : lp)
+  const instant = lane.maxDepositInstant ?? lane.maxDeposit
   return {
-    estimatedFillTimeSec: 2,
+    estimatedFillTimeSec: amount > instant ? REBALANCE_FILL_SEC : (lane.fillTimeSec ?? 2),
     totalRelayFee: { pct: pct(relay), total: relay.toString() },
     relayerCapitalFee: { pct: pct(capital), total: capital.toString() },
     relayerGasFee: { pct: pct(gas), total: gas.toString() },
@@ -67,9 +79,9 @@ export function suggestedFeesFor(lane: StandInLane, amount: bigint) {
     limits: {
       minDeposit: lane.minDeposit.toString(),
       maxDeposit: lane.maxDeposit.toString(),
-      maxDepositInstant: lane.maxDeposit.toString(),
+      maxDepositInstant: instant.toString(),
       maxDepositShortDelay: lane.maxDeposit.toString(),
-      recommendedDepositInstant: lane.maxDeposit.toString(),
+      recommendedDepositInstant: instant.toString(),
     },
   }
 }
@@ -113,7 +125,13 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
       return { status: 400, body: { code: 'INVALID_PARAM', message: 'amount, inputToken and outputToken are required' } }
     const lane = laneOf(origin, destination)
     if (lane.failWith !== undefined && lane.failWith !== 0) return { status: lane.failWith, body: { message: 'stand-in lane failure' } }
-    return { status: 200, body: suggestedFeesFor(lane, BigInt(amountText)) }
+    const fees = suggestedFeesFor(lane, BigInt(amountText))
+    if (lane.isWithoutFillFigures === true) {
+      const { estimatedFillTimeSec: _fill, limits, ...rest } = fees
+      const { maxDepositInstant: _instant, ...otherLimits } = limits
+      return { status: 200, body: { ...rest, limits: otherLimits } }
+    }
+    return { status: 200, body: fees }
   }
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {

@@ -48,6 +48,15 @@ type Script = {
    * `isCompose` for the quote with a compose message.
    */
   messagingFeeWei?: (bridgeId: string, to: ChainCode, isCompose: boolean) => bigint | { error: string }
+  /** What a rollup's L1 data fee read answers, in wei (default 10^11, a negligible fee), or the error it fails with. */
+  l1FeeWei?: bigint | { error: string }
+  /** An ArbGasInfo read that answers the fee but not the prices and minimum base fee that size a gas limit. */
+  arbitrumPricesMissing?: boolean
+  /**
+   * What a token price read answers by symbol, one whole token in its `of` token to 18 decimals (default sUSDe 1.19
+   * USDe, PYUSD 0.9998 USDC), or the error it fails with.
+   */
+  tokenRatios?: Readonly<Record<string, bigint | { error: string }>>
 }
 
 /** What a depth venue of the snapshot pays for `amountIn` of `from` with EUR at `eurUsd`. */
@@ -138,6 +147,31 @@ function scriptedChain(clock: () => number, script: () => Script): { read: ReadC
           roundId: 0n,
         })),
         gas: { baseFeePerGas: 2_000_000_000n, priorityFeePerGas: 1_000_000_000n },
+        ...(plan.l1Fee === undefined
+          ? {}
+          : {
+              l1Fee:
+                typeof now.l1FeeWei === 'object'
+                  ? { ok: false as const, error: now.l1FeeWei.error }
+                  : {
+                      ok: true as const,
+                      feeWei: now.l1FeeWei ?? 10n ** 11n,
+                      // ArbGasInfo's prices (the fee read is the per-transaction price alone) and the chain's floor.
+                      ...(plan.l1Fee.kind === 'arbGasInfo' && !now.arbitrumPricesMissing
+                        ? { arbitrum: { perL2TxWei: now.l1FeeWei ?? 10n ** 11n, perL1CalldataByteWei: 0n, minBaseFeeWei: 20_000_000n } }
+                        : {}),
+                    },
+            }),
+        ...(plan.tokenRatios === undefined
+          ? {}
+          : {
+              tokenRatios: plan.tokenRatios.map((spec) => {
+                const scripted = now.tokenRatios?.[spec.symbol] ?? (spec.symbol === 'sUSDe' ? 119n * 10n ** 16n : 9_998n * 10n ** 14n)
+                return typeof scripted === 'bigint'
+                  ? { symbol: spec.symbol, ok: true as const, valueE18: scripted }
+                  : { symbol: spec.symbol, ok: false as const, error: scripted.error }
+              }),
+            }),
         ...(plan.sequencerUptimeFeed === undefined ? {} : { sequencer: { isUp: now.sequencerDown !== true, since: nowSec - 86_400 } }),
         rpcCalls: 2,
       }
@@ -257,7 +291,15 @@ describe('the live market', () => {
     expect(health).toMatchObject({ status: 'degraded' })
     expect((health['market'] as { chains: { chain: string }[] }).chains.find((c) => c.chain === 'ETH')).toMatchObject({
       source: 'rpc',
-      stale: ['gas', 'venue:eth-curve-3pool', 'venue:eth-curve-pyusd-usdc', 'venue:eth-curve-usde-usdc', ...ETH_DEPTH_VENUES],
+      stale: [
+        'gas',
+        'venue:eth-curve-3pool',
+        'venue:eth-curve-pyusd-usdc',
+        'venue:eth-curve-usde-usdc',
+        ...ETH_DEPTH_VENUES,
+        'price:sUSDe',
+        'price:PYUSD',
+      ],
       error: 'ETH: the RPC did not answer within 5000 ms',
     })
     // Other chains keep the snapshot and still quote.
@@ -421,7 +463,7 @@ describe('the live market', () => {
     })
   })
 
-  it('the pools and depth venues of a chain whose read is stale are stale too, by name', async () => {
+  it('the pools, depth venues and token prices of a chain whose read is stale are stale too, by name', async () => {
     const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2, blockAgoSec: 60 }))
     await market.refresh()
     expect(market.status().chains.find((c) => c.chain === 'ETH')?.stale).toEqual([
@@ -430,6 +472,8 @@ describe('the live market', () => {
       'venue:eth-curve-pyusd-usdc',
       'venue:eth-curve-usde-usdc',
       ...ETH_DEPTH_VENUES,
+      'price:sUSDe',
+      'price:PYUSD',
     ])
   })
 
@@ -956,6 +1000,39 @@ describe('LayerZero messaging fees from quoteSend, per lane', () => {
     expect((health['market'] as { chains: { chain: string }[] }).chains.find((c) => c.chain === 'ETH')).toMatchObject({
       stale: [`bridge:${TAXI}:ETH>GNO`],
     })
+  })
+})
+
+describe('Arbitrum’s L1 gas prices, which size its gas limits', () => {
+  it('the prices and minimum base fee ArbGasInfo answers size the L1 part of every gas limit built on ARB', async () => {
+    const { market } = liveOn(['ARB'], () => ({ eurUsd: 1.2, l1FeeWei: 3n * 10n ** 12n }))
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ARB')?.stale).toEqual([])
+    const arb = market.catalogue().chains.get('ARB')
+    expect(arb?.l1GasPrices).toEqual({ perTxWei: 3n * 10n ** 12n, perByteWei: 0n, minBaseFeeWei: 20_000_000n })
+    // The fee itself is still charged once, in USD: only the gas limit grows.
+    expect(arb?.l1FeeUsdE18).toBe(3n * 10n ** 12n * 3000n)
+    // 3·10^12 wei over a 0.02 gwei floor: 150,000 units, with the 30% margin on top of the execution estimate.
+    const [from, to] = ['ARB:USDC', 'ARB:USDT'].map((key) => market.catalogue().tokens.get(key))
+    if (from === undefined || to === undefined || !isEvmToken(from) || !isEvmToken(to)) throw new Error('no ARB tokens')
+    const found = findRoutes(market.catalogue(), { from, to, amountIn: 10n ** 9n, slippageE18: 5n * 10n ** 15n })
+    if (found.kind !== 'routes') throw new Error(found.kind)
+    const priced = found.ranked.BALANCED
+    expect(priced.gasLimit).toBe(withGasMargin(market.catalogue(), priced.sourceGasUnits + 150_000n))
+  })
+
+  it('a read without them makes ARB stale (l1-fee): no gas limit is sized from a guess', async () => {
+    const { market } = liveOn(['ARB'], () => ({ eurUsd: 1.2, arbitrumPricesMissing: true }))
+    await market.refresh()
+    expect(market.status().chains.find((c) => c.chain === 'ARB')?.stale).toEqual(['l1-fee'])
+    expect(market.catalogue().gaps?.chains.get('ARB')).toBe('the L1 gas prices were not read at block 1001')
+  })
+
+  it('a chain with no RPC sizes them from the snapshot', async () => {
+    const { market } = liveOn(['ETH'], () => ({ eurUsd: 1.2 }))
+    await market.refresh()
+    expect(market.catalogue().chains.get('ARB')?.l1GasPrices).toEqual(compileCatalogue(files).chains.get('ARB')?.l1GasPrices)
+    expect(market.catalogue().chains.get('ARB')?.l1GasPrices?.minBaseFeeWei).toBe(10_000_000n)
   })
 })
 

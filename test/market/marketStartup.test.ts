@@ -5,6 +5,7 @@ import { createServer } from '../../src/app/createServer.ts'
 import { marketFromConfig } from '../../src/app/marketFromConfig.ts'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { AcrossFeesKeeper } from '../../src/market/acrossLaneFees.ts'
 import { type AnvilInstance, startAnvil } from '../chain/anvil.ts'
 import { MANIFEST_DIR, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
 
@@ -89,6 +90,47 @@ describe('the live market at start', () => {
     const market = await marketFromConfig(right, files, silent, { firstReadWaitMs: 5_000 })
     market?.stop()
     expect(market?.liveChains).toEqual(['BAS'])
+  })
+
+  it('a URL of another chain with Across on: the one line alone, the store not closed under the Across restore', async () => {
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ POL: base.rpcUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      // Never asked: start-up ends before the first refresh.
+      SWAPEAZI_ACROSS_API_URL: 'http://127.0.0.1:9',
+    })
+    const lines: { event?: string }[] = []
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    // A store slower than the chain-id check, which fails a query the caller closes it under.
+    let isClosed = false
+    const keeper: AcrossFeesKeeper = {
+      save: async () => {},
+      forget: async () => {},
+      load: () =>
+        new Promise((resolve, reject) => {
+          setTimeout(() => (isClosed ? reject(new Error('the store is closed')) : resolve([])), 300)
+        }),
+    }
+    await expect(marketFromConfig(config, files, log, { firstReadWaitMs: 5_000, acrossFeesKeeper: keeper })).rejects.toThrow(
+      /^invalid configuration: SWAPEAZI_RPC_URLS\.POL: /,
+    )
+    // What buildAppDeps does on that error.
+    isClosed = true
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(lines.map((line) => line.event)).not.toContain('market_across_restore_failed')
+  })
+
+  it('refuses an Across rate and refresh interval that could leave a lane unread past its 5 minutes, before reading', async () => {
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: JSON.stringify({ BAS: base.rpcUrl }),
+      SWAPEAZI_MANIFEST_DIR: MANIFEST_DIR,
+      SWAPEAZI_ACROSS_API_URL: 'http://127.0.0.1:9',
+      SWAPEAZI_ACROSS_REQUESTS_PER_SEC: '1',
+      SWAPEAZI_ACROSS_REFRESH_MS: '240000',
+    })
+    await expect(marketFromConfig(config, files, silent)).rejects.toThrow(
+      /^invalid configuration: SWAPEAZI_ACROSS_REFRESH_MS, SWAPEAZI_ACROSS_REQUESTS_PER_SEC: .*set SWAPEAZI_ACROSS_REFRESH_MS to at most 175000, or raise SWAPEAZI_ACROSS_REQUESTS_PER_SEC$/,
+    )
   })
 
   it('an RPC that cannot be reached leaves its URL (and the key in it) out of health and of 503 bodies', async () => {

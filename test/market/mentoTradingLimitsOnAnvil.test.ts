@@ -15,6 +15,7 @@ import { QuoteResult } from '../../src/schemas/quote.ts'
 import type { CatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
 import { depthStandIns } from '../chain/depthStandIns.ts'
+import { l1FeeStandIns } from '../chain/l1FeeStandIns.ts'
 import { feedStandIns } from '../chain/feedStandIns.ts'
 import { executeSwap, planSwap, setupOf } from '../chain/routeExecution.ts'
 import { standInAbi } from '../chain/standIns.ts'
@@ -55,6 +56,8 @@ beforeAll(async () => {
   world = await deployCatalogueOnChains(original, ['CEL'])
   const { instance } = setupOf(world, 'CEL')
   const plan = readPlanOf(feeds, 'CEL', world.files.venues.venues, world.catalogue.tokens, world.files.bridges.bridges)
+  // Celo's L1 data fee (GasPriceOracle) asking a negligible fee.
+  if (plan.l1Fee !== undefined) await l1FeeStandIns(instance).place(plan.l1Fee, 0n, 10n ** 8n)
   // Every Chainlink feed of Celo at the snapshot's figure (KES's SortedOracles is not placed: KES is a gap here).
   for (const feed of plan.feeds)
     await feedStandIns(instance).placeFeed(feed.address, {

@@ -44,6 +44,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         [schema],
       )
       expect(tables.map((row) => row.table_name)).toEqual([
+        'across_lane_fees',
         'api_keys',
         'chain_cursors',
         'disbursements',

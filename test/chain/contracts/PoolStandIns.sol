@@ -8,6 +8,8 @@ pragma solidity 0.8.37;
 contract StandInPoolBalances {
     uint256[] private _balances;
     bool private _failing;
+    uint256 private _priceOracle;
+    bool private _isPriceOracleFailing;
 
     event BalancesSet(uint256[] balances);
 
@@ -19,6 +21,22 @@ contract StandInPoolBalances {
     /// @notice While set, every read reverts, as a paused or broken pool would.
     function setFailing(bool failing) external {
         _failing = failing;
+    }
+
+    /// @notice What a Curve stableswap-ng pool answers as its EMA `price_oracle(i)` (coin i + 1 in coin 0, 18
+    /// decimals): one price for every i; never set, 1e18 (a pool at peg).
+    function setPriceOracle(uint256 price) external {
+        _priceOracle = price;
+    }
+
+    function setPriceOracleFailing(bool failing) external {
+        _isPriceOracleFailing = failing;
+    }
+
+    function price_oracle(uint256 i) external view returns (uint256) {
+        require(!_isPriceOracleFailing, "StandInPoolBalances: price_oracle failing");
+        require(i + 1 < _balances.length, "StandInPoolBalances: coin index out of range");
+        return _priceOracle == 0 ? 1e18 : _priceOracle;
     }
 
     function balances(uint256 i) external view returns (uint256) {
