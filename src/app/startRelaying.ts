@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { type Address, type Chain, createPublicClient, createWalletClient, defineChain, getAddress, type Hex, http } from 'viem'
+import { type Address, type Chain, createPublicClient, createWalletClient, defineChain, getAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../config.ts'
 import { createAttestationClient } from '../lifecycle/attestationClient.ts'
@@ -9,12 +9,18 @@ import { type PaymentReconciler, startPaymentReconciler } from '../lifecycle/rec
 import { checkRelayerBalances } from '../lifecycle/relayerBalance.ts'
 import { createRelayScheduler, type SourceFinalRecord } from '../lifecycle/relayPendingSwaps.ts'
 import { createLzComposeRetrier, type LzComposeRetrier, type LzRetryDestination } from '../lifecycle/retryLzComposes.ts'
-import { CHAIN_RPC_TRANSPORT_OPTIONS } from '../market/createChainReader.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
+import { type ChainIdChecks, checkedRpcTransport } from './chainIdCheck.ts'
 import type { ServerDeps } from './createServer.ts'
 
 /** What the relayer, the compose retrier and the reconciler use of the app: `serve` passes its deps, `track` builds these. */
-export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock' | 'files' | 'routerOn' | 'catalogue'>
+export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock' | 'files' | 'routerOn' | 'catalogue'> & {
+  /**
+   * The process's chain-id checks, one per URL, shared with every other client of the process (serve's live market,
+   * pre-flight and tracker; track's tracker), so each URL is asked once and a mismatch logged once.
+   */
+  chainIds: ChainIdChecks
+}
 
 export type Relaying = {
   /**
@@ -29,7 +35,9 @@ export type Relaying = {
 /**
  * Starts what `swapeazi serve` and `swapeazi track` run beside the tracker (issue 18 items 4 and 5): the CCTP relayer when
  * SWAPEAZI_RELAYER_PRIVATE_KEY is set and a destination chain of ours has an RPC in SWAPEAZI_RPC_URLS, and the
- * reconciler of `onchain` x402 payments when that settler is configured. Each logs whether it is on and why.
+ * reconciler of `onchain` x402 payments when that settler is configured. Each logs whether it is on and why. Every
+ * client reads and sends only once its RPC has answered the chain's own id: the key never signs for, nor sends to, an
+ * RPC of another chain (logged once, `rpc_chain_mismatch`, and the chain is left out of the balance checks).
  */
 export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
@@ -57,8 +65,8 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
       },
     }
   const clients: Record<string, ReturnType<typeof createPublicClient>> = {}
-  for (const [chain, url] of Object.entries(config.market.rpcUrls))
-    clients[chain] = createPublicClient({ transport: http(url, CHAIN_RPC_TRANSPORT_OPTIONS) })
+  for (const [chain, url] of Object.entries(config.market.rpcUrls) as [ChainCode, string][])
+    clients[chain] = createPublicClient({ transport: checkedRpcTransport(deps.chainIds, chain, url) })
   const scheduler =
     relayer === undefined
       ? undefined
@@ -69,7 +77,11 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
   const relayerAccount = config.relayer.privateKey === undefined ? undefined : privateKeyToAccount(config.relayer.privateKey as Hex).address
   const checkBalances = (): void => {
     if (relayerAccount === undefined) return
-    checkRelayerBalances(clients, relayerAccount, log).catch((error: unknown) =>
+    // A chain whose RPC serves another chain is not used: its check said so once.
+    const usable = Object.fromEntries(
+      Object.entries(clients).filter(([chain]) => deps.chainIds[chain as ChainCode]?.isMismatched() !== true),
+    )
+    checkRelayerBalances(usable, relayerAccount, log).catch((error: unknown) =>
       log.warn({ event: 'relayer_balance_check_failed', err: error }, 'relayer_balance_check_failed'),
     )
   }
@@ -108,7 +120,7 @@ function lzRetrierFromConfig(config: Config, deps: RelayingDeps, holder: string)
     const endpoint = endpoints.get(chain)
     const viemChain = chainOf(deps, chain, url)
     if (endpoint === undefined || viemChain === undefined) continue
-    const transport = http(url, CHAIN_RPC_TRANSPORT_OPTIONS)
+    const transport = checkedRpcTransport(deps.chainIds, chain, url)
     destinations.push({
       chain,
       endpoint,
@@ -172,7 +184,7 @@ function relayerFromConfig(config: Config, deps: RelayingDeps, holder: string): 
     const delivery = transmitters.get(chain)
     const viemChain = chainOf(deps, chain, url)
     if (delivery === undefined || viemChain === undefined) continue
-    const transport = http(url, CHAIN_RPC_TRANSPORT_OPTIONS)
+    const transport = checkedRpcTransport(deps.chainIds, chain, url)
     destinations.push({
       chain,
       domain: delivery.domain,

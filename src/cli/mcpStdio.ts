@@ -38,6 +38,7 @@ export async function runMcpStdio(config: Config, io: { stdin: Readable; stdout:
     try {
       operator = await startOperatorEndpoint(deps)
     } catch (error) {
+      await deps.market?.stop()
       await deps.store.sql.close()
       throw error
     }
@@ -53,6 +54,7 @@ export async function runMcpStdio(config: Config, io: { stdin: Readable; stdout:
     })
     close = async () => {
       await operator?.close()
+      await deps.market?.stop()
       await deps.store.sql.close()
     }
   } else {

@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream'
 import { createAdaptorServer } from '@hono/node-server'
 import { formatUnits } from 'viem'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
+import { chainIdChecksFromConfig } from '../app/chainIdCheck.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
 import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperatorEndpoint.ts'
@@ -11,6 +12,7 @@ import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import type { Tracker } from '../lifecycle/createTracker.ts'
 import type { Config } from '../config.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
 
@@ -30,7 +32,11 @@ export type ServeIo = {
  * that was answered is also recorded. A port that cannot be had rejects with one line naming the variable to change.
  */
 export async function runServe(config: Config, io: ServeIo): Promise<void> {
-  const deps = await buildAppDeps(config, createLogger(config.logLevel, io.stderr))
+  const log = createLogger(config.logLevel, io.stderr)
+  // One chain-id check per RPC URL, shared by every client made from it: the live market's, the pre-flight's, the
+  // tracker's and the relayer's.
+  const chainIds = chainIdChecksFromConfig(config, log)
+  const deps = await buildAppDeps(config, log, { chainIds })
   deps.log.info(
     { event: 'payments', settlement: deps.settler.mode, pay_to: deps.payTo, store: deps.store.sql.describe },
     `x402 payments settle in ${deps.settler.mode} mode; store: ${deps.store.sql.describe}`,
@@ -55,7 +61,16 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     )
   // The status endpoints read the tracker built below once the server listens (issue 18 item 6).
   let tracker: Tracker | undefined
-  const app = createServer({ ...deps, tracking: deferredTracking(() => tracker) })
+  // Which chains are followed is the configuration's (an RPC for the chain): the tracker follows each once built, so a
+  // status read before then is not told its swap is unfollowed.
+  const app = createServer({
+    ...deps,
+    tracking: deferredTracking({
+      chains: Object.keys(config.market.rpcUrls) as ChainCode[],
+      isUsable: (chain) => chainIds[chain]?.isMismatched() !== true,
+      current: () => tracker,
+    }),
+  })
   let server: Server
   // The embedded store's owner runs operator commands on its live store (issue 15 item 1).
   let operator: OperatorEndpoint | undefined
@@ -64,6 +79,7 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     server = await listen(app.fetch, config)
   } catch (error) {
     await operator?.close()
+    await deps.market?.stop()
     await deps.store.sql.close()
     throw error
   }
@@ -82,9 +98,10 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   // stopped before the store closes.
   // Built wherever an RPC is configured, so statuses say which chains are followed and hints are checked even when the
   // tracker runs apart (SWAPEAZI_TRACKER=off, swapeazi track); it polls only when on.
-  const relaying = startRelaying(config, deps)
+  const relaying = startRelaying(config, { ...deps, chainIds })
   tracker = trackerFromConfig(config, {
     ...deps,
+    chainIds,
     catalogue: () => deps.catalogue,
     hooks: relaying.hooks,
   })
@@ -103,6 +120,8 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   await tracker?.stop()
   await relaying.stop()
   await operator?.close()
+  // The market last writes the Across lanes' reads to the store: stopped, and those writes ended, before it closes.
+  await deps.market?.stop()
   await deps.store.sql.close()
   deps.log.info({ event: 'stopped', signal }, 'stopped: store closed')
 }

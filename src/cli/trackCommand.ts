@@ -1,5 +1,7 @@
 import type { Writable } from 'node:stream'
+import { chainIdChecksFromConfig } from '../app/chainIdCheck.ts'
 import { createLogger } from '../app/createLogger.ts'
+import { FIRST_READ_WAIT_MS } from '../app/marketFromConfig.ts'
 import { settlerFromConfig } from '../app/settlerFromConfig.ts'
 import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
@@ -20,14 +22,21 @@ export type TrackIo = {
  * `swapeazi track`: the swap lifecycle apart from `serve` (SWAPEAZI_TRACKER=off there), on the configured store:
  * PostgreSQL shared with the replicas, or an embedded store no `serve` holds. It runs what `serve` runs beside its
  * tracker too (startRelaying): the CCTP relayer and LayerZero compose retries with SWAPEAZI_RELAYER_PRIVATE_KEY, the
- * reconciler of `onchain` payments; replicas doing the same share the work through leases. Runs until SIGINT or
- * SIGTERM, then finishes its poll and the relays under way, gives up its leases and closes the store.
+ * reconciler of `onchain` payments; replicas doing the same share the work through leases. Like `serve`, it first
+ * checks each URL's chain id (within FIRST_READ_WAIT_MS): a URL of another chain rejects with one line. Runs until
+ * SIGINT or SIGTERM, then finishes its poll and the relays under way, gives up its leases and closes the store.
  */
 export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   if (Object.keys(config.market.rpcUrls).length === 0)
     throw new Error('nothing to track: SWAPEAZI_RPC_URLS names no chain; set it to the JSON-RPC URL of each chain to follow')
   const log = createLogger(config.logLevel, io.stderr)
   const { catalogue, files } = loadCatalogue(config.manifestDir)
+  // One chain-id check per RPC URL, shared by the tracker's clients and the relayer's, as serve shares its own.
+  const chainIds = chainIdChecksFromConfig(config, log)
+  // A URL for the wrong chain is a configuration error: said before anything starts, where it answers in time (one
+  // that does not is warned of, and checked before the chain's first use).
+  const deadlineMs = Date.now() + FIRST_READ_WAIT_MS
+  await Promise.all(Object.values(chainIds).map((check) => check.atStart(deadlineMs)))
   const store = await openStore(config.store)
   const routerOn = (chain: ChainCode) => routerDeployment(config.router.byChain[chain] ?? config.router.address)
   let relaying: ReturnType<typeof startRelaying> | undefined
@@ -41,6 +50,7 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
       files,
       routerOn,
       catalogue,
+      chainIds,
     })
     tracker = trackerFromConfig(config, {
       store,
@@ -49,6 +59,7 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
       clock: Date.now,
       log,
       hooks: relaying.hooks,
+      chainIds,
     })
   } catch (error) {
     await relaying?.stop()

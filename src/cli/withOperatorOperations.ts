@@ -25,6 +25,7 @@ export async function withOperatorOperations<T>(config: Config, work: (operation
   try {
     return await work(operatorOperations(deps))
   } finally {
+    await deps.market?.stop()
     await deps.store.sql.close()
   }
 }

@@ -59,11 +59,11 @@ export const hintTransactionEndpoint = defineEndpoint({
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
       422: problemResponseDoc(
-        "transaction_mismatch: the transaction's receipt holds no Swapped event of this reference from our router (`reason`: not_this_swap, or transaction_not_found when it is not mined yet)",
+        "transaction_mismatch: the transaction's receipt holds no Swapped event of this reference from our router (`reason`: not_this_swap, or transaction_not_found when it is not mined yet). chain_not_tracked: this service reads no RPC of the swap's source chain (`chain`), so no hint can be checked here and asking again will not change that: read the transaction on the chain's block explorer",
       ),
       429: RATE_LIMITED,
       503: problemResponseDoc(
-        "tracking_unavailable: no RPC follows the swap's source chain here, or its RPC failed or timed out during the check (nothing was decided); `Retry-After` says when to ask again",
+        'tracking_unavailable: the tracker is starting, its RPC failed or timed out during the check, or too many hints are being checked (nothing was decided); `Retry-After` says when to ask again',
       ),
     },
   },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import { followDelivery } from './followDelivery.ts'
+import { canFollowDelivery, followDelivery } from './followDelivery.ts'
 import { createHintGate } from './hintGate.ts'
 import { type HintSourceTransactionReturnType, hintSourceTransaction } from './hintSourceTransaction.ts'
 import { openSwaps } from './openSwaps.ts'
@@ -89,11 +89,22 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
     return got
   }
 
+  /** Releases a lease this replica holds (a failed release is left to expire). */
+  const giveUp = async (name: string): Promise<void> => {
+    if (!held.delete(name)) return
+    await leases.release(name, holder).catch(() => {})
+  }
+
   const pollOnce = async (): Promise<void> => {
     for (const chain of chains) {
       if (isStopped) return
+      const name = `tracker:chain:${chain}`
+      // A chain this replica cannot read is left to one that can, its lease too.
+      if (context.isChainUsable?.(chain) === false) {
+        await giveUp(name)
+        continue
+      }
       try {
-        const name = `tracker:chain:${chain}`
         if (!(await acquire(name))) continue
         for (let step = 0; step < MAX_STEPS_PER_POLL && !isStopped; step++) {
           // A catch-up poll can outlast the lease: renewed before each step, and given up at once if another replica
@@ -107,6 +118,8 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
         }
       } catch (error) {
         context.log.warn({ event: 'tracker_scan_failed', chain, err: error }, `tracker_scan_failed: ${chain}; retried at the next poll`)
+        // Another replica, whose RPC may answer, can take the scan at its next poll (its cursor is in the store).
+        await giveUp(name)
       }
     }
     let pending: Awaited<ReturnType<typeof openSwaps>>
@@ -118,7 +131,12 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
     }
     for (const tracked of pending) {
       if (isStopped) return
+      // A swap this replica cannot follow is left to one that can, lease and all.
       const name = `tracker:swap:${tracked.swap.ref}`
+      if (!canFollowDelivery(context, tracked)) {
+        await giveUp(name)
+        continue
+      }
       try {
         if (!(await acquire(name))) continue
         if (await followDelivery(context, tracked)) {
@@ -130,6 +148,7 @@ export function createTracker(parameters: CreateTrackerParameters): Tracker {
           { event: 'tracker_follow_failed', ref: tracked.swap.ref, err: error },
           `tracker_follow_failed: ${tracked.swap.ref}; retried at the next poll`,
         )
+        await giveUp(name)
       }
     }
   }

@@ -1,4 +1,5 @@
 import { getAddress, type Hex } from 'viem'
+import type { ChainCode } from '../schemas/catalogue.ts'
 import type { LegPosition, LifecycleAmount, LifecycleSubstatus, TrackedSwap } from '../store/createStore.ts'
 import { blockAtOrBefore } from './blockAtOrBefore.ts'
 import { findAcrossRefund } from './findAcrossRefund.ts'
@@ -10,6 +11,22 @@ import { runHook, type TrackerClient, type TrackerContext } from './trackerConte
 
 /** A delivery found on the destination chain. */
 type Delivery = { leg: LegPosition; substatus: LifecycleSubstatus; received: LifecycleAmount; reason: string | null }
+
+/**
+ * Whether this tracker can follow a pending swap's delivery: it reads the destination chain, and the source chain
+ * where a step needs it (the first step starts from the source block; an Across refund arrives on the source). A
+ * replica that cannot must leave the swap's lease to one that can (a `serve` with fewer RPCs beside a `swapeazi
+ * track` with them, or one whose RPC serves another chain): holding it would stop the delivery from being followed.
+ */
+export function canFollowDelivery(context: TrackerContext, tracked: TrackedSwap): boolean {
+  const expected = expectedOrderOf(tracked.swap, context.catalogue())
+  const destination = expected?.destination
+  if (expected === undefined || destination === undefined) return false
+  const reads = (chain: ChainCode): boolean => context.clients[chain] !== undefined && context.isChainUsable?.(chain) !== false
+  const needsSource =
+    tracked.lifecycle.destinationFromBlock === null || (tracked.swap.quote as { bridge?: unknown } | null)?.bridge === 'across'
+  return reads(destination.chain) && (!needsSource || reads(expected.chain))
+}
 
 /**
  * One step of following a pending swap's delivery, under the swap's lease: reads the destination chain's final blocks

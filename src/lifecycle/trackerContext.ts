@@ -22,6 +22,11 @@ export type TrackerContext = {
   routerOn: (chain: ChainCode) => RouterDeployment
   /** A client per chain with an RPC: only those chains are followed. */
   clients: Partial<Record<ChainCode, TrackerClient>>
+  /**
+   * False for a chain whose RPC was found serving another chain (src/app/chainIdCheck.ts): nothing of it is read, and
+   * its leases are left to replicas that can read it. Absent: every chain with a client is usable.
+   */
+  isChainUsable?: (chain: ChainCode) => boolean
   /** Blocks behind the head before a block is treated as final, per chain. */
   confirmations: (chain: ChainCode) => number
   /** The most blocks one eth_getLogs asks for. */

@@ -73,7 +73,14 @@ export const NextStep = z
         'sign_and_broadcast: the transaction is still unsent; wait: check again after checkAgainSec; none: finished; use_delivered_token: the recipient holds the bridged token and may swap it; quote_again: build a new swap; check_sender: the money went back to, or stayed with, the sender',
       ),
     message: z.string().describe('The step in one or two sentences, to act on or tell the user'),
-    checkAgainSec: z.number().int().positive().nullable().describe('When to read the status again; null when nothing will change'),
+    checkAgainSec: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .describe(
+        'When to read the status again; null when no change is to be expected: it is finished, or no tracker is known to follow it (the message then says where to look instead)',
+      ),
     deadline: z.string().nullable().describe('ISO 8601: the time the step must be done by, when there is one'),
   })
   .meta({ id: 'NextStep' })
@@ -88,7 +95,9 @@ export const OrderStatus = z
     reason: z.string().nullable().describe('Why it failed or expired, or what the partial delivery was; null otherwise'),
     isTracked: z
       .boolean()
-      .describe('false when no tracker follows this order (no RPC for its chain): its state then stays built whatever happens on chain'),
+      .describe(
+        "true when a tracker is known to follow this order: this service has an RPC for its source chain, or another tracker was seen scanning that chain in the last 10 minutes. false when none is: either no tracker follows this kind of order at all (a batch of plain transfers only: its orders stay built whatever happens on chain), or this service does not read the source chain and has seen no tracker scan it (its state moves only if a swapeazi track process with that chain's RPC runs on the same store). next.message says which, and where to see the transaction instead",
+      ),
     fromChain: ChainCode,
     toChain: ChainCode,
     sent: ChainAmount.nullable().describe('What left the sender, as the source transaction shows it; null until mined'),

@@ -6,6 +6,7 @@ import { ORDER_SIGNING_WINDOW_SEC } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { explorerTxUrl } from './explorerTxUrl.ts'
 import { orderDeadlineOf } from './orderDeadlineOf.ts'
+import { type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
 import { type BuiltOrder, orderStatus } from './orderStatus.ts'
 import type { LifecycleRecord } from '../store/createStore.ts'
 import { transferLifecycle } from './transferLifecycle.ts'
@@ -34,6 +35,41 @@ export function unknownRef(ref: string): ServiceError {
 /** Unix ms of the router's deadline for a built transaction: from its calldata, else the signing window after the build. */
 function deadlineMsOf(transactionRequest: unknown, createdAt: string): number {
   return orderDeadlineOf(transactionRequest) ?? Date.parse(createdAt) + ORDER_SIGNING_WINDOW_SEC * 1000
+}
+
+/**
+ * Who follows a source chain: this service's own tracker (an RPC for it here), or, on a replica without that RPC,
+ * another process's (`swapeazi track`) seen in the store scanning the chain: its cursor's last final block is recent;
+ * else none seen. The store is read at most once per chain.
+ */
+function sourceTrackingOf(
+  deps: GetSwapStatusDeps,
+  follows: (chain: ChainCode) => boolean,
+  nowMs: number,
+): (chain: ChainCode) => Promise<SourceTracking> {
+  const seen = new Map<ChainCode, Promise<SourceTracking>>()
+  const scannedElsewhere = async (chain: ChainCode): Promise<SourceTracking> => {
+    const cursor = await deps.store.lifecycle.getCursor(chain)
+    return cursor !== undefined && nowMs - cursor.blockTime.getTime() <= TRACKER_SEEN_WITHIN_MS ? 'elsewhere' : 'unseen'
+  }
+  return async (chain) => {
+    if (follows(chain)) return 'here'
+    let answer = seen.get(chain)
+    if (answer === undefined) {
+      answer = scannedElsewhere(chain)
+      seen.set(chain, answer)
+    }
+    return answer
+  }
+}
+
+/**
+ * Whether a tracker that reads the destination chain (one with its RPC: this service's or another process's) has
+ * looked there for this swap's delivery lately: it records the destination block it reads from at each look.
+ */
+function isDestinationReadElsewhere(lifecycle: LifecycleRecord | undefined, nowMs: number): boolean {
+  if (lifecycle === undefined || lifecycle.destinationFromBlock === null) return false
+  return nowMs - Date.parse(lifecycle.updatedAt) <= TRACKER_SEEN_WITHIN_MS
 }
 
 /** How far along each state is, for a batch's state as a whole: its least advanced order. */
@@ -72,24 +108,30 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   const { ref } = parameters
   checkTrackedRef(ref)
   const nowMs = deps.clock()
-  // An order is tracked when a tracker follows its source chain and it has a swap row to move (a batch's plain
-  // transfer is read off the batch's other legs, so it is tracked only when the batch has one).
-  const read = (order: BuiltOrder, lifecycle: LifecycleRecord | undefined, isFollowable = true): OrderStatus =>
-    orderStatus({
+  const follows = (chain: ChainCode): boolean => deps.tracking?.follows(chain) ?? false
+  const sourceTrackingOn = sourceTrackingOf(deps, follows, nowMs)
+  // An order is followed when a tracker follows its source chain and it has a swap row to move. A batch's plain
+  // transfer is read off the batch's other legs, so a batch of transfers only (no leg recorded: every swap or bridge
+  // order of a batch is recorded with it) has nothing any tracker moves, whichever chains are read.
+  const read = async (order: BuiltOrder, lifecycle: LifecycleRecord | undefined, isFollowable = true): Promise<OrderStatus> => {
+    const toChain = ChainCode.parse(order.toChain)
+    return orderStatus({
       catalogue: deps.catalogue,
       explorerTxUrl: (chain, txHash) => explorerTxUrl(deps.files, chain, txHash),
+      explorerUrl: (chain) => deps.files.chains.chains.find((entry) => entry.id === chain)?.explorer ?? null,
       order,
       lifecycle,
-      isTracked: isFollowable && (deps.tracking?.follows(ChainCode.parse(order.fromChain)) ?? false),
-      isDestinationTracked: deps.tracking?.follows(ChainCode.parse(order.toChain)) ?? false,
+      sourceTracking: isFollowable ? await sourceTrackingOn(ChainCode.parse(order.fromChain)) : 'never',
+      isDestinationTracked: follows(toChain) || isDestinationReadElsewhere(lifecycle, nowMs),
       nowMs,
     })
+  }
 
   if (ref.startsWith('swp_')) {
     const tracked = await deps.store.lifecycle.getTracked(ref)
     if (tracked === undefined) throw unknownRef(ref)
     const { swap, lifecycle } = tracked
-    const order = read(
+    const order = await read(
       {
         ref,
         kind: 'swap',
@@ -109,20 +151,22 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   const items = DisbursementItem.array().parse(batch.items)
   const deadlineMs = deadlineMsOf(batch.transactionRequest, batch.createdAt)
   const legs = new Map((await deps.store.lifecycle.getBatchLegs(ref)).map((leg) => [leg.legIndex, leg]))
-  const orders = items.map((item) => {
-    const order: BuiltOrder = {
-      ref: `${ref}.${item.index}`,
-      kind: 'batch',
-      fromChain: batch.fromChain,
-      toChain: item.toChain,
-      toToken: item.toToken,
-      createdAt: batch.createdAt,
-      deadlineMs,
-    }
-    const tracked = legs.get(item.index)
-    if (tracked !== undefined) return read(order, tracked)
-    return read(order, transferLifecycle(deps.catalogue, batch, item, [...legs.values()]), legs.size > 0)
-  })
+  const orders = await Promise.all(
+    items.map((item) => {
+      const order: BuiltOrder = {
+        ref: `${ref}.${item.index}`,
+        kind: 'batch',
+        fromChain: batch.fromChain,
+        toChain: item.toChain,
+        toToken: item.toToken,
+        createdAt: batch.createdAt,
+        deadlineMs,
+      }
+      const tracked = legs.get(item.index)
+      if (tracked !== undefined) return read(order, tracked)
+      return read(order, transferLifecycle(deps.catalogue, batch, item, [...legs.values()]), legs.size > 0)
+    }),
+  )
   const [first, ...rest] = orders
   if (first === undefined) throw new Error(`batch ${ref} records no recipients`)
   return batchStatus(ref, [first, ...rest])

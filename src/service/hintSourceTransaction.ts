@@ -4,9 +4,6 @@ import type { SwapStatusWire } from '../schemas/swapStatus.ts'
 import { checkTrackedRef, type GetSwapStatusDeps, getSwapStatus, unknownRef } from './getSwapStatus.ts'
 import { ServiceError } from './serviceError.ts'
 
-/** When to ask again after 503 tracking_unavailable: an operator adds an RPC by configuration and a restart. */
-export const TRACKING_RETRY_AFTER_SEC = 300
-
 /** The source chain of a recorded swap or batch; undefined when nothing is recorded under `ref`. */
 async function sourceChainOf(deps: GetSwapStatusDeps, ref: string): Promise<ChainCode | undefined> {
   const recorded = ref.startsWith('swp_') ? await deps.store.getSwap(ref) : await deps.store.disbursements.getDisbursement(ref)
@@ -17,12 +14,18 @@ async function sourceChainOf(deps: GetSwapStatusDeps, ref: string): Promise<Chai
 export const RPC_RETRY_AFTER_SEC = 30
 /** When to ask again after the hint checks in flight were at their cap (src/lifecycle/hintGate.ts). */
 export const BUSY_RETRY_AFTER_SEC = 5
+/** When to ask again while the service's tracker is still being built (its first moments after it listens). */
+export const STARTING_RETRY_AFTER_SEC = 5
 
-function trackingUnavailable(chain: ChainCode): ServiceError {
+/**
+ * 422 chain_not_tracked: this service reads no RPC of the swap's source chain, so no hint can be checked here, and
+ * asking again does not change that (only the operator's configuration does): no Retry-After.
+ */
+function chainNotTracked(chain: ChainCode, txHash: Hex): ServiceError {
   return new ServiceError(
-    'tracking_unavailable',
-    `No RPC follows ${chain} on this service, so the transaction cannot be checked; the swap still runs on chain. Read it on the block explorer, or ask again later.`,
-    { chain, retryAfterSec: TRACKING_RETRY_AFTER_SEC },
+    'chain_not_tracked',
+    `This service reads no RPC of ${chain}, so it cannot check ${txHash}, and sending the hint again here will not change that. The swap runs on chain all the same: read the transaction on a ${chain} block explorer. If a \`swapeazi track\` process with ${chain}'s RPC runs on this service's store, it finds the transaction without a hint and the status updates.`,
+    { chain, txHash, field: 'txHash' },
   )
 }
 
@@ -30,7 +33,8 @@ function trackingUnavailable(chain: ChainCode): ServiceError {
  * POST /api/v1/swap/{ref}/transaction: the optional hint of the source transaction (the tracker finds it anyway).
  * The tracker checks that its receipt holds the router's Swapped event for the reference; the answer is the status
  * after the check. 404 for an unknown reference, 422 transaction_mismatch for a transaction that is not this swap's,
- * 503 tracking_unavailable when no RPC reads the swap's source chain.
+ * 422 chain_not_tracked when this service reads no RPC of the swap's source chain, 503 tracking_unavailable when its
+ * RPC or tracker could not check it just now.
  */
 export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters: { ref: string; txHash: Hex }): Promise<SwapStatusWire> {
   const { ref, txHash } = parameters
@@ -38,11 +42,17 @@ export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters:
   const chain = await sourceChainOf(deps, ref)
   if (chain === undefined) throw unknownRef(ref)
   const { tracking } = deps
-  if (tracking === undefined || !tracking.follows(chain)) throw trackingUnavailable(chain)
+  if (tracking === undefined || !tracking.follows(chain)) throw chainNotTracked(chain, txHash)
   const checked = await tracking.hintSourceTransaction(ref, txHash)
   if (!checked.ok) {
     if (checked.reason === 'unknown_ref') throw unknownRef(ref)
-    if (checked.reason === 'chain_not_tracked') throw trackingUnavailable(chain)
+    if (checked.reason === 'chain_not_tracked') throw chainNotTracked(chain, txHash)
+    if (checked.reason === 'not_started')
+      throw new ServiceError(
+        'tracking_unavailable',
+        `This service has only just started and its tracker is not ready, so ${txHash} was not checked. Ask again in ${STARTING_RETRY_AFTER_SEC} s, or just read the status: the tracker finds the transaction without a hint.`,
+        { chain, retryAfterSec: STARTING_RETRY_AFTER_SEC },
+      )
     if (checked.reason === 'busy')
       throw new ServiceError(
         'tracking_unavailable',

@@ -2,7 +2,7 @@ import { type Catalogue, formatAtomic } from '../engine/index.ts'
 import { ChainCode } from '../schemas/catalogue.ts'
 import { type ChainAmount, type LifecycleLeg, type OrderStatus, TxHash } from '../schemas/swapStatus.ts'
 import type { LegName, LifecycleAmount, LifecycleRecord } from '../store/createStore.ts'
-import { nextStep } from './nextStep.ts'
+import { isTrackedBy, nextStep, type SourceTracking } from './nextStep.ts'
 
 /** The order a status is about, as the service recorded it when it was built. */
 export type BuiltOrder = {
@@ -20,11 +20,14 @@ export type OrderStatusParameters = {
   catalogue: Catalogue
   /** A chain's block explorer transaction URL for a hash; null when none is configured. */
   explorerTxUrl: (chain: ChainCode, txHash: string) => string | null
+  /** A chain's block explorer (its home page); null when none is configured. */
+  explorerUrl: (chain: ChainCode) => string | null
   order: BuiltOrder
   /** The tracker's record (a swap no tracker has moved reads as built); undefined for an order not recorded as a swap. */
   lifecycle: LifecycleRecord | undefined
-  isTracked: boolean
-  /** Whether a tracker reads the order's destination chain (where a bridged delivery is seen). Default: `isTracked`. */
+  /** Who follows the order's source chain: this service, a tracker seen scanning it, none seen, or nothing ever (`isTracked` on the wire: the first two). */
+  sourceTracking: SourceTracking
+  /** Whether a tracker is known to read the order's destination chain (where a bridged delivery is seen). Absent: read. */
   isDestinationTracked?: boolean
   nowMs: number
 }
@@ -62,7 +65,7 @@ const LEG_ORDER: readonly LegName[] = ['source', 'bridge', 'destination']
  * has no record of it; and what to do next.
  */
 export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
-  const { catalogue, explorerTxUrl, order, lifecycle, isTracked, nowMs } = parameters
+  const { catalogue, explorerTxUrl, explorerUrl, order, lifecycle, sourceTracking, nowMs } = parameters
   const fromChain = ChainCode.parse(order.fromChain)
   const toChain = ChainCode.parse(order.toChain)
   const state = lifecycle?.state ?? 'built'
@@ -93,7 +96,7 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
     state,
     substatus,
     reason,
-    isTracked,
+    isTracked: isTrackedBy(sourceTracking),
     fromChain,
     toChain,
     sent: lifecycle?.sent == null ? null : chainAmount(catalogue, lifecycle.sent),
@@ -105,7 +108,9 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
       state,
       substatus,
       reason,
-      isTracked,
+      sourceTracking,
+      fromChain,
+      explorerUrl: explorerUrl(fromChain),
       ...(parameters.isDestinationTracked === undefined ? {} : { isDestinationTracked: parameters.isDestinationTracked }),
       deadlineMs: order.deadlineMs,
       received,

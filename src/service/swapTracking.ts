@@ -10,8 +10,19 @@ export type HintSourceTransactionReturnType =
   | { ok: true; isFinal: boolean }
   | {
       ok: false
-      /** `rpc_unavailable`: the chain's RPC failed or timed out while checking; `busy`: too many hints were being checked to check this one. Nothing was decided. */
-      reason: 'invalid_hash' | 'unknown_ref' | 'chain_not_tracked' | 'transaction_not_found' | 'not_this_swap' | 'rpc_unavailable' | 'busy'
+      /**
+       * `rpc_unavailable`: the chain's RPC failed or timed out while checking; `busy`: too many hints were being checked
+       * to check this one; `not_started`: the tracker is still being built. Nothing was decided.
+       */
+      reason:
+        | 'invalid_hash'
+        | 'unknown_ref'
+        | 'chain_not_tracked'
+        | 'transaction_not_found'
+        | 'not_this_swap'
+        | 'rpc_unavailable'
+        | 'busy'
+        | 'not_started'
       detail: string
     }
 
@@ -21,7 +32,10 @@ export type HintSourceTransactionReturnType =
  * provides it; absent, every swap reads as untracked and a hint is 503 tracking_unavailable.
  */
 export type SwapTracking = {
-  /** Whether a tracker follows swaps whose source is on `chain` (an RPC is configured for it). */
+  /**
+   * Whether this service's tracker follows `chain` (an RPC is configured for it here), whether or not it is built yet
+   * or polls (SWAPEAZI_TRACKER=off leaves the polling to `swapeazi track`).
+   */
   follows(chain: ChainCode): boolean
   /** Checks that `txHash`'s receipt holds the router's `Swapped` event for `ref`, and records it as the source. */
   hintSourceTransaction(ref: string, txHash: Hex): Promise<HintSourceTransactionReturnType>
@@ -46,18 +60,29 @@ export function trackingOf(tracker: TrackerLike): SwapTracking {
   }
 }
 
+export type DeferredTrackingParameters = {
+  /** The chains with an RPC in the configuration (SWAPEAZI_RPC_URLS): the tracker built from it follows each. */
+  chains: readonly ChainCode[]
+  /** False for a chain whose RPC was found serving another chain (src/app/chainIdCheck.ts): it is not followed. */
+  isUsable?: (chain: ChainCode) => boolean
+  /** The tracker once it is built; undefined before. */
+  current: () => TrackerLike | undefined
+}
+
 /**
- * The tracking of a tracker built after the app (serve builds it once it listens): until then, and where none is
- * built (no RPC), nothing is followed and a hint answers chain_not_tracked.
+ * The tracking of a tracker built after the app (serve builds it once it listens). Which chains are followed is
+ * answered from the configuration, not from whether the tracker exists yet: until it does, a swap on a configured
+ * chain is still one its tracker will follow, and a hint answers `not_started` (ask again in a few seconds).
  */
-export function deferredTracking(current: () => TrackerLike | undefined): SwapTracking {
+export function deferredTracking(parameters: DeferredTrackingParameters): SwapTracking {
+  const { chains, isUsable = () => true, current } = parameters
   return {
-    follows: (chain) => current()?.chains.includes(chain) ?? false,
+    follows: (chain) => chains.includes(chain) && isUsable(chain),
     hintSourceTransaction: async (ref, txHash) =>
       current()?.hintSourceTransaction(ref, txHash) ?? {
         ok: false,
-        reason: 'chain_not_tracked',
-        detail: 'no tracker runs on this service yet',
+        reason: 'not_started',
+        detail: 'the tracker of this service is still starting',
       },
   }
 }

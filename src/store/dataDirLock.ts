@@ -28,17 +28,25 @@ import { DataDirHolder } from '../schemas/dataDirLock.ts'
 // A live pid whose process started before the lock, or whose start is unknown (no /proc), holds it: taking a live
 // store over loses writes, so when in doubt we refuse and name the pid.
 //
-// Takeover races: two processes that both find a stale lock each rename it to a name of their own; one rename wins,
-// and only the winner's renamed file holds what it judged stale. A process that finds it renamed a newer lock (one
-// taken between its read and its rename) links it back. Then both try O_EXCL again, and one wins.
+// Takeover races: only the holder of a second file, the takeover mutex (created with O_EXCL, naming its pid), removes
+// a stale lock, after reading it again under the mutex, and then tries O_EXCL itself. Nothing else removes a lock but
+// its live owner, so a lock file is never removed under a process that has just taken it: racers that find the lock
+// stale wait for the mutex, and a process that finds no lock at all may take it with O_EXCL meanwhile, which the
+// mutex holder's own O_EXCL then sees. (Renaming the stale lock aside instead, as before, let a third process's O_EXCL
+// slip in while a second had moved a fresh lock aside by mistake: two owners.) A mutex whose pid is not alive, or
+// that stays unwritten, is moved aside by rename, checked, and removed.
 
 /** The lock file's name inside the data directory. */
 export const DATA_DIR_LOCK_FILE = 'swapeazi.lock'
+/** The takeover mutex's name inside the data directory: held while a stale lock is removed and retaken. */
+const TAKEOVER_FILE = 'swapeazi.lock.takeover'
 
 /** How long a lock file may stay unreadable (created, not yet written) before it counts as stale. */
 const UNWRITTEN_LOCK_MS = 2_000
 /** Slack between a process's start time as /proc reports it (whole seconds of boot time) and the wall clock. */
 const START_TIME_SLACK_MS = 2_000
+/** A takeover mutex older than this was left by a process that died mid-takeover (a takeover takes milliseconds). */
+const MUTEX_STALE_MS = 10_000
 /** A socket that neither accepts nor refuses within this is a busy holder, not a dead one. */
 const SOCKET_PROBE_MS = 1_000
 const MAX_ATTEMPTS = 200
@@ -111,11 +119,12 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
     url: null,
   }
   for (let attempt = 0; !createExclusive(dataDir, path, holder); attempt++) {
-    if (attempt === MAX_ATTEMPTS) throw new DataDirUnusableError(dataDir, `has a lock file (${path}) that could not be taken over`)
+    if (attempt === MAX_ATTEMPTS)
+      throw new DataDirUnusableError(dataDir, `has a lock file (${path}, or ${TAKEOVER_FILE} beside it) that could not be taken over`)
     const found = await inspectLock(path)
     if (found.state === 'live') throw new DataDirHeldError(dataDir, found.holder)
-    if (found.state === 'stale') takeOver(path, found.raw)
-    if (found.state === 'unwritten') await new Promise((resolve) => setTimeout(resolve, 20))
+    if (found.state === 'stale' && takeOver(dataDir, path, found, holder)) break
+    if (found.state === 'unwritten' || found.state === 'stale') await new Promise((resolve) => setTimeout(resolve, 20))
   }
   heldHere.set(path, holder.token)
   installExitHook()
@@ -155,7 +164,8 @@ export async function findDataDirHolder(dataDir: string): Promise<DataDirHolder 
 
 type Inspection =
   | { state: 'live'; holder: DataDirHolder }
-  | { state: 'stale'; raw: string }
+  /** `ino`: the lock file's inode when read, which a takeover checks is still the one there. */
+  | { state: 'stale'; raw: string; ino: number }
   | { state: 'gone' }
   /** Created by a process that has not written it yet. */
   | { state: 'unwritten' }
@@ -163,17 +173,23 @@ type Inspection =
 async function inspectLock(path: string): Promise<Inspection> {
   let raw: string
   let modifiedMs: number
+  let ino: number
   try {
+    const before = statSync(path)
     raw = readFileSync(path, 'utf8')
-    modifiedMs = statSync(path).mtimeMs
+    const after = statSync(path)
+    // Replaced (renamed over by publish) between the two looks: read again.
+    if (after.ino !== before.ino) return { state: 'unwritten' }
+    modifiedMs = after.mtimeMs
+    ino = after.ino
   } catch (error) {
     // ENOTDIR: the data directory is a file, which opening it reports.
     if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return { state: 'gone' }
     throw new DataDirUnusableError(dirname(path), `has a lock file (${path}) this user cannot read (${codeOf(error)})`)
   }
   const holder = parseHolder(raw)
-  if (holder === undefined) return Date.now() - modifiedMs < UNWRITTEN_LOCK_MS ? { state: 'unwritten' } : { state: 'stale', raw }
-  return (await isHolderAlive(path, holder)) ? { state: 'live', holder } : { state: 'stale', raw }
+  if (holder === undefined) return Date.now() - modifiedMs < UNWRITTEN_LOCK_MS ? { state: 'unwritten' } : { state: 'stale', raw, ino }
+  return (await isHolderAlive(path, holder)) ? { state: 'live', holder } : { state: 'stale', raw, ino }
 }
 
 function parseHolder(raw: string): DataDirHolder | undefined {
@@ -259,26 +275,84 @@ function writeFileExclusive(path: string, holder: DataDirHolder): void {
   closeSync(fd)
 }
 
-/** Moves a stale lock file (whose content was `raw`) out of the way, or leaves a newer one where it is. */
-function takeOver(path: string, raw: string): void {
-  const aside = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.stale`
+/**
+ * Under the takeover mutex: removes the lock if it is still the file found stale (its inode and content) and takes it
+ * for `holder` with O_EXCL. True when taken; false when the mutex is another's, the lock changed, or another process
+ * took it first (the caller inspects again).
+ */
+function takeOver(dataDir: string, path: string, stale: { raw: string; ino: number }, holder: DataDirHolder): boolean {
+  const mutex = join(dataDir, TAKEOVER_FILE)
+  const mine = JSON.stringify({ pid: process.pid, token: holder.token })
   try {
-    renameSync(path, aside)
+    const fd = openSync(mutex, 'wx', 0o600)
+    try {
+      writeSync(fd, mine)
+    } finally {
+      closeSync(fd)
+    }
   } catch (error) {
-    if (codeOf(error) === 'ENOENT') return
-    throw error
+    if (codeOf(error) !== 'EEXIST') throw error
+    clearStaleMutex(mutex)
+    return false
+  }
+  try {
+    let isStill: boolean
+    try {
+      isStill = statSync(path).ino === stale.ino && readFileSync(path, 'utf8') === stale.raw
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') throw error
+      isStill = false
+    }
+    // Still the stale file: only the mutex's holder removes it. Gone: its owner released it, or a takeover before
+    // ours ended; O_EXCL decides.
+    if (isStill) unlinkSync(path)
+    return createExclusive(dataDir, path, holder)
+  } finally {
+    try {
+      if (readFileSync(mutex, 'utf8') === mine) unlinkSync(mutex)
+    } catch {}
+  }
+}
+
+/** A takeover mutex left by a process that died holding it (or never wrote it) is moved aside, checked and removed. */
+function clearStaleMutex(mutex: string): void {
+  let raw: string
+  let modifiedMs: number
+  try {
+    raw = readFileSync(mutex, 'utf8')
+    modifiedMs = statSync(mutex).mtimeMs
+  } catch {
+    return
+  }
+  let pid: number | undefined
+  try {
+    const parsed = JSON.parse(raw) as { pid?: unknown }
+    if (typeof parsed.pid === 'number') pid = parsed.pid
+  } catch {}
+  // A takeover holds the mutex for milliseconds, and this process never holds it here (takeOver runs synchronously):
+  // one naming this pid was left by an earlier process with the same pid (a restarted container), and one older than
+  // MUTEX_STALE_MS was left by a process that died mid-takeover, its pid since reused.
+  const isStale =
+    Date.now() - modifiedMs >= MUTEX_STALE_MS ||
+    (pid === undefined ? Date.now() - modifiedMs >= UNWRITTEN_LOCK_MS : pid === process.pid || !isPidAlive(pid))
+  if (!isStale) return
+  const aside = `${mutex}.${process.pid}.${randomBytes(6).toString('hex')}.stale`
+  try {
+    renameSync(mutex, aside)
+  } catch {
+    return
   }
   let moved: string | undefined
   try {
     moved = readFileSync(aside, 'utf8')
   } catch {}
-  if (moved !== raw) {
-    // A lock taken between our read and our rename: put it back. (It fails only if a third process has since
-    // created one: three processes on one stale lock within microseconds.)
+  // A mutex taken between our read and our rename is put back. If a fourth process created one meanwhile, the put-back
+  // fails and two processes hold the mutex: that needs a crash mid-takeover and four racers, and is not closed here
+  // (only a kernel lock would close it).
+  if (moved !== raw)
     try {
-      linkSync(aside, path)
+      linkSync(aside, mutex)
     } catch {}
-  }
   try {
     unlinkSync(aside)
   } catch {}

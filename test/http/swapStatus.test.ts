@@ -6,7 +6,7 @@ import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
-import { type HintSourceTransactionReturnType, type SwapTracking, trackingOf } from '../../src/service/swapTracking.ts'
+import { deferredTracking, type HintSourceTransactionReturnType, type SwapTracking, trackingOf } from '../../src/service/swapTracking.ts'
 import type { LegPosition, LifecycleUpdate, Store } from '../../src/store/createStore.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { agentTextOffences } from '../support/agentText.ts'
@@ -107,7 +107,9 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       // The deadline is the router's, read from the calldata: the same the build answered.
       expect(parsed.next).toMatchObject({ action: 'sign_and_broadcast', deadline: swap.deadline, checkAgainSec: null })
       expect(parsed.next.message).toContain(`before ${swap.deadline}`)
-      expect(parsed.next.message).toMatch(/No tracker follows this chain/)
+      expect(parsed.next.message).toContain(
+        "This service does not read ETH and has seen no tracker scan it in the last 10 minutes: this status updates once the transaction is mined only if a `swapeazi track` process with ETH's RPC runs on the same store; otherwise it stays built, so once it is broadcast read the transaction on the block explorer (https://etherscan.io) by the hash the wallet gave.",
+      )
       // Only what the chains show: no addresses, transaction or payment.
       expect(JSON.stringify(answer).toLowerCase()).not.toContain(payer.address.slice(2).toLowerCase())
       expect(answer).not.toHaveProperty('transactionRequest')
@@ -165,16 +167,78 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       ])
     })
 
-    it('a pending swap to a chain no tracker reads says the status will not move, and where to look instead', async () => {
+    it('a pending swap to a chain this service does not read says the status updates only where a tracker reads it, and where to look', async () => {
       const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '200' })
       const sourceOnly = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
       await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'no-dst', 7n) } }, ['built'])
       const pending = SwapStatusWire.parse((await status(swap.swapEaziRef, sourceOnly)).body)
       expect(pending.orders[0]?.isTracked).toBe(true)
-      expect(pending.next).toMatchObject({ action: 'wait', checkAgainSec: null, deadline: null })
+      expect(pending.next).toMatchObject({ action: 'wait', checkAgainSec: 60, deadline: null })
       expect(pending.next.message).toBe(
-        "The source transaction is mined and the money is on its way to ARB, but no tracker reads ARB here, so this status will not change when it arrives: look for USDC in the recipient's wallet on ARB (the bridge's own explorer shows the transfer).",
+        "The source transaction is mined and the money is on its way to ARB. This service does not read ARB and has seen no tracker read it for this swap yet: if a `swapeazi track` process with its RPC runs beside it, this status will update when the money arrives (read it again in 60 s); otherwise it stays pending, so look for USDC in the recipient's wallet on ARB (the bridge's own explorer shows the transfer).",
       )
+      expect(pending.next.message).not.toContain('will not change')
+    })
+
+    it("a pending swap whose destination another process's tracker reads (its last look is in the store) waits as a followed one", async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '300' })
+      // A replica that reads BAS only; `swapeazi track` beside it reads ARB and records each look at the destination.
+      const replica = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'elsewhere', 8n) }, at: at(-3_600) }, ['built'])
+      await move(swap.swapEaziRef, { state: 'pending', destinationFromBlock: 900n, at: at(-3_600) }, ['pending'])
+      // Its last look an hour ago: that tracker may be gone.
+      const stale = SwapStatusWire.parse((await status(swap.swapEaziRef, replica)).body)
+      expect(stale.next).toMatchObject({ action: 'wait', checkAgainSec: 60 })
+      await move(swap.swapEaziRef, { state: 'pending', destinationFromBlock: 950n, at: at(-5) }, ['pending'])
+      const read = SwapStatusWire.parse((await status(swap.swapEaziRef, replica)).body)
+      expect(read.next).toEqual({
+        action: 'wait',
+        message: 'The source transaction is mined and the money is on its way to ARB; nothing to do but wait. Check again in 15 s.',
+        checkAgainSec: 15,
+        deadline: null,
+      })
+    })
+
+    it("a built swap on a chain this service does not read is followed when another process's tracker scans that chain", async () => {
+      const swap = await keyedSwap({ fromChain: 'OPT', toChain: 'OPT', fromToken: 'USDC', toToken: 'USDT', fromAmount: '100' })
+      const replica = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      const cursorAt = async (secondsAgo: number): Promise<void> => {
+        const cursor = { block: 1_000n, blockHash: hash(`opt:${secondsAgo}`), blockTime: at(-secondsAgo) }
+        expect(await store.lifecycle.setCursor('OPT', cursor)).toBe(true)
+      }
+      const unseen = SwapStatusWire.parse((await status(swap.swapEaziRef, replica)).body)
+      expect(unseen.orders[0]?.isTracked).toBe(false)
+      expect(unseen.next.checkAgainSec).toBeNull()
+      expect(unseen.next.message).toContain(
+        "This service does not read OPT and has seen no tracker scan it in the last 10 minutes: this status updates once the transaction is mined only if a `swapeazi track` process with OPT's RPC runs on the same store; otherwise it stays built, so once it is broadcast read the transaction on the block explorer (https://optimistic.etherscan.io) by the hash the wallet gave.",
+      )
+      // A cursor last moved an hour ago: no tracker is seen scanning OPT now.
+      await cursorAt(3_600)
+      expect(SwapStatusWire.parse((await status(swap.swapEaziRef, replica)).body).orders[0]?.isTracked).toBe(false)
+      await cursorAt(120)
+      const scanned = SwapStatusWire.parse((await status(swap.swapEaziRef, replica)).body)
+      expect(scanned.orders[0]?.isTracked).toBe(true)
+      expect(scanned.next).toMatchObject({ action: 'sign_and_broadcast', checkAgainSec: 30 })
+      expect(scanned.next.message).toContain(
+        'This service does not read OPT, but a tracker elsewhere (`swapeazi track` on the same store) was seen scanning it in the last 10 minutes: this status updates once the transaction is mined, while that tracker runs;',
+      )
+    })
+
+    it("follows the configured chains before the tracker is built: not told its swap is unfollowed in serve's first moments", async () => {
+      const swap = await keyedSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '400' })
+      const starting = testApp({ store, tracking: deferredTracking({ chains: ['BAS', 'ARB'], current: () => undefined }) })
+      const built = SwapStatusWire.parse((await status(swap.swapEaziRef, starting)).body)
+      expect(built.orders[0]?.isTracked).toBe(true)
+      expect(built.next).toMatchObject({ action: 'sign_and_broadcast', checkAgainSec: 30 })
+      await move(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'starting', 9n) } }, ['built'])
+      const pending = SwapStatusWire.parse((await status(swap.swapEaziRef, starting)).body)
+      expect(pending.next).toMatchObject({ action: 'wait', checkAgainSec: 15 })
+      // A chain whose RPC serves another chain is not followed.
+      const mismatched = testApp({
+        store,
+        tracking: deferredTracking({ chains: ['BAS', 'ARB'], isUsable: (chain) => chain !== 'ARB', current: () => undefined }),
+      })
+      expect(SwapStatusWire.parse((await status(swap.swapEaziRef, mismatched)).body).next.checkAgainSec).toBe(60)
     })
 
     it('says which token arrived on done/partial, and what the user can do', async () => {
@@ -285,25 +349,58 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       expect(during.orders[0]?.received).toMatchObject({ chain: 'BAS', token: 'USDC', amount: batch.items[0]?.toAmount })
     })
 
-    it('answers a batch of transfers only as untracked: no order of it is a swap a tracker follows', async () => {
+    async function transferOnlyBatch(fromChain: ChainCode): Promise<string> {
       const built = await postJson(
         app,
         '/api/v1/batch/disburse',
         {
-          fromChain: 'BAS',
+          fromChain,
           fromToken: 'USDC',
           fromAddress: FROM_ADDRESS,
-          recipients: [{ address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '10' }],
+          recipients: [
+            { address: RECIPIENT, toChain: fromChain, toToken: 'USDC', amount: '10' },
+            { address: FROM_ADDRESS, toChain: fromChain, toToken: 'USDC', amount: '20' },
+          ],
         },
         { 'x-swapeazi-key': KEY },
       )
       expect(built.status, await built.clone().text()).toBe(200)
-      const { disbursementRef } = DisbursementResult.parse(await readJson(built))
+      return DisbursementResult.parse(await readJson(built)).disbursementRef
+    }
+
+    /** The step of a batch of transfers only, on whatever chain: nothing follows it, so it says where to look instead. */
+    const transfersOnlyStep = (explorer: string): string =>
+      `No tracker follows this order (a batch of plain transfers only holds no swap or bridge order for one to move), so this status stays built whatever happens on chain: once it is broadcast, check the transaction on the block explorer (${explorer}) by the hash the wallet gave.`
+
+    it('answers a batch of transfers only on a chain this service reads as never moving: no order of it is a swap a tracker follows', async () => {
+      const disbursementRef = await transferOnlyBatch('BAS')
       const tracked = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
       const answer = SwapStatusWire.parse((await status(disbursementRef, tracked)).body)
       expect(answer).toMatchObject({ kind: 'batch', state: 'built', next: { action: 'sign_and_broadcast', checkAgainSec: null } })
-      expect(answer.orders.map((o) => [o.ref, o.isTracked])).toEqual([[`${disbursementRef}.0`, false]])
+      expect(answer.orders.map((o) => [o.ref, o.isTracked])).toEqual([
+        [`${disbursementRef}.0`, false],
+        [`${disbursementRef}.1`, false],
+      ])
       expect(answer.next.message).toMatch(/^Sign and broadcast the batch transactionRequest \(executeBatch\) before /)
+      // It reads BAS: it is not told it does not, nor that a tracker beside it would move this status.
+      expect(answer.next.message).toContain(transfersOnlyStep('https://basescan.org'))
+      expect(answer.next.message).not.toContain('does not read')
+      expect(answer.next.message).not.toContain('swapeazi track')
+    })
+
+    it('answers a batch of transfers only on a chain this service does not read as never moving, even where a tracker elsewhere scans it', async () => {
+      const disbursementRef = await transferOnlyBatch('ARB')
+      const replica = testApp({ store, tracking: tracking({ follows: ['BAS'] }) })
+      const unseen = SwapStatusWire.parse((await status(disbursementRef, replica)).body)
+      expect(unseen.orders.map((o) => o.isTracked)).toEqual([false, false])
+      expect(unseen.next).toMatchObject({ action: 'sign_and_broadcast', checkAgainSec: null })
+      expect(unseen.next.message).toContain(transfersOnlyStep('https://arbiscan.io'))
+      expect(unseen.next.message).not.toContain('swapeazi track')
+      // A tracker elsewhere scanning ARB moves swaps there, not this batch: the answer is the same.
+      expect(await store.lifecycle.setCursor('ARB', { block: 5_000n, blockHash: hash('arb:now'), blockTime: at(-30) })).toBe(true)
+      const scanned = SwapStatusWire.parse((await status(disbursementRef, replica)).body)
+      expect(scanned.orders.map((o) => o.isTracked)).toEqual([false, false])
+      expect(scanned.next).toEqual(unseen.next)
     })
 
     it('is 404 problem+json for a well-formed reference nobody recorded, and 400 naming ref for a malformed one', async () => {
@@ -397,16 +494,31 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       expect(body['detail']).toContain('send the hint again once it is mined')
     })
 
-    it('is 503 tracking_unavailable with Retry-After when no RPC follows the source chain', async () => {
+    it('is 422 chain_not_tracked, with no Retry-After, when this service reads no RPC of the source chain', async () => {
       const swap = await keyedSwap({})
       for (const target of [app, testApp({ store, tracking: tracking({ follows: ['BAS'] }) })]) {
         const response = await hintOf(target, swap.swapEaziRef, { txHash: hash('x') })
-        expect(response.status).toBe(503)
-        expect(response.headers.get('retry-after')).toBe('300')
+        // Asking again cannot help: only the operator's configuration changes what this service reads.
+        expect(response.status).toBe(422)
+        expect(response.headers.get('retry-after')).toBeNull()
         const body = await readJson(response)
-        expect(body).toMatchObject({ code: 'tracking_unavailable', chain: 'ETH' })
+        expect(body).toMatchObject({ code: 'chain_not_tracked', chain: 'ETH', field: 'txHash' })
+        expect(String(body['detail'])).toContain('sending the hint again here will not change that')
+        expect(String(body['detail'])).toContain('block explorer')
         expect(agentTextOffences(String(body['detail']))).toEqual([])
       }
+    })
+
+    it('is 503 tracking_unavailable with Retry-After 5 while the tracker is still being built, saying so', async () => {
+      const swap = await keyedSwap({})
+      const starting = testApp({ store, tracking: deferredTracking({ chains: ['ETH'], current: () => undefined }) })
+      const response = await hintOf(starting, swap.swapEaziRef, { txHash: hash('starting') })
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('5')
+      const body = await readJson(response)
+      expect(body).toMatchObject({ code: 'tracking_unavailable', chain: 'ETH' })
+      expect(String(body['detail'])).toContain('its tracker is not ready')
+      expect(agentTextOffences(String(body['detail']))).toEqual([])
     })
 
     it('is 503 tracking_unavailable with a short Retry-After when the RPC failed during the check (never "not mined")', async () => {

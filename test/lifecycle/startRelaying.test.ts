@@ -6,6 +6,7 @@ import pino from 'pino'
 import { getAddress, parseEventLogs, stringToHex, toHex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chainIdChecksFromConfig } from '../../src/app/chainIdCheck.ts'
 import { startRelaying } from '../../src/app/startRelaying.ts'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { loadConfig } from '../../src/config.ts'
@@ -64,7 +65,8 @@ const rpcUrls = (): string => JSON.stringify({ BAS: setupOf(world, 'BAS').instan
 describe('startRelaying', () => {
   it('is off without a relayer key, and runs no reconciler with the ledger settler', async () => {
     const { log, text } = logs()
-    const relaying = startRelaying(loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls() }), depsFor(log))
+    const config = loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls() })
+    const relaying = startRelaying(config, { ...depsFor(log), chainIds: chainIdChecksFromConfig(config, log) })
     expect(relaying.hooks).toEqual({})
     await relaying.stop()
     await new Promise((resolve) => setImmediate(resolve))
@@ -80,7 +82,7 @@ describe('startRelaying', () => {
       mode: 'onchain' as const,
       reconcile: async () => ({ state: 'pending' as const, message: 'not mined' }),
     }
-    const relaying = startRelaying(loadConfig({}), { ...deps, settler })
+    const relaying = startRelaying(loadConfig({}), { ...deps, settler, chainIds: {} })
     await relaying.stop()
     await new Promise((resolve) => setImmediate(resolve))
     expect(text()).toContain('payment reconciler on')
@@ -93,7 +95,7 @@ describe('startRelaying', () => {
       SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey(),
       SWAPEAZI_CCTP_ATTESTATION_URL: `${standIn.url}/`,
     })
-    const relaying = startRelaying(config, depsFor(log))
+    const relaying = startRelaying(config, { ...depsFor(log), chainIds: chainIdChecksFromConfig(config, log) })
     try {
       expect(relaying.hooks.onSourceFinal).toBeTypeOf('function')
       const ref = newSwapRef(Date.now())

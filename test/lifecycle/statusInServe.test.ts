@@ -121,8 +121,9 @@ describe('the swap status in serve', () => {
       const unmined = await post(`${running.url}/api/v1/swap/${bas.swapEaziRef}/transaction`, { txHash: `0x${'ab'.repeat(32)}` })
       expect(await json(unmined)).toMatchObject({ code: 'transaction_mismatch', reason: 'transaction_not_found' })
       const untracked = await post(`${running.url}/api/v1/swap/${eth.swapEaziRef}/transaction`, { txHash: transfer })
-      expect(untracked.status).toBe(503)
-      expect(untracked.headers.get('retry-after')).toBe('300')
+      expect(untracked.status).toBe(422)
+      expect(untracked.headers.get('retry-after')).toBeNull()
+      expect(await json(untracked)).toMatchObject({ code: 'chain_not_tracked', chain: 'ETH' })
     } finally {
       expect(await running.stop()).toBe(0)
     }

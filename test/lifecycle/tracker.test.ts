@@ -537,6 +537,93 @@ describe('the tracker follows a swap from its Swapped event to its delivery', ()
     expect(record.transitions.map((t) => t.state)).toEqual(['built', 'pending', 'built', 'pending'])
     expect(record.transitions[2]!.reason).toMatch(/reorganised/)
   })
+
+  it('a replica that cannot read the destination leaves the swap to one that can', async () => {
+    const { store } = opened
+    // A serve with only BAS's RPC (the replica that scans BAS in these tests) beside a track with both: the first must
+    // not hold the swap's lease.
+    const sourceOnly = trackerOn(world, store, { clients: { POL: undefined } })
+    const both = trackerOn(world, store, { holder: 'both' })
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '105',
+      pick: acrossOnly,
+      sender: 2,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    await sourceOnly.pollOnce()
+    expect((await lifecycle(store, ref)).state).toBe('pending')
+    await relay(world, swap.plan, receipt)
+    await mine(world, 'POL')
+    await sourceOnly.pollOnce()
+    await both.pollOnce()
+    expect(await store.sql.query(`select holder from leases where name = $1`, [`tracker:swap:${ref}`])).toEqual([])
+    expect((await lifecycle(store, ref)).state).toBe('done')
+    await sourceOnly.stop()
+    await both.stop()
+  })
+
+  it('a replica whose RPC serves another chain, or fails, leaves that chain’s work to one that can read it', async () => {
+    const { store } = opened
+    const leaseHolders = async (name: string) =>
+      (await store.sql.query<{ holder: string }>(`select holder from leases where name = $1`, [name])).map((row) => row.holder)
+    const swap = await buildRecorded(world, store, {
+      from: 'BAS:USDC',
+      to: 'POL:USDC',
+      whole: '106',
+      pick: acrossOnly,
+      sender: 2,
+      recipient: freshRecipient(),
+    })
+    const ref = swap.result.swapEaziRef
+    const receipt = await broadcast(world, swap)
+    await mine(world, 'BAS')
+    const replicas: ReturnType<typeof trackerOn>[] = []
+    // Each replica gives up what it holds at the end, or at a failure, so later tests scan BAS as before.
+    const replica = (options: Parameters<typeof trackerOn>[2] = {}) => {
+      const made = trackerOn(world, store, options)
+      replicas.push(made)
+      return made
+    }
+    try {
+      const tracker = replica()
+      await tracker.pollOnce()
+      expect((await lifecycle(store, ref)).state).toBe('pending')
+      await tracker.stop()
+      expect(await leaseHolders('tracker:chain:BAS')).toEqual([])
+
+      // POL's RPC serves another chain: the swap delivered there is not this replica's to follow.
+      const wrongPol = replica({ holder: 'wrong-pol', isChainUsable: (chain) => chain !== 'POL' })
+      await wrongPol.pollOnce()
+      expect(await leaseHolders(`tracker:swap:${ref}`)).toEqual([])
+      await wrongPol.stop()
+      // BAS's RPC serves another chain: its scan is not taken either.
+      const wrongBas = replica({ holder: 'wrong-bas', isChainUsable: (chain) => chain !== 'BAS' })
+      await wrongBas.pollOnce()
+      expect(await leaseHolders('tracker:chain:BAS')).toEqual([])
+      expect(await leaseHolders(`tracker:swap:${ref}`)).toEqual([])
+      // BAS's RPC fails: the scan's lease is given up at once, not held until it expires.
+      const failing = {
+        ...world.chains.get('BAS')!.instance.publicClient,
+        getBlockNumber: async () => Promise.reject(new Error('RPC down')),
+      }
+      const down = replica({ holder: 'down', clients: { BAS: failing as unknown as TrackerClient, POL: undefined } })
+      await down.pollOnce()
+      expect(await leaseHolders('tracker:chain:BAS')).toEqual([])
+
+      await relay(world, swap.plan, receipt)
+      await mine(world, 'POL')
+      const able = replica({ holder: 'able' })
+      await able.pollOnce()
+      expect((await lifecycle(store, ref)).state).toBe('done')
+    } finally {
+      for (const made of replicas) await made.stop()
+    }
+  })
 })
 
 describe('an Across deposit no relayer fills', () => {
@@ -646,7 +733,8 @@ describe('a batch disbursement: each tracked leg under the shared dsb_ reference
       const tracked = (await store.lifecycle.getTracked(`${dsb}.${k}`))!
       const routeId = (tracked.swap.quote as { route: { id: string } }).route.id
       const params = QuoteParams.parse({
-        ...recipients[k],
+        toChain: recipients[k]!.toChain,
+        toToken: recipients[k]!.toToken,
         fromChain: 'BAS',
         fromToken: 'USDC',
         fromAmount: recipients[k]!.amount,

@@ -144,10 +144,14 @@ export function recordingClient(client: TrackerClient): RecordingClient {
 export function trackerOn(
   world: CatalogueOnChains,
   store: Store,
-  options: Partial<CreateTrackerParameters> & { clients?: Partial<Record<ChainCode, TrackerClient>> } = {},
+  options: Omit<Partial<CreateTrackerParameters>, 'clients'> & { clients?: Partial<Record<ChainCode, TrackerClient | undefined>> } = {},
 ): Tracker {
   const clients: Partial<Record<ChainCode, TrackerClient>> = {}
   for (const [chain, setup] of world.chains) clients[chain] = setup.instance.publicClient as unknown as TrackerClient
+  // A chain given as undefined is one this tracker has no RPC for.
+  for (const [chain, client] of Object.entries(options.clients ?? {}) as [ChainCode, TrackerClient | undefined][])
+    if (client === undefined) delete clients[chain]
+    else clients[chain] = client
   return createTracker({
     store,
     catalogue: (): Catalogue => world.catalogue,
@@ -159,6 +163,6 @@ export function trackerOn(
     // One name for every tracker a test makes on a store: each is the same replica, restarted.
     holder: 'tracker-test',
     ...options,
-    clients: { ...clients, ...options.clients },
+    clients,
   })
 }

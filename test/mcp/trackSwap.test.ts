@@ -110,6 +110,42 @@ describe('track_swap', () => {
     )
   })
 
+  it('does not say the money is untouched when no tracker follows the source chain, before or after the deadline', async () => {
+    // ETH is not followed here: a transaction broadcast and mined leaves this status built, so "nothing has moved"
+    // would tell an agent that already sent it to build again, and pay twice.
+    const swap = await buildSwap({ fromChain: 'ETH', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC', fromAmount: '1000' })
+    const ref = swap.swapEaziRef
+    const unknown = `Swap ${ref} is built. No tracker is known to follow this order on ETH, so this status cannot show whether its transaction was sent: the money is still in the sender's wallet only if it was never broadcast (the next step says where to look before building again).`
+    const before = await track(ref)
+    expect(before.status.orders[0]?.isTracked).toBe(false)
+    expect(before.text.startsWith(`${unknown} Next: Sign and broadcast`)).toBe(true)
+
+    const late = await connectInMemory(
+      createToolContext({
+        client: inProcessClient(
+          testApp({
+            store,
+            clock: () => NOW_MS + 11 * 60_000,
+            tracking: { follows: () => false, hintSourceTransaction: async () => ({ ok: true, isFinal: true }) },
+          }),
+        ),
+        settings: { dailyBudgetAtomic: 1_000_000n },
+        budget: store.budget,
+        clock: Date.now,
+        log: pino({ level: 'silent' }),
+      }),
+    )
+    try {
+      const result = await callTool(late.client, 'track_swap', { ref })
+      const text = textOf(result)
+      expect(text).not.toContain('Nothing has moved yet')
+      expect(text.startsWith(`${unknown} Next: The deadline (${swap.deadline}) has passed.`)).toBe(true)
+      expect(text).toContain('cannot show whether the transaction ran')
+    } finally {
+      await late.close()
+    }
+  })
+
   it('says which token arrived on a partial delivery, and what the user can do', async () => {
     const swap = await buildSwap({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDT', fromAmount: '300' })
     await store.lifecycle.update(swap.swapEaziRef, { state: 'pending', legs: { source: leg('BAS', 'p', 3n) }, at: new Date(NOW_MS) }, [

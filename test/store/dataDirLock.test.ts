@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -155,6 +155,21 @@ describe('the lock on a PGlite data directory', () => {
     },
     30_000,
   )
+
+  it('takes a stale lock over past a takeover mutex an earlier process with this pid left, but not past a live one', async () => {
+    const dataDir = freshDir()
+    plantLock(dataDir, { pid: await deadPid() })
+    const mutex = join(dataDir, 'swapeazi.lock.takeover')
+    writeFileSync(mutex, JSON.stringify({ pid: process.ppid, token: 'live-taker' }))
+    // A live process is taking the stale lock over: this one waits for it, and gives up after its attempts.
+    await expect(acquireDataDirLock(dataDir, { command: 'swapeazi serve' })).rejects.toThrow('could not be taken over')
+    // One naming this very pid was left by an earlier process with the same pid (a restarted container).
+    writeFileSync(mutex, JSON.stringify({ pid: process.pid, token: 'earlier-process' }))
+    const lock = await acquireDataDirLock(dataDir, { command: 'swapeazi serve' })
+    expect(readHolder(dataDir).pid).toBe(process.pid)
+    expect(existsSync(mutex)).toBe(false)
+    lock.release()
+  }, 30_000)
 
   it('lets exactly one of several processes racing for a stale lock take it; the others name the winner', async () => {
     const dataDir = freshDir()

@@ -15,7 +15,10 @@ function lastTransaction(order: OrderStatus): string {
 export function whereTheMoneyIs(order: OrderStatus): string {
   switch (order.state) {
     case 'built':
-      return "Nothing has moved yet: the money is still in the sender's wallet."
+      // Untracked, a mined transaction leaves the state built: the status cannot tell whether the money left.
+      return order.isTracked
+        ? "Nothing has moved yet: the money is still in the sender's wallet."
+        : `No tracker is known to follow this order on ${order.fromChain}, so this status cannot show whether its transaction was sent: the money is still in the sender's wallet only if it was never broadcast (the next step says where to look before building again).`
     case 'pending':
       return `${order.sent === null ? 'The money left the sender' : `${amountText(order.sent)} left the sender`}${lastTransaction(order)} and is on its way to ${order.toChain}.`
     case 'done':
