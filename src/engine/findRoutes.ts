@@ -40,7 +40,8 @@ export function findRoutes(catalogue: Catalogue, parameters: FindRoutesParameter
   const rejected: Rejection[] = []
   for (const route of candidates) {
     const priced = simulateRoute(catalogue, route, amountIn)
-    const reason = checkViability(priced, amounts.toAmount, catalogue.pricing.feeBps)
+    // A minimum of 0 promises nothing a transaction could check: the amount is refused as one that leaves nothing.
+    const reason = amounts.toAmountMin <= 0n ? 'no_output' : checkViability(priced, amounts.toAmount, catalogue.pricing.feeBps)
     if (reason) rejected.push({ routeId: route.id, reason })
     else viable.push(priced)
   }

@@ -12,7 +12,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   unsupported_token: 422,
   not_agent_callable: 422,
   amount_out_of_range: 422,
-  route_not_executable: 422,
+  no_route_found: 422,
   address_screened: 403,
   origin_not_allowed: 403,
   conflicting_payment: 400,
@@ -24,6 +24,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   market_unavailable: 503,
   simulation_failed: 422,
   transaction_mismatch: 422,
+  chain_not_tracked: 422,
   tracking_unavailable: 503,
   internal_error: 500,
 }
@@ -37,7 +38,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   unsupported_token: 'Unsupported token',
   not_agent_callable: 'Not agent-callable',
   amount_out_of_range: 'Amount out of range',
-  route_not_executable: 'Route not executable',
+  no_route_found: 'No route found',
   address_screened: 'Address screened',
   origin_not_allowed: 'Origin not allowed',
   conflicting_payment: 'Conflicting payment headers',
@@ -49,6 +50,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   market_unavailable: 'Market unavailable',
   simulation_failed: 'Simulation failed',
   transaction_mismatch: 'Transaction does not match the swap',
+  chain_not_tracked: 'Chain not tracked here',
   tracking_unavailable: 'Tracking unavailable',
   internal_error: 'Internal error',
 }

@@ -110,7 +110,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         413: PAYLOAD_TOO_LARGE,
         415: UNSUPPORTED_MEDIA_TYPE,
         422: problemResponseDoc(
-          'unsupported_token, not_agent_callable, amount_out_of_range, route_not_executable, or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert; nothing is charged)',
+          'unsupported_token, not_agent_callable, amount_out_of_range, no_route_found (no route joins the pair at any amount: the free quote answers supported false, no_route_found), or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert; nothing is charged)',
         ),
         429: problemResponseDoc(
           "rate_limited: the caller's pre-flight simulations this minute (`preflight`: 20 without a payment; `preflight-paid`: 120 with one), or its refused payments (`anonymous`); `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",

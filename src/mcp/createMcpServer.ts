@@ -1,7 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from 'pino'
+import * as z from 'zod'
+import { unknownFieldsError } from '../schemas/unknownFields.ts'
 import { TOOLS } from './tools/index.ts'
+import { withApiKey } from './serviceClient.ts'
 import { CAPABILITIES_URI, type Tool, type ToolContext } from './tool.ts'
 
 export type CreateMcpServerParameters = ToolContext & { version: string; log: Logger }
@@ -15,7 +18,9 @@ const INSTRUCTIONS =
  * x402 PaymentRequired when the caller pays, which is structured as x402 over MCP asks.
  */
 export function createMcpServer(parameters: CreateMcpServerParameters): McpServer {
-  const { version, log, ...context } = parameters
+  const { version, log, ...given } = parameters
+  // Every transport's context comes through here, so every tool's /api/v1/* call carries the configured key.
+  const context = { ...given, client: withApiKey(given.client, given.apiKey) }
   const server = new McpServer({ name: 'swapeazi', title: 'SwapEazi stablecoin router', version }, { instructions: INSTRUCTIONS })
   for (const tool of TOOLS) registerTool(server, tool, context, log)
   server.registerResource(
@@ -41,7 +46,10 @@ function registerTool(server: McpServer, tool: Tool, context: ToolContext, log: 
     {
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.inputSchema,
+      // Strict, as the HTTP bodies: an argument the SDK dropped silently (`recipient` for toAddress) would build to the sender.
+      inputSchema: z.strictObject(tool.inputSchema, {
+        error: unknownFieldsError({ known: Object.keys(tool.inputSchema), lead: 'the arguments have' }),
+      }),
       ...(tool.paid === true && context.callerPays === true ? {} : { outputSchema: tool.outputSchema }),
       annotations: tool.annotations,
     },

@@ -6,7 +6,7 @@ export type McpSettings = {
   walletPrivateKey?: `0x${string}`
   /** The most the payer spends per UTC day, atomic USDC. */
   dailyBudgetAtomic: bigint
-  /** A SwapEazi key for the tools' keyed calls (pro corridor intelligence). */
+  /** A SwapEazi key the tools send on every /api/v1/* call: its rate limit, and its tier for corridor intelligence. */
   apiKey?: string
   /** /mcp's build_swap is paid by the server's wallet (the operator opted in); unset, remote agents pay their own. */
   serverPaysOnHttp?: boolean

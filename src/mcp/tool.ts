@@ -10,7 +10,10 @@ export const CAPABILITIES_URI = 'swapeazi://capabilities'
 export type ToolContext = {
   client: ServiceClient
   payer?: Payer
-  /** A SwapEazi key (se_...) for keyed calls: pro corridor intelligence. Never echoed. */
+  /**
+   * A SwapEazi key (se_...): createMcpServer's client sends it on every /api/v1/* call (the key's rate limit; pro
+   * corridor intelligence with a pro key). Never echoed.
+   */
   apiKey?: string
   /**
    * The caller pays paid tools itself over x402 (tool-result binding of x402 v2 over MCP): /mcp, unless the operator

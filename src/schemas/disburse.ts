@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { ChainCode } from './catalogue.ts'
 import { QuoteParams } from './quote.ts'
+import { unknownFieldsError } from './unknownFields.ts'
 import { ApprovalWire, TransactionRequestWire } from './swap.ts'
 
 /** Spec 4 rule 7 and 8: a batch disbursement pays 1 to 50 recipients per call. */
@@ -9,24 +10,27 @@ const MAX_DISBURSEMENT_RECIPIENTS = 50
 const RECIPIENT_LIMIT = `must list 1 to ${MAX_DISBURSEMENT_RECIPIENTS} recipients (at most ${MAX_DISBURSEMENT_RECIPIENTS} per call)`
 
 /** One recipient of a batch: where the money goes, and how much of the source token the sender allocates to it. */
-const DisbursementRecipient = z.strictObject({
+const RECIPIENT_FIELDS = {
   address: QuoteParams.shape.fromAddress.describe('Recipient wallet address on toChain'),
   toChain: QuoteParams.shape.toChain,
   toToken: QuoteParams.shape.toToken,
   amount: QuoteParams.shape.fromAmount.describe(
     'Decimal amount of the SOURCE token (fromToken) allocated to this recipient, fee included; no more fraction digits than fromToken has',
   ),
-})
+}
+const DisbursementRecipient = z.strictObject(RECIPIENT_FIELDS, { error: unknownFieldsError({ known: Object.keys(RECIPIENT_FIELDS) }) })
+
+const DISBURSE_FIELDS = {
+  fromChain: QuoteParams.shape.fromChain,
+  fromToken: QuoteParams.shape.fromToken,
+  fromAddress: QuoteParams.shape.fromAddress.describe('The signer: pays every recipient from this wallet'),
+  recipients: z.array(DisbursementRecipient).min(1, RECIPIENT_LIMIT).max(MAX_DISBURSEMENT_RECIPIENTS, RECIPIENT_LIMIT),
+  slippage: QuoteParams.shape.slippage,
+}
 
 /** POST /api/v1/batch/disburse: one source (chain, token, sender) paying many recipients in one transaction. */
 export const DisburseRequest = z
-  .strictObject({
-    fromChain: QuoteParams.shape.fromChain,
-    fromToken: QuoteParams.shape.fromToken,
-    fromAddress: QuoteParams.shape.fromAddress.describe('The signer: pays every recipient from this wallet'),
-    recipients: z.array(DisbursementRecipient).min(1, RECIPIENT_LIMIT).max(MAX_DISBURSEMENT_RECIPIENTS, RECIPIENT_LIMIT),
-    slippage: QuoteParams.shape.slippage,
-  })
+  .strictObject(DISBURSE_FIELDS, { error: unknownFieldsError({ known: Object.keys(DISBURSE_FIELDS) }) })
   .meta({ id: 'DisburseRequest' })
 export type DisburseRequest = z.infer<typeof DisburseRequest>
 

@@ -94,13 +94,13 @@ export const Health = z
             stale: z
               .array(z.string())
               .describe(
-                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted, or that a Mento trading limit leaves no room), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered), bridge:<bridge id>:<from>><to>:compose (its quote with a compose failed: routes that swap on arrival do not use it)",
+                "Figures of this chain that are stale or unread, by name: gas (the chain's read: gas, and every figure of the block), sequencer (the L2 sequencer down, or in its grace period after coming back), native/USD (the native token's price feed), l1-fee (a rollup's L1 data fee: GasPriceOracle or ArbGasInfo could not be read), price:<symbol> (a token's price read on this chain, sUSDe's or PYUSD's on ETH, is stale, failed or too far from the snapshot's: the venues and lanes that carry the token are not offered), venue:<venue id> (a pool's balances or reserves, or a depth venue's quotes), venue:<venue id>:<from>><to> (one direction of a depth venue no size of which could be quoted, or that a Mento trading limit leaves no room), bridge:<bridge id>:<from>><to> (a LayerZero lane whose quoteSend failed: that lane is not offered), bridge:<bridge id>:<from>><to>:compose (its quote with a compose failed: routes that swap on arrival do not use it)",
               ),
             reasons: z
               .record(z.string(), z.string())
               .optional()
               .describe(
-                'Why, by name, for stale figures whose reason a 503 does not give: each venue:<venue id>:<from>><to>, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room)',
+                'Why, by name, for stale figures whose reason a 503 does not give: each venue:<venue id>:<from>><to>, as its ladder ended (its first quote failed, or a Mento trading limit leaves no room), and each price:<symbol> read but not used',
               ),
             error: z.string().optional().describe("The last read's error"),
           }),
@@ -116,7 +116,7 @@ export const Health = z
         ),
       })
       .describe(
-        "Where each chain and currency is priced from (DESIGN 5); live chains read their FX feeds, gas, native price, pools (Curve, PancakeSwap stable, Solidly stable), depth venues' quotes and each LayerZero lane's messaging fee; Across's and CCTP's fees and the L1 data fee stay snapshot figures",
+        "Where each chain and currency is priced from (DESIGN 5); live chains read their FX feeds, gas, native price, a rollup's L1 data fee, the prices of sUSDe and PYUSD (on ETH), pools (Curve, PancakeSwap stable, Solidly stable), depth venues' quotes and each LayerZero lane's messaging fee; Across's fees come from Across's API (unless SWAPEAZI_ACROSS_API_URL=off); CCTP's fees stay snapshot figures",
       ),
     snapshot: z.object({ asOf: z.string(), ageSeconds: z.number().int(), source: z.string() }),
     rates: z.object({

@@ -4,6 +4,12 @@ import * as z from 'zod'
 export const KEY_TIERS = ['free', 'pro'] as const
 export type KeyTier = (typeof KEY_TIERS)[number]
 
+/**
+ * How the 429 for requests without a key says to raise the limit. One string, shared: MCP tools, whose callers cannot
+ * send a key, replace it with what the operator of the MCP server can configure instead.
+ */
+export const FREE_KEY_RAISES_LIMIT = 'a free key (POST /api/v1/keys) raises that.'
+
 /** POST /api/v1/keys (and `swapeazi keys issue`): a new key, shown once. */
 export const IssuedApiKey = z
   .object({

@@ -10,7 +10,7 @@ export const ERROR_CODES = [
   'unsupported_token',
   'not_agent_callable',
   'amount_out_of_range',
-  'route_not_executable',
+  'no_route_found',
   'address_screened',
   'origin_not_allowed',
   'conflicting_payment',
@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'market_unavailable',
   'simulation_failed',
   'transaction_mismatch',
+  'chain_not_tracked',
   'tracking_unavailable',
   'internal_error',
 ] as const

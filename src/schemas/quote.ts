@@ -1,30 +1,46 @@
 import * as z from 'zod'
 import { AddressSchema } from './address.ts'
 import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
+import { unknownFieldsError } from './unknownFields.ts'
 
 /** Spec 8: the slippage tolerance when a request names none. */
 export const DEFAULT_SLIPPAGE = 0.005
 
-/** Spec 2.1, with DESIGN 7.1 (GNO and CEL accepted; SOL and TRX answered 422) and 7.5 (slippage in [0, 0.1]). */
+/** The fields of QuoteParams, which other request bodies (a batch's source and recipients) reuse one by one. */
+const QUOTE_FIELDS = {
+  fromChain: ChainCode.describe('Source chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
+  toChain: ChainCode.describe('Destination chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
+  fromToken: z.string().min(1).max(32).describe('Source token symbol, case-insensitive (USDC, EURe, cKES, ...)'),
+  toToken: z.string().min(1).max(32).describe('Destination token symbol, case-insensitive'),
+  fromAmount: z
+    .string()
+    .max(80)
+    .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
+    .describe('Human-readable decimal amount of fromToken, as a string; no more fraction digits than the token has'),
+  fromAddress: AddressSchema.describe('Sender wallet address'),
+  toAddress: AddressSchema.optional().describe('Recipient on the destination chain (extension of the spec); defaults to fromAddress'),
+  slippage: z
+    .number()
+    .min(0, 'must be at least 0')
+    .max(0.1, 'must be at most 0.1 (10%)')
+    .default(DEFAULT_SLIPPAGE)
+    .describe('Maximum slippage as a fraction; default 0.005 (0.5%)'),
+}
+
+/**
+ * Spec 2.1, with DESIGN 7.1 (GNO and CEL accepted; SOL and TRX answered 422) and 7.5 (slippage in [0, 0.1]). Strict:
+ * a field dropped silently would build to the sender when a caller names the recipient `recipient` (400 naming the
+ * field meant instead).
+ */
 export const QuoteParams = z
-  .object({
-    fromChain: ChainCode.describe('Source chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
-    toChain: ChainCode.describe('Destination chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
-    fromToken: z.string().min(1).max(32).describe('Source token symbol, case-insensitive (USDC, EURe, cKES, ...)'),
-    toToken: z.string().min(1).max(32).describe('Destination token symbol, case-insensitive'),
-    fromAmount: z
-      .string()
-      .max(80)
-      .regex(DECIMAL_PATTERN, 'must be a decimal string such as "1000" or "12.5" (no sign, exponent or spaces)')
-      .describe('Human-readable decimal amount of fromToken, as a string; no more fraction digits than the token has'),
-    fromAddress: AddressSchema.describe('Sender wallet address'),
-    toAddress: AddressSchema.optional().describe('Recipient on the destination chain (extension of the spec); defaults to fromAddress'),
-    slippage: z
-      .number()
-      .min(0, 'must be at least 0')
-      .max(0.1, 'must be at most 0.1 (10%)')
-      .default(DEFAULT_SLIPPAGE)
-      .describe('Maximum slippage as a fraction; default 0.005 (0.5%)'),
+  .strictObject(QUOTE_FIELDS, {
+    error: unknownFieldsError({
+      known: Object.keys(QUOTE_FIELDS),
+      elsewhere: {
+        quoteId:
+          'only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields, so drop quoteId or send it to /api/v1/swap',
+      },
+    }),
   })
   .meta({ id: 'QuoteParams' })
 export type QuoteParams = z.infer<typeof QuoteParams>
@@ -62,8 +78,17 @@ export const RouteWire = z
       bps: z.string().describe('Share of the input value, in basis points, 2 places'),
       items: z.array(CostItemWire),
     }),
-    gasLimit: z.string().describe('Hex gas limit for the transaction, with the safety margin'),
-    estimatedDurationP95: z.number().int().describe("p95 seconds (the p50 is the quote's estimatedDuration)"),
+    gasLimit: z
+      .string()
+      .describe(
+        "Hex gas limit for the transaction, with the safety margin; on Arbitrum it includes the L1 data fee's gas (Arbitrum charges it inside the limit) for the largest transaction we build; the built transaction's own gas is sized for its calldata",
+      ),
+    estimatedDurationP95: z
+      .number()
+      .int()
+      .describe(
+        "p95 seconds (the p50 is the quote's estimatedDuration); for an Across lane read live, its leg counts the larger of the prior's p95 and 3 times Across's fill estimate",
+      ),
   })
   .meta({ id: 'Route' })
 
@@ -78,7 +103,12 @@ export const QuoteResult = z
     toAmount: z.string().describe('Estimated output after all fees'),
     toAmountMin: z.string().describe('Minimum output after slippage'),
     estimatedGasUSD: z.string().describe("The signer's source-chain gas and fees in USD"),
-    estimatedDuration: z.number().int().describe('p50 seconds'),
+    estimatedDuration: z
+      .number()
+      .int()
+      .describe(
+        "p50 seconds: the source transaction, the bridge's settlement prior (for an Across lane read live, Across's own fill estimate, a 75th percentile rounded up) and any swap on arrival",
+      ),
     bridge: z.string().describe('Bridge protocol used, or "none" for a same-chain swap'),
     tool: z.string().describe('DEX tools used, joined with "+", or "none" for a bridge alone'),
     quoteId: z.string().describe('Signed quote token for POST /api/v1/swap; expires at expiresAt'),

@@ -1,10 +1,20 @@
 import * as z from 'zod'
 import { AddressSchema as Address, HexSchema as Hex } from './address.ts'
 import { QuoteResult, RouteWire } from './quote.ts'
+import { unknownFieldsError } from './unknownFields.ts'
 
 /** An unsigned EVM transaction, ready for `eth_sendTransaction` (value and gas as hex quantities). */
 export const TransactionRequestWire = z
-  .object({ chainId: z.number().int(), from: Address, to: Address, data: Hex, value: Hex, gas: Hex })
+  .object({
+    chainId: z.number().int(),
+    from: Address,
+    to: Address,
+    data: Hex,
+    value: Hex,
+    gas: Hex.describe(
+      "Gas limit: the execution estimate with the safety margin and, on Arbitrum, the L1 data fee's gas for this transaction's calldata (Arbitrum charges it inside the limit)",
+    ),
+  })
   .meta({ id: 'TransactionRequest' })
 export type TransactionRequest = z.infer<typeof TransactionRequestWire>
 
@@ -71,10 +81,23 @@ export const SwapResult = QuoteResult.pick({
 export type SwapResult = z.infer<typeof SwapResult>
 
 /** Spec endpoint 10: a quote the service signed, and the recipient when the quote named none. */
+const KEYED_SWAP_FIELDS = {
+  quoteId: z.string().min(1).max(4096).describe('The quoteId of a quote from POST /api/v1/quote or /api/x402/quote, unexpired (60 s)'),
+  toAddress: Address.optional().describe('Recipient, only when the quote was to its sender; defaults to the sender'),
+}
+
+/** Strict, as the quote's body: an unknown field is refused naming the field meant (`recipient`: toAddress). */
 export const KeyedSwapRequest = z
-  .strictObject({
-    quoteId: z.string().min(1).max(4096).describe('The quoteId of a quote from POST /api/v1/quote or /api/x402/quote, unexpired (60 s)'),
-    toAddress: Address.optional().describe('Recipient, only when the quote was to its sender; defaults to the sender'),
+  .strictObject(KEYED_SWAP_FIELDS, {
+    error: unknownFieldsError({
+      known: Object.keys(KEYED_SWAP_FIELDS),
+      elsewhere: Object.fromEntries(
+        ['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount', 'fromAddress', 'slippage'].map((field) => [
+          field,
+          `the quote the quoteId names fixes ${field}; to change it, quote again and send the new quoteId`,
+        ]),
+      ),
+    }),
   })
   .meta({ id: 'KeyedSwapRequest' })
 export type KeyedSwapRequest = z.infer<typeof KeyedSwapRequest>

@@ -1,5 +1,6 @@
 import { type ApiKeyClaims, verifyApiKey } from '../auth/apiKey.ts'
 import { type RateDecision, type RateSubject, subjectKey, windowStartSec } from '../auth/rateLimits.ts'
+import { FREE_KEY_RAISES_LIMIT } from '../schemas/keys.ts'
 import { invalidKeyError, revokedKeyError } from './authenticateApiKey.ts'
 import type { ServiceDeps } from './deps.ts'
 import type { LocalLimits } from './localLimits.ts'
@@ -101,7 +102,7 @@ export function createAdmitApiRequest(
 export function rateLimitedError(decision: RateDecision): ServiceError {
   const who =
     decision.policy === 'anonymous'
-      ? `Requests without a key are limited to ${decision.limit} per minute per IP, refused credentials included; a free key (POST /api/v1/keys) raises that.`
+      ? `Requests without a key are limited to ${decision.limit} per minute per IP, refused credentials included; ${FREE_KEY_RAISES_LIMIT}`
       : `Your ${decision.policy} key is limited to ${decision.limit} requests per minute.`
   return new ServiceError('rate_limited', `${who} Retry after ${decision.resetSec} s.`, {
     retryAfterSec: decision.resetSec,

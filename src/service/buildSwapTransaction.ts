@@ -24,7 +24,7 @@ export type BuildSwapTransactionReturnType = {
  * Quotes a swap and builds the transaction that executes its BALANCED route. The engine offers only routes every
  * step of which can be encoded (DESIGN 7.20), so what quotes also builds; every unservable case is a ServiceError
  * (422) naming why, what else is served, and that nothing was charged, so a paid endpoint refuses before it asks
- * for payment.
+ * for payment. A pair no route serves at any amount is `no_route_found`, the free quote's reason for the same pair.
  */
 export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTransactionParameters): BuildSwapTransactionReturnType {
   const { params, swapEaziRef } = parameters
@@ -33,7 +33,7 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
     const { request } = routed
     const alternatives = nearestAlternatives(deps, request)
     const why = routed.body.notServed?.detail ?? `no route joins ${routed.body.pair}`
-    throw new ServiceError('route_not_executable', `Not built, and nothing was charged: ${why}. ${describeAlternatives(alternatives)}`, {
+    throw new ServiceError('no_route_found', `Not built, and nothing was charged: ${why}. ${describeAlternatives(alternatives)}`, {
       pair: routed.body.pair,
       ...(routed.body.notServed === undefined ? {} : { notServed: routed.body.notServed }),
       alternatives,

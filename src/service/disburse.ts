@@ -10,11 +10,20 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { newDisbursementRef } from './disbursementRef.ts'
 import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
-import { BAD_CHECKSUM, hasValidChecksum, requireAgentCallable, resolveQuoteRequest, resolveToken } from './resolveQuoteRequest.ts'
+import {
+  BAD_CHECKSUM,
+  checkSender,
+  hasValidChecksum,
+  recipientRefusal,
+  requireAgentCallable,
+  resolveQuoteRequest,
+  resolveToken,
+} from './resolveQuoteRequest.ts'
 import { isoOfDeadline } from './formatSwapResult.ts'
 import { ServiceError } from './serviceError.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
+import { inertRouterSteps } from './inertRouter.ts'
 
 export type DisburseParameters = {
   params: DisburseRequest
@@ -165,6 +174,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     transactionRequest: batch.transactionRequest,
     deadline,
     nextSteps: [
+      ...inertRouterSteps(batch.approval.spender),
       ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
       `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
       `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline} (after that the router refuses it and nothing moves): one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
@@ -191,6 +201,7 @@ function itemBase(leg: PlannedLeg, from: Token, to: Token): Pick<DisbursementIte
 function resolveSource(deps: ServiceDeps, params: DisburseRequest): Token {
   requireAgentCallable(deps, params.fromChain, 'fromChain')
   if (!hasValidChecksum(params.fromAddress)) throw invalid([{ field: 'fromAddress', message: BAD_CHECKSUM }])
+  checkSender('fromAddress', params.fromAddress)
   return resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
 }
 
@@ -213,7 +224,10 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
     else errors.push(amount.error)
     const hasChecksum = hasValidChecksum(recipient.address)
     if (!hasChecksum) errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
-    if ((!amount.ok && amount.reason === 'invalid') || !hasChecksum) return
+    // One leg to an address that cannot receive reverts the whole batch (the zero address) or loses its share.
+    const refusal = hasChecksum ? recipientRefusal(deps, recipient.toChain, recipient.address) : undefined
+    if (refusal !== undefined) errors.push({ field: `${at}.address`, message: refusal })
+    if ((!amount.ok && amount.reason === 'invalid') || !hasChecksum || refusal !== undefined) return
     const address = getAddress(recipient.address)
     const isTransfer = recipient.toChain === from.chain && recipient.toToken.toLowerCase() === from.symbol.toLowerCase()
     if (isTransfer) {

@@ -3,12 +3,31 @@ import { formatAtomic } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
+import { inertRouterSteps } from './inertRouter.ts'
 
 /** The agent call fee as the route's fee breakdown shows it; null where no per-call fee applies (keyed swaps). */
 export type AgentCallFee = { atomic: bigint } | null
 
 /** ISO 8601 text of an order deadline (unix seconds). */
 export const isoOfDeadline = (deadline: bigint): string => new Date(Number(deadline) * 1000).toISOString()
+
+/**
+ * What the recipient is sure to get, by route kind, as the calldata bounds it: on one chain the router's minOut; over
+ * a bridge, the bridge's own minimum; with a swap on arrival, the target token's minimum or, when that swap cannot
+ * meet it or the bridge is late (DestinationFallback), the bridged token itself.
+ */
+function whatArrives(built: BuildSwapTransactionReturnType, destinationDeadline: string | undefined): string {
+  const { quote, build } = built
+  const lane = build.sized.route.bridge
+  const target = `${quote.toAmountMin} ${quote.toToken}`
+  if (lane === undefined || build.leastBridged === undefined)
+    return `At least ${target} arrives, or the router reverts the transaction and nothing moves.`
+  const bridged = `${formatAtomic(build.leastBridged, lane.to.decimals)} ${lane.to.symbol}`
+  const refund = lane.bridge.protocol === 'across' ? `, or refunds the sender on ${quote.fromChain} if no relayer fills it` : ''
+  if (build.destinationOrder === undefined)
+    return `Once it is mined, the bridge delivers at least ${bridged} to the recipient on ${quote.toChain}${refund}; if it reverts, nothing moves.`
+  return `Once it is mined, the bridge carries at least ${bridged} to ${quote.toChain}${refund}, where a swap gives the recipient at least ${target}; if that swap cannot meet this minimum, or the bridge delivers after ${destinationDeadline}, it does not run and the recipient gets the bridged ${lane.to.symbol} instead (at least ${bridged}).`
+}
 
 /** Shapes a built swap as the wire SwapResult: the transaction, the approval it needs, the route and its fees. */
 export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCallFee: AgentCallFee): SwapResult {
@@ -19,16 +38,11 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
   const { chainId } = build.transactionRequest
   const deadline = isoOfDeadline(build.order.deadline)
   const destinationDeadline = build.destinationOrder ? isoOfDeadline(build.destinationOrder.deadline) : undefined
-  const bridged = quote.route.steps.find((step) => step.type === 'bridge')
   const nextSteps = [
+    ...inertRouterSteps(approval.spender),
     ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
     `Sign and send approval.transactionRequest: approve ${quote.fromAmount} ${quote.fromToken} to the router ${approval.spender} (skip it if the allowance is already enough).`,
-    `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). At least ${quote.toAmountMin} ${quote.toToken} arrives or the swap does not happen.`,
-    ...(destinationDeadline && bridged
-      ? [
-          `If the bridge delivers after ${destinationDeadline}, the swap on ${quote.toChain} does not run and the recipient gets the bridged ${bridged.toToken} instead.`,
-        ]
-      : []),
+    `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). ${whatArrives(built, destinationDeadline)}`,
   ]
   return {
     swapEaziRef,

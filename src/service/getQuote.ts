@@ -5,8 +5,11 @@ import {
   type FindRoutesReturnType,
   type NotViableReason,
   pairNotServed,
+  type QuoteAmounts,
+  smallestQuotableAmount,
   viableRange,
 } from '../engine/index.ts'
+import { acrossLaneExpectedByMs } from '../market/acrossLaneFees.ts'
 import type { AmountLimit } from '../schemas/problem.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -44,20 +47,26 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
       ),
     },
   })
-  if (found.kind !== 'routes') refuseOnMarketGaps(deps.catalogue, request)
+  if (found.kind !== 'routes') refuseOnMarketGaps(deps.catalogue, request, deps.clock())
   if (found.kind === 'no_route') return unsupported()
   if (found.kind === 'not_viable') {
     const range = viableRange(deps.catalogue, request.from, request.to)
     if (!range) return unsupported()
     const { from } = request
-    const viable = { min: formatAtomic(range.minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
-    const limit = bindingLimit(
-      found.rejected.map((rejection) => rejection.reason),
-      request.amountIn < range.minIn,
-    )
+    // The range is the routes' at no slippage; at the request's, the least amount is also one whose minimum is not 0.
+    const quotable = smallestQuotableAmount(deps.catalogue, from, request.to, request.slippageE18, range.maxIn) ?? range.minIn
+    const minIn = quotable > range.minIn ? quotable : range.minIn
+    const viable = { min: formatAtomic(minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
+    const isTooSmall = request.amountIn < minIn
+    const reasons = found.rejected.map((rejection) => rejection.reason)
+    const limit = bindingLimit(reasons, isTooSmall)
+    const why =
+      limit === 'fee'
+        ? feeLimitText(request, reasons, found.amounts)
+        : `${LIMIT_TEXT[limit]}${limit === 'bridge_maximum' && hasAcrossLane(deps.catalogue, request) ? ACROSS_INSTANT_TEXT : ''}`
     throw new ServiceError(
       'amount_out_of_range',
-      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${LIMIT_TEXT[limit]}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
+      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${why}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
       { field: 'fromAmount', viableRange: viable, limit },
     )
   }
@@ -66,12 +75,30 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
 
 /** Seconds a client waits before asking again while the live market lacks a figure (a few refreshes). */
 export const MARKET_RETRY_AFTER_SEC = 15
+/** The longest wait a gap that says when it closes (an Across lane being read) may ask for. */
+const MARKET_RETRY_AFTER_MAX_SEC = 60
+
+/**
+ * The 503's Retry-After: where every missing figure is an Across lane being read for the first time that says by
+ * when, the seconds to the latest of those times (rounded up, 1 to MARKET_RETRY_AFTER_MAX_SEC), so the client asks
+ * again when the answer says; otherwise MARKET_RETRY_AFTER_SEC.
+ */
+function retryAfterSecOf(reasons: readonly string[], nowMs: number): number {
+  let latestMs: number | undefined
+  for (const reason of reasons) {
+    const byMs = acrossLaneExpectedByMs(reason)
+    if (byMs === undefined || byMs < nowMs) return MARKET_RETRY_AFTER_SEC
+    if (latestMs === undefined || byMs > latestMs) latestMs = byMs
+  }
+  if (latestMs === undefined) return MARKET_RETRY_AFTER_SEC
+  return Math.min(MARKET_RETRY_AFTER_MAX_SEC, Math.max(1, Math.ceil((latestMs - nowMs) / 1000)))
+}
 
 /**
  * DESIGN 5: a request the full market would route, but not the market the live reads can vouch for now, is 503
  * `market_unavailable` naming what is missing; it is never quoted from stale figures, nor told "no route".
  */
-function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest): void {
+function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest, nowMs: number): void {
   const gaps = catalogue.gaps
   if (gaps === undefined) return
   const full = findRoutes(gaps.ungapped, request)
@@ -99,24 +126,59 @@ function refuseOnMarketGaps(catalogue: Catalogue, request: ResolvedQuoteRequest)
     ...venues.map((id) => `${id}: ${gaps.venues.get(id)}`),
     ...lanes.map((id) => `${id}: ${gaps.lanes.get(id)}`),
   ]
+  const retryAfterSec = retryAfterSecOf(
+    [
+      ...chains.map((chain) => gaps.chains.get(chain) ?? ''),
+      ...currencies.map((currency) => gaps.currencies.get(currency) ?? ''),
+      ...venues.map((id) => gaps.venues.get(id) ?? ''),
+      ...lanes.map((id) => gaps.lanes.get(id) ?? ''),
+    ],
+    nowMs,
+  )
   throw new ServiceError(
     'market_unavailable',
-    `${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} is not quoted now: the live market cannot vouch for every figure its routes need (${reasons.join('; ')}). Nothing is priced from stale data; ask again in ${MARKET_RETRY_AFTER_SEC} s, and GET /api/v1/health shows the market's state.`,
-    { chains, currencies, venues, lanes, retryAfterSec: MARKET_RETRY_AFTER_SEC },
+    `${request.from.symbol} on ${request.from.chain} to ${request.to.symbol} on ${request.to.chain} is not quoted now: the live market cannot vouch for every figure its routes need (${reasons.join('; ')}). Nothing is priced from stale data; ask again in ${retryAfterSec} s, and GET /api/v1/health shows the market's state.`,
+    { chains, currencies, venues, lanes, retryAfterSec },
   )
 }
 
 /** What bounds the viable range on the side the amount fell: the fee against fixed costs, a bridge cap, or depth. */
 type BindingLimit = Exclude<AmountLimit, 'token_supply'>
 
-const LIMIT_TEXT: Readonly<Record<BindingLimit, string>> = {
-  fee: "at this size the route's fixed costs (bridge fees, destination gas) exceed what the fee earns",
+const LIMIT_TEXT: Readonly<Record<Exclude<BindingLimit, 'fee'>, string>> = {
   bridge_minimum: 'it is below the smallest amount the bridges take',
   bridge_maximum: 'it is above the largest amount the bridges take',
   liquidity: "at this size the venues' liquidity is too thin: their price impact exceeds what the fee earns",
 }
 
+/**
+ * Why an amount too small for the fee is refused, true of the request's routes: nothing left once the fee (rounded
+ * up to a whole atomic unit) is taken, or a minimum that rounds to 0; else the costs that exceed the fee, which for a
+ * route that crosses chains include fixed ones (bridge fees, destination gas), and for a same-chain swap are the
+ * venues' fees and rounding to whole atomic units.
+ */
+function feeLimitText(request: ResolvedQuoteRequest, reasons: readonly NotViableReason[], amounts: QuoteAmounts): string {
+  const { from, to } = request
+  const fee = `${formatAtomic(amounts.feeAmount, from.decimals)} ${from.symbol}`
+  if (amounts.toAmount <= 0n) return `the fee, ${fee} (rounded up to a whole atomic unit), leaves nothing to deliver`
+  if (amounts.toAmountMin <= 0n)
+    return `after the fee, ${fee}, it would deliver ${formatAtomic(amounts.toAmount, to.decimals)} ${to.symbol}, and at the slippage asked the least it could promise (toAmountMin) rounds to 0`
+  if (reasons.length > 0 && reasons.every((reason) => reason === 'no_output')) return 'at this size the route delivers nothing'
+  return from.chain === to.chain
+    ? "at this size the swap's costs (the venues' fees, and rounding to whole atomic units) exceed what the fee earns"
+    : "at this size the route's fixed costs (bridge fees, destination gas) exceed what the fee earns"
+}
+
+const ACROSS_INSTANT_TEXT =
+  " (an Across lane takes at most what its relayers can fill at once, Across's maxDepositInstant: a larger deposit waits for a relayer to rebalance or for a slow fill, or is refunded, so no arrival time could be promised for it)"
+
+/** Whether an Across lane priced from Across's own figures joins the request's chains. */
+function hasAcrossLane(catalogue: Catalogue, request: ResolvedQuoteRequest): boolean {
+  return (catalogue.lanes.get(`${request.from.chain}>${request.to.chain}`) ?? []).some((lane) => lane.feeQuotedBy === 'across')
+}
+
 function bindingLimit(reasons: readonly NotViableReason[], isTooSmall: boolean): BindingLimit {
+  if (isTooSmall && reasons.some((reason) => reason === 'no_output')) return 'fee'
   if (isTooSmall) return reasons.length > 0 && reasons.every((reason) => reason === 'below_bridge_minimum') ? 'bridge_minimum' : 'fee'
   return reasons.length > 0 && reasons.every((reason) => reason === 'above_bridge_maximum') ? 'bridge_maximum' : 'liquidity'
 }

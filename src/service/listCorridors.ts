@@ -1,4 +1,4 @@
-import { cellStatus, corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
+import { bridgeWireName, cellStatus, corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
 import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -31,7 +31,8 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
               const bridges = new Set<string>()
               for (const priced of viable) {
                 for (const edge of [...priced.route.sourceSwaps, ...priced.route.destinationSwaps]) venues.add(edge.venue.name)
-                if (priced.route.bridge) bridges.add(priced.route.bridge.bridge.name)
+                // The quote's, observations' and intelligence's name for a bridge, so an agent can match them.
+                if (priced.route.bridge) bridges.add(bridgeWireName(priced.route.bridge.bridge))
               }
               return [
                 {

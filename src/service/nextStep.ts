@@ -4,19 +4,49 @@ import type { ChainAmount, LifecycleState, LifecycleSubstatus, NextStep } from '
 export const PENDING_CHECK_AGAIN_SEC = 15
 /** How often a built swap's status is worth reading again while its transaction may still be broadcast. */
 export const BUILT_CHECK_AGAIN_SEC = 30
+/**
+ * When to read again a pending swap whose destination this service does not read and no tracker was seen reading
+ * for it: a `swapeazi track` beside it that reads the chain records its first look well within this, and the status
+ * then says the destination is read.
+ */
+export const UNSEEN_DESTINATION_CHECK_AGAIN_SEC = 60
+/**
+ * How recent a sign of another process's tracker must be to count: a chain cursor's last final block (the chain's
+ * confirmation depth, about 2 minutes at most, plus its polls behind the head) or a swap's last look at its
+ * destination (each poll, every 4 s by default).
+ */
+export const TRACKER_SEEN_WITHIN_MS = 10 * 60_000
+
+/**
+ * Who follows an order's source chain, so moves its status when its transaction is mined: `here` this service's own
+ * tracker (an RPC for the chain here); `elsewhere` another process's tracker, seen in the store scanning the chain
+ * lately; `unseen` neither, as far as this service can tell; `never` nothing follows this kind of order at all (a
+ * batch of plain transfers only: no swap or bridge order for a tracker to move), whichever chains are read.
+ */
+export type SourceTracking = 'here' | 'elsewhere' | 'unseen' | 'never'
+
+/** Whether a tracker is known to follow an order: the wire's `isTracked`. */
+export function isTrackedBy(tracking: SourceTracking): boolean {
+  return tracking === 'here' || tracking === 'elsewhere'
+}
 
 export type NextStepParameters = {
   kind: 'swap' | 'batch'
   state: LifecycleState
   substatus: LifecycleSubstatus | null
   reason: string | null
-  /** Whether a tracker follows the order: an untracked built swap never moves, whatever happens on chain. */
-  isTracked: boolean
+  /** Who follows the order's source chain, if anyone: whether, and why, its status moves when the transaction is mined. */
+  sourceTracking: SourceTracking
   /**
-   * Whether the tracker reads the destination chain, where a bridged delivery is seen: a pending swap to a chain with
-   * no RPC here stays pending whatever arrives. Default: as `isTracked` (a same-chain swap).
+   * Whether a tracker is known to read the destination chain, where a bridged delivery is seen (an RPC for it here,
+   * or a tracker seen reading it for this swap): a pending swap no tracker reads the destination of stays pending
+   * whatever arrives. Absent: read, as the source chain is for a same-chain swap.
    */
   isDestinationTracked?: boolean
+  /** The chain the order's transaction runs on. */
+  fromChain: string
+  /** That chain's block explorer (its home page: no transaction is known before one is seen); null when none is set. */
+  explorerUrl: string | null
   /** Unix ms after which the router refuses the transaction (OrderExpired). */
   deadlineMs: number
   /** What the recipient got (partial: the bridged token). */
@@ -28,36 +58,60 @@ export type NextStepParameters = {
 
 const amountText = (amount: ChainAmount): string => `${amount.amount} ${amount.token} on ${amount.chain}`
 
+const SEEN_WITHIN_MIN = TRACKER_SEEN_WITHIN_MS / 60_000
+
+/**
+ * A built order's step, by who follows its source chain: before the deadline, sign (and what this status will show of
+ * it once mined); after it, build again, and where to see whether it ran when this status cannot show it.
+ */
+function builtStep(parameters: NextStepParameters & { deadline: string; transaction: string; isTracked: boolean }): NextStep {
+  const { sourceTracking, fromChain, explorerUrl, deadlineMs, nowMs, deadline, transaction, isTracked } = parameters
+  const explorer = explorerUrl === null ? `on a ${fromChain} block explorer` : `on the block explorer (${explorerUrl})`
+  const checkAgainSec = isTracked ? BUILT_CHECK_AGAIN_SEC : null
+  const unseen = `This service does not read ${fromChain} and has seen no tracker scan it in the last ${SEEN_WITHIN_MIN} minutes`
+  const never = 'No tracker follows this order (a batch of plain transfers only holds no swap or bridge order for one to move)'
+  if (nowMs > deadlineMs) {
+    const rebuild = 'if it was never mined, nothing moved and it can no longer run: get a new quote and build again.'
+    const message: Record<SourceTracking, string> = {
+      here: `The deadline (${deadline}) has passed with no transaction seen; if it was never broadcast, nothing moved: get a new quote and build again. The tracker will mark it expired.`,
+      elsewhere: `The deadline (${deadline}) has passed with no transaction seen by the tracker scanning ${fromChain}; if it was never broadcast, nothing moved: get a new quote and build again. That tracker will mark it expired.`,
+      unseen: `The deadline (${deadline}) has passed. ${unseen}, so this status cannot show whether the transaction ran: check it ${explorer} by the hash the wallet gave; ${rebuild}`,
+      never: `The deadline (${deadline}) has passed. ${never}, so this status stays built whether or not the transaction ran: check it ${explorer} by the hash the wallet gave; ${rebuild}`,
+    }
+    return { action: 'quote_again', message: message[sourceTracking], checkAgainSec, deadline: null }
+  }
+  const then: Record<SourceTracking, string> = {
+    here: '',
+    elsewhere: ` This service does not read ${fromChain}, but a tracker elsewhere (\`swapeazi track\` on the same store) was seen scanning it in the last ${SEEN_WITHIN_MIN} minutes: this status updates once the transaction is mined, while that tracker runs; if it has not a few minutes after, read the transaction ${explorer} by the hash the wallet gave.`,
+    unseen: ` ${unseen}: this status updates once the transaction is mined only if a \`swapeazi track\` process with ${fromChain}'s RPC runs on the same store; otherwise it stays built, so once it is broadcast read the transaction ${explorer} by the hash the wallet gave.`,
+    never: ` ${never}, so this status stays built whatever happens on chain: once it is broadcast, check the transaction ${explorer} by the hash the wallet gave.`,
+  }
+  return {
+    action: 'sign_and_broadcast',
+    message: `Sign and broadcast ${transaction} before ${deadline} (approve the token first if the approval says so); after that the router refuses it and nothing moves.${then[sourceTracking]}`,
+    checkAgainSec,
+    deadline,
+  }
+}
+
 /**
  * What the holder of the reference does next, in words an agent can act on and a user can be told: sign before the
  * deadline, wait and read again, nothing (delivered), what to do with a partial delivery, or build again.
  */
 export function nextStep(parameters: NextStepParameters): NextStep {
-  const { kind, state, substatus, reason, isTracked, deadlineMs, received, asked, nowMs } = parameters
+  const { kind, state, substatus, reason, sourceTracking, deadlineMs, received, asked, nowMs } = parameters
+  const isTracked = isTrackedBy(sourceTracking)
   const deadline = new Date(deadlineMs).toISOString()
   const transaction = kind === 'batch' ? 'the batch transactionRequest (executeBatch)' : 'the transactionRequest'
   switch (state) {
-    case 'built': {
-      if (nowMs > deadlineMs)
-        return {
-          action: 'quote_again',
-          message: `The deadline (${deadline}) has passed with no transaction seen; if it was never broadcast, nothing moved: get a new quote and build again.${isTracked ? ' The tracker will mark it expired.' : ''}`,
-          checkAgainSec: isTracked ? BUILT_CHECK_AGAIN_SEC : null,
-          deadline: null,
-        }
-      return {
-        action: 'sign_and_broadcast',
-        message: `Sign and broadcast ${transaction} before ${deadline} (approve the token first if the approval says so); after that the router refuses it and nothing moves.${isTracked ? '' : ' No tracker follows this chain here, so this status will not change when it is mined: read it on the block explorer.'}`,
-        checkAgainSec: isTracked ? BUILT_CHECK_AGAIN_SEC : null,
-        deadline,
-      }
-    }
+    case 'built':
+      return builtStep({ ...parameters, deadline, transaction, isTracked })
     case 'pending':
       if (parameters.isDestinationTracked === false)
         return {
           action: 'wait',
-          message: `The source transaction is mined and the money is on its way to ${asked.chain}, but no tracker reads ${asked.chain} here, so this status will not change when it arrives: look for ${asked.token} in the recipient's wallet on ${asked.chain} (the bridge's own explorer shows the transfer).`,
-          checkAgainSec: null,
+          message: `The source transaction is mined and the money is on its way to ${asked.chain}. This service does not read ${asked.chain} and has seen no tracker read it for this swap yet: if a \`swapeazi track\` process with its RPC runs beside it, this status will update when the money arrives (read it again in ${UNSEEN_DESTINATION_CHECK_AGAIN_SEC} s); otherwise it stays pending, so look for ${asked.token} in the recipient's wallet on ${asked.chain} (the bridge's own explorer shows the transfer).`,
+          checkAgainSec: UNSEEN_DESTINATION_CHECK_AGAIN_SEC,
           deadline: null,
         }
       return {

@@ -49,7 +49,8 @@ export type PayForSwapReturnType =
     }
 
 type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
-type Challenge = (error: string, detail: string, retryAfterSec?: number) => PaymentRequired
+/** `errorV2`: the v2 offer's own `error` where the text names a header, which differs between the versions. */
+type Challenge = (error: string, detail: string, retryAfterSec?: number, errorV2?: string) => PaymentRequired
 
 /** How long a payer waits before repeating a request whose payment is still settling. */
 const SETTLEMENT_RETRY_AFTER_SEC = 5
@@ -68,10 +69,10 @@ const SETTLEMENT_RETRY_AFTER_SEC = 5
 export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParameters): Promise<PayForSwapReturnType> {
   const { params, paymentHeader, paymentSignature, resource, channel } = parameters
   const requirements = paymentRequirementsFor(deps, resource)
-  const challenge: Challenge = (error, detail, retryAfterSec) => ({
+  const challenge: Challenge = (error, detail, retryAfterSec, errorV2 = error) => ({
     kind: 'payment_required',
     challenge: { x402Version: 1, error, accepts: [requirements], detail },
-    paymentRequired: paymentRequiredV2Of(requirements, error),
+    paymentRequired: paymentRequiredV2Of(requirements, errorV2),
     ...(retryAfterSec === undefined ? {} : { retryAfterSec }),
   })
   if (paymentHeader === undefined && paymentSignature === undefined) {
@@ -85,6 +86,8 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     return challenge(
       'X-PAYMENT header is required',
       `This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header (x402 v1), or sign accepts[0] of the PAYMENT-REQUIRED header and send it in PAYMENT-SIGNATURE (x402 v2). Quotes are free at POST /api/x402/quote.`,
+      undefined,
+      'PAYMENT-SIGNATURE header is required',
     )
   }
 

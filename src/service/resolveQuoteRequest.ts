@@ -1,5 +1,6 @@
 import { type Address, isAddress } from 'viem'
 import { isEvmToken, numberToFixed, type Token, viableRange } from '../engine/index.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
@@ -43,7 +44,11 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   ] as const)
     requireAgentCallable(deps, chain, field)
   checkChecksum('fromAddress', params.fromAddress)
-  if (params.toAddress !== undefined) checkChecksum('toAddress', params.toAddress)
+  checkSender('fromAddress', params.fromAddress)
+  if (params.toAddress !== undefined) {
+    checkChecksum('toAddress', params.toAddress)
+    checkRecipient(deps, params.toChain, 'toAddress', params.toAddress)
+  }
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
   if (from.key === to.key) throw invalid('toToken', 'is the same token on the same chain as fromToken; nothing to swap')
@@ -92,6 +97,41 @@ export function hasValidChecksum(address: string): boolean {
 
 export function checkChecksum(field: string, address: string): void {
   if (!hasValidChecksum(address)) throw invalid(field, BAD_CHECKSUM)
+}
+
+/** The zero address: no key signs for it, and the router refuses it as a recipient ("order has no recipient"). */
+const ZERO_ADDRESS = `0x${'0'.repeat(40)}`
+
+/** 400 when the sender is the zero address, which nothing can sign for. */
+export function checkSender(field: string, address: string): void {
+  if (address.toLowerCase() === ZERO_ADDRESS)
+    throw invalid(field, 'is the zero address, which no wallet can sign for; send the address of the wallet that signs and pays')
+}
+
+/**
+ * Why `address` cannot receive on `chain`, or undefined when it can: the zero address (the router reverts: "order
+ * has no recipient"), a token contract of the catalogue there, or our router or its executor there (tokens sent to
+ * a contract that is not a wallet are stuck or lost).
+ */
+export function recipientRefusal(deps: ServiceDeps, chain: ChainCode, address: string): string | undefined {
+  const lower = address.toLowerCase()
+  const toWallet = "; send the recipient's own wallet address, or omit it to pay the sender"
+  if (lower === ZERO_ADDRESS) return `is the zero address: the router refuses it and the transaction would revert${toWallet}`
+  for (const token of deps.catalogue.tokens.values())
+    if (token.chain === chain && token.address.toLowerCase() === lower)
+      return `is the ${token.symbol} token contract on ${chain}, not a wallet: tokens sent there are lost${toWallet}`
+  const deployment = deps.routerOn(chain)
+  if (deployment.router.toLowerCase() === lower)
+    return `is SwapEazi's router on ${chain}, not a wallet: tokens sent there are stuck${toWallet}`
+  if (deployment.executor.toLowerCase() === lower)
+    return `is SwapEazi's executor on ${chain}, not a wallet: tokens sent there are stuck${toWallet}`
+  return undefined
+}
+
+/** 400 naming `field` when `address` cannot receive on `chain` (recipientRefusal). */
+export function checkRecipient(deps: ServiceDeps, chain: ChainCode, field: string, address: string): void {
+  const refusal = recipientRefusal(deps, chain, address)
+  if (refusal !== undefined) throw invalid(field, refusal)
 }
 
 function invalid(field: string, message: string): ServiceError {

@@ -5,7 +5,7 @@ import type { ServiceDeps } from './deps.ts'
 import { buildRoute } from './buildSwapTransaction.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { type QuoteClaims, verifyQuoteId } from './quoteToken.ts'
-import { checkChecksum, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
+import { checkChecksum, checkRecipient, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
 import { paidRequestKey } from './payForSwap.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
@@ -37,9 +37,10 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
   const claims = verifiedClaims(deps, parameters.quoteId)
   if (parameters.toAddress !== undefined) checkChecksum('toAddress', parameters.toAddress)
   const toAddress = recipientOf(claims, parameters.toAddress)
+  const request = requestOf(deps, claims, toAddress)
+  if (parameters.toAddress !== undefined) checkRecipient(deps, request.to.chain, 'toAddress', parameters.toAddress)
   await screenSwapAddresses(deps, { fromAddress: claims.fromAddress, toAddress })
 
-  const request = requestOf(deps, claims, toAddress)
   const found = findRoutes(deps.catalogue, request)
   const quoted = found.kind === 'routes' ? found.viable.find((priced) => priced.route.id === claims.routeId) : undefined
   if (found.kind !== 'routes' || quoted === undefined)

@@ -2,6 +2,7 @@ import { type Address, encodeAbiParameters, encodeFunctionData, type Hex, toHex,
 import {
   type Catalogue,
   type CandidateRoute,
+  calldataBytesOf,
   ceilDiv,
   E18,
   pow10,
@@ -11,6 +12,7 @@ import {
   simulateRoute,
   type StepEstimate,
   type Token,
+  transactionGasLimit,
   withGasMargin,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
@@ -119,6 +121,12 @@ export type BuildRouteTransactionReturnType = BuildApprovalReturnType & {
   transactionRequest: TransactionRequest
   order: RouterOrder
   destinationOrder?: DestinationOrder
+  /**
+   * The least the bridge delivers on the destination chain, in its token's atomic units (the lane's `to`), whatever
+   * the source swaps and the bridge's fee do within the calldata's bounds: Across's fixed output, LayerZero's
+   * minimum, or what CCTP mints of the least burn less `maxFee`. Absent on a same-chain route.
+   */
+  leastBridged?: bigint
   /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
   routedAmount: bigint
   margin: bigint
@@ -207,6 +215,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
 
   const calls = swapCalls(steps, route.sourceSwaps, slippageE18, source.executor, deadline)
   let destinationOrder: DestinationOrder | undefined
+  let leastBridged: bigint | undefined
   const lane = route.bridge
   if (lane) {
     const bridgeIndex = route.sourceSwaps.length
@@ -240,13 +249,24 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     const exactDeposit = route.sourceSwaps.length === 0
     let destinationGasUnits = catalogue.pricing.routerOverheadGasUnits
     for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+    const outputAmount = exactDeposit ? estimate : maxBig(slipped, outputMin)
+    const maxFee = bridgeIn - (front === undefined ? relayFee : 0n) - rescaleDown(bridgeStep.amountOut, lane.to, lane.from)
+    // The burn is the executor's whole balance: exactly the routed amount, or after a source swap at least its minimum.
+    const lastSwap = steps[bridgeIndex - 1]
+    const leastBurn = lastSwap === undefined ? routedAmount : floorSlippage(lastSwap.amountOut, slippageE18)
+    leastBridged =
+      lane.bridge.protocol === 'across'
+        ? outputAmount
+        : lane.bridge.protocol === 'cctp-v2'
+          ? rescaleDown(maxBig(leastBurn - maxFee, 0n), lane.from, lane.to)
+          : outputMin
     calls.push(
       encodeBridgeCall({
         lane,
         amountIn: bridgeIn,
-        outputAmount: exactDeposit ? estimate : maxBig(slipped, outputMin),
+        outputAmount,
         outputMin,
-        maxFee: bridgeIn - (front === undefined ? relayFee : 0n) - rescaleDown(bridgeStep.amountOut, lane.to, lane.from),
+        maxFee,
         recipient: endsHere ? recipient : destination.executor,
         ...(destinationOrder ? { message: encodeDestinationOrder(destinationOrder) } : {}),
         refundTo: sender,
@@ -273,19 +293,22 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   }
   const value = calls.reduce((sum, call) => sum + call.value, 0n)
   const chainId = chainIdOf(catalogue, route.from.chain)
+  const data = encodeFunctionData({ ...routerExecuteCall, args: [order] })
   return {
     ok: true,
     transactionRequest: {
       chainId,
       from: sender,
       to: source.router,
-      data: encodeFunctionData({ ...routerExecuteCall, args: [order] }),
+      data,
       value: toHex(value),
-      gas: toHex(sized.gasLimit),
+      // The execution estimate plus, on an Arbitrum-style chain, the L2 gas of this calldata's L1 data, with the margin.
+      gas: toHex(transactionGasLimit(catalogue, route.from.chain, sized.sourceGasUnits, calldataBytesOf(data))),
     },
-    ...buildApproval({ token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
+    ...buildApproval({ catalogue, token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
     order,
     ...(destinationOrder ? { destinationOrder } : {}),
+    ...(leastBridged === undefined ? {} : { leastBridged }),
     routedAmount,
     margin,
     sized,

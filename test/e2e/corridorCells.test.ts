@@ -115,7 +115,7 @@ async function paidBuild(combination: Combination): Promise<{ outcome: Outcome; 
 /** Whether the two answers agree: both built (same amounts), or both refused for the same reason. */
 function agree(quote: Outcome, build: Outcome): boolean {
   if (quote.kind === 'ok') return build.kind === 'ok' && build.toAmount === quote.toAmount && build.toAmountMin === quote.toAmountMin
-  if (quote.kind === 'unsupported') return build.kind === 'refused' && build.status === 422 && build.code === 'route_not_executable'
+  if (quote.kind === 'unsupported') return build.kind === 'refused' && build.status === 422 && build.code === 'no_route_found'
   return build.kind === 'refused' && build.status === quote.status && build.code === quote.code
 }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
-import { quoteAmounts } from '../../src/engine/quoteAmounts.ts'
+import { quoteAmounts, smallestQuotableAmount } from '../../src/engine/quoteAmounts.ts'
 import { isEvmToken } from '../../src/engine/isEvmToken.ts'
 import type { Token } from '../../src/engine/types.ts'
 
@@ -37,18 +37,21 @@ function priceOf(t: Token): Ratio {
 const KEEP = { n: 995n, d: 1000n }
 const FEE = { n: 5n, d: 1000n }
 
-/** floor( amountIn/10^fd × pf / pt × 0.995 × 10^td ): the spec's formula in one rational, floored once. */
-function expectedToAmount(from: Token, to: Token, amountIn: bigint): bigint {
-  const pf = priceOf(from)
-  const pt = priceOf(to)
-  const numerator = amountIn * pf.n * pt.d * KEEP.n * 10n ** BigInt(to.decimals)
-  const denominator = 10n ** BigInt(from.decimals) * pf.d * pt.n * KEEP.d
-  return numerator / denominator
-}
-
 function expectedFee(amountIn: bigint): bigint {
   const exact = amountIn * FEE.n
   return exact % FEE.d === 0n ? exact / FEE.d : exact / FEE.d + 1n
+}
+
+/**
+ * floor( (amountIn − fee)/10^fd × pf / pt × 10^td ): what is left once the fee (0.5%, rounded up to a whole atomic
+ * unit) is taken, converted in one rational and floored once.
+ */
+function expectedToAmount(from: Token, to: Token, amountIn: bigint): bigint {
+  const pf = priceOf(from)
+  const pt = priceOf(to)
+  const numerator = (amountIn - expectedFee(amountIn)) * pf.n * pt.d * 10n ** BigInt(to.decimals)
+  const denominator = 10n ** BigInt(from.decimals) * pf.d * pt.n
+  return numerator / denominator
 }
 
 const E18 = 10n ** 18n
@@ -125,6 +128,31 @@ describe('quoteAmounts: rounding edges', () => {
     expect(quoteAmounts(catalogue, usdc, usdt, 399n, 0n)).toEqual({ toAmount: 397n, toAmountMin: 397n, feeAmount: 2n })
   })
 
+  it('promises the value of what the fee leaves in whole source units, never a fraction of a unit no route can run', () => {
+    // 201 units of USDC (6 decimals) into BNB USDT (18): the fee is 2 units, so 199 units are promised, not 199.995.
+    expect(quoteAmounts(catalogue, usdc, token('BNB:USDT'), 201n, 0n)).toEqual({
+      toAmount: 199n * 10n ** 12n,
+      toAmountMin: 199n * 10n ** 12n,
+      feeAmount: 2n,
+    })
+    // 1 unit of USDC into ZARP (18 decimals): the fee takes the unit, so nothing is promised (not 99.5% of it).
+    expect(quoteAmounts(catalogue, token('POL:USDC'), token('POL:ZARP'), 1n, 0n)).toEqual({ toAmount: 0n, toAmountMin: 0n, feeAmount: 1n })
+  })
+
+  it('smallestQuotableAmount: the least input whose minimum is at least one unit at the slippage asked', () => {
+    const bnbUsdc = token('BNB:USDC')
+    const bnbUsdt = token('BNB:USDT')
+    // 2 wei: the fee takes 1, 1 is promised; at no slippage that is the minimum too.
+    expect(smallestQuotableAmount(catalogue, bnbUsdc, bnbUsdt, 0n, 10n ** 24n)).toBe(2n)
+    // At 0.5% a promise of 1 wei floors to a minimum of 0; 3 wei promises 2, minimum 1.
+    expect(smallestQuotableAmount(catalogue, bnbUsdc, bnbUsdt, SLIPPAGE_HALF_PERCENT, 10n ** 24n)).toBe(3n)
+    expect(quoteAmounts(catalogue, bnbUsdc, bnbUsdt, 2n, SLIPPAGE_HALF_PERCENT).toAmountMin).toBe(0n)
+    expect(quoteAmounts(catalogue, bnbUsdc, bnbUsdt, 3n, SLIPPAGE_HALF_PERCENT).toAmountMin).toBe(1n)
+    // 1 USDC into cKES (worth far less than a dollar) at 18 decimals: 2 units suffice; a ceiling below that, none.
+    expect(smallestQuotableAmount(catalogue, token('CEL:USDC'), token('CEL:cKES'), SLIPPAGE_HALF_PERCENT, 10n ** 12n)).toBe(2n)
+    expect(smallestQuotableAmount(catalogue, usdc, usdt, SLIPPAGE_HALF_PERCENT, 2n)).toBeUndefined()
+  })
+
   it('slippage 0 keeps the minimum at toAmount; 0.1 floors 90% of it', () => {
     expect(quoteAmounts(catalogue, usdc, usdt, 201n, 0n).toAmountMin).toBe(199n)
     // 0.9 × 199 = 179.1 → 179.
@@ -154,7 +182,7 @@ describe('quoteAmounts: properties against the rational model', () => {
     )
   })
 
-  it('never promises more than 99.5% of the input value, nor less than one unit below it; fee ≥ exact 0.5%', () => {
+  it('never promises more than 99.5% of the input value, nor less than one unit below what the fee leaves; fee ≥ exact 0.5%', () => {
     fc.assert(
       fc.property(arbitraryToken, arbitraryToken, arbitraryAmount, arbitrarySlippage, (from, to, amountIn, slippageE18) => {
         const q = quoteAmounts(catalogue, from, to, amountIn, slippageE18)
@@ -165,7 +193,9 @@ describe('quoteAmounts: properties against the rational model', () => {
         const valueOut = (x: bigint): bigint => x * pt.n * pf.d * KEEP.d * 10n ** BigInt(from.decimals)
         const valueCap = amountIn * pf.n * pt.d * KEEP.n * 10n ** BigInt(to.decimals)
         expect(valueOut(q.toAmount) <= valueCap).toBe(true)
-        expect(valueOut(q.toAmount + 1n) > valueCap).toBe(true)
+        // value(toAmount + 1 of to) > value(amountIn − fee of from): a unit more would promise more than is left.
+        const valueLeft = (amountIn - q.feeAmount) * pf.n * pt.d * 10n ** BigInt(to.decimals)
+        expect(q.toAmount + 1n > 0n && (q.toAmount + 1n) * pt.n * pf.d * 10n ** BigInt(from.decimals) > valueLeft).toBe(true)
         // fee·1000 ≥ 5·amountIn, and one unit less would fall short.
         expect(q.feeAmount * FEE.d >= amountIn * FEE.n).toBe(true)
         if (q.feeAmount > 0n) expect((q.feeAmount - 1n) * FEE.d < amountIn * FEE.n).toBe(true)

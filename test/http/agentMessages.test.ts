@@ -101,8 +101,8 @@ describe('agent-facing HTTP messages (issue 14 item 12)', async () => {
     const codes = new Set(answers.map((answer) => answer.body['code']))
     // internal_error, payment_unavailable (the Tempo RPC down: test/http/mppSwap.test.ts) and market_unavailable (the
     // chains' RPCs stale: test/market/liveMarket.test.ts) are ours, not the client's; simulation_failed needs a chain
-    // whose state moved (test/e2e/preflight.test.ts); transaction_mismatch and tracking_unavailable need a tracker, or
-    // none, behind a recorded swap (test/http/swapStatus.test.ts scans their texts).
+    // whose state moved (test/e2e/preflight.test.ts); transaction_mismatch, tracking_unavailable and chain_not_tracked
+    // need a tracker, or none, behind a recorded swap (test/http/swapStatus.test.ts scans their texts).
     const notHere: readonly ErrorCode[] = [
       'internal_error',
       'payment_unavailable',
@@ -110,6 +110,7 @@ describe('agent-facing HTTP messages (issue 14 item 12)', async () => {
       'simulation_failed',
       'transaction_mismatch',
       'tracking_unavailable',
+      'chain_not_tracked',
     ]
     const wanted = (Object.keys(STATUS_BY_CODE) as ErrorCode[]).filter((code) => !notHere.includes(code))
     expect(wanted.filter((code) => !codes.has(code))).toEqual([])
@@ -145,7 +146,8 @@ describe('agent-facing HTTP messages (issue 14 item 12)', async () => {
     const out = answers.filter((each) => each.body['code'] === 'amount_out_of_range')
     expect(out.map((answer) => answer.body['limit']).sort()).toEqual(['fee', 'liquidity'])
     const named: Record<string, RegExp> = {
-      fee: /fixed costs .* the fee/,
+      // The tiny amount is a same-chain swap: no bridge or destination gas, the fee itself leaves nothing.
+      fee: /the fee, \S+ USDC \(rounded up to a whole atomic unit\), leaves nothing to deliver/,
       liquidity: /liquidity/,
       bridge_minimum: /bridge/,
       bridge_maximum: /bridge/,

@@ -171,7 +171,7 @@ describe('422: a recipient that cannot be served is named by its index, with the
     [
       'a destination no route reaches from the source chain',
       { toChain: 'CEL', toToken: 'cKES', amount: '100' },
-      'route_not_executable',
+      'no_route_found',
       { notServed: { reason: 'no_route' } },
     ],
   ])('%s', async (_name, leg, code, extra) => {

@@ -2,10 +2,12 @@ import { decodeFunctionData, getAddress, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/loadSanctionsList.ts'
+import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
 import { SwapRecordWire, SwapResult } from '../../src/schemas/swap.ts'
 import { type QuoteClaims, signQuoteId, verifyQuoteId } from '../../src/service/quoteToken.ts'
 import { createStore } from '../../src/store/createStore.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import type { Sql } from '../../src/store/sql.ts'
 import {
   FROM_ADDRESS,
@@ -156,6 +158,19 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     expect(call.args[0].deadline).toBe(BigInt(nowMs / 1000 + 600))
     expect(result.destinationDeadline).toBeUndefined()
     expect(result.nextSteps.at(-1)).toContain(`mined by ${result.deadline}`)
+    // On one chain the router's minOut holds it: toAmountMin arrives or nothing moves.
+    expect(result.nextSteps.at(-1)).toContain(
+      `At least ${result.toAmountMin} ${result.toToken} arrives, or the router reverts the transaction`,
+    )
+
+    // Over a bridge alone, the bridge's own minimum is what is sure to arrive.
+    const bridgeOnly = SwapResult.parse(
+      await readJson(await swap({ quoteId: await quoteId({ fromChain: 'BAS', toChain: 'ARB', fromToken: 'USDC', toToken: 'USDC' }) })),
+    )
+    expect(bridgeOnly.route.steps.map((step) => step.type)).toEqual(['bridge'])
+    expect(bridgeOnly.nextSteps.at(-1)).toMatch(
+      /Once it is mined, the bridge delivers at least [0-9.]+ USDC to the recipient on ARB(, or refunds the sender on BAS if no relayer fills it)?; if it reverts, nothing moves\.$/,
+    )
 
     const thenSwap = await swap({ quoteId: await quoteId({ fromChain: 'BAS', toChain: 'POL', toToken: 'EURe' }) })
     expect(thenSwap.status).toBe(200)
@@ -166,9 +181,17 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     const p95 = crossChain.route.estimatedDurationP95
     expect(crossChain.deadline).toBe(new Date(nowMs + 600_000).toISOString())
     expect(crossChain.destinationDeadline).toBe(new Date(nowMs + (600 + p95 + Math.max(p95, 1800)) * 1000).toISOString())
-    expect(crossChain.nextSteps.at(-1)).toBe(
-      `If the bridge delivers after ${crossChain.destinationDeadline}, the swap on POL does not run and the recipient gets the bridged USDC instead.`,
+    // toAmountMin is promised only if the swap on POL runs: when it cannot meet that minimum or the bridge is late,
+    // the executor hands over the bridged USDC (DestinationFallback), of which the bridge guarantees a minimum.
+    const last = crossChain.nextSteps.at(-1) ?? ''
+    expect(last).not.toMatch(/arrives or the swap does not happen/)
+    const bridged = /the bridge carries at least ([0-9.]+) USDC to POL/.exec(last)?.[1]
+    expect(Number(bridged)).toBeGreaterThan(0)
+    expect(Number(bridged)).toBeLessThanOrEqual(Number(crossChain.route.steps[0]?.toAmount))
+    expect(last).toContain(
+      `Once it is mined, the bridge carries at least ${bridged} USDC to POL, where a swap gives the recipient at least ${crossChain.toAmountMin} EURe; if that swap cannot meet this minimum, or the bridge delivers after ${crossChain.destinationDeadline}, it does not run and the recipient gets the bridged USDC instead (at least ${bridged} USDC).`,
     )
+    expect(crossChain.nextSteps.filter((step) => step.includes('destinationDeadline') || step.startsWith('If the bridge'))).toEqual([])
   })
 
   it('lets a quote to its sender name a recipient, and holds a quote that named one to it', async () => {
@@ -183,6 +206,29 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
     expect(await readJson(redirected)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'toAddress' }] })
     const badChecksum = await swap({ quoteId: await quoteId(), toAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' })
     expect(badChecksum.status).toBe(400)
+  })
+
+  it('refuses an unknown field naming the field meant, so a misspelled recipient never builds to the sender', async () => {
+    const misspelled = await swap({ quoteId: await quoteId(), recipient: RECIPIENT })
+    expect(misspelled.status).toBe(400)
+    const body = await readJson(misspelled)
+    expect(body).toMatchObject({ code: 'invalid_request' })
+    const messages = (errors: unknown): string => (errors as { message: string }[]).map((error) => error.message).join(' ')
+    expect(messages(body['errors'])).toContain('"recipient" (did you mean toAddress?)')
+    const amount = await readJson(await swap({ quoteId: await quoteId(), fromAmount: '5' }))
+    expect(messages(amount['errors'])).toContain('quote again and send the new quoteId')
+  })
+
+  it('tells the agent first not to sign when the transaction calls the inert default router (no router of its own)', async () => {
+    const deployed = SwapResult.parse(await readJson(await swap({ quoteId: await quoteId() })))
+    expect(deployed.nextSteps.join(' ')).not.toContain('Do not sign')
+    const inert = testApp({ store, clock: () => nowMs, routerOn: () => routerDeployment(DEFAULT_ROUTER_ADDRESS) })
+    const response = await postJson(inert, '/api/v1/swap', { quoteId: await quoteId() }, { 'x-swapeazi-key': KEY })
+    const result = SwapResult.parse(await readJson(response))
+    expect(result.transactionRequest.to).toBe(DEFAULT_ROUTER_ADDRESS)
+    expect(result.nextSteps[0]).toMatch(
+      /^Do not sign these transactions: they call 0x239CdA85d5486f3EC101538b4b7A925113C15045, SwapEazi's inert default router/,
+    )
   })
 
   it('refuses an expired quote with 422 quote_expired', async () => {

@@ -69,7 +69,7 @@ describe('POST /api/x402/swap without payment', () => {
     expect((await readJson(unsupported))['code']).toBe('unsupported_token')
     const notExecutable = await postJson(app, SWAP, quoteBody({ fromChain: 'ETH', toChain: 'CEL', toToken: 'cKES' }))
     expect(notExecutable.status).toBe(422)
-    expect((await readJson(notExecutable))['code']).toBe('route_not_executable')
+    expect((await readJson(notExecutable))['code']).toBe('no_route_found')
   })
 })
 
@@ -342,8 +342,18 @@ describe('a swap that cannot be built charges nothing', () => {
       { 'x-payment': header },
     )
     expect(refused.status).toBe(422)
-    expect((await readJson(refused))['code']).toBe('route_not_executable')
+    expect((await readJson(refused))['code']).toBe('no_route_found')
     expect(await countRows('x402_payments')).toBe(before.payments)
+    // A pair no venue or bridge joins at all: the code the free quote's reason names, and no payment taken either.
+    const pair = { fromAddress: payer.address, fromChain: 'ETH', toChain: 'ETH', fromToken: 'RLUSD', toToken: 'USDD', fromAmount: '10' }
+    const free = await readJson(await postJson(app, '/api/x402/quote', quoteBody(pair)))
+    expect(free).toMatchObject({ supported: false, reason: 'no_route_found' })
+    const unjoined = await postJson(app, SWAP, quoteBody(pair), { 'x-payment': header })
+    expect(unjoined.status).toBe(422)
+    expect(await readJson(unjoined)).toMatchObject({ code: 'no_route_found', notServed: { reason: 'no_route' } })
+    expect(unjoined.headers.get('x-payment-response')).toBeNull()
+    expect(await countRows('x402_payments')).toBe(before.payments)
+    expect(await countRows('swaps')).toBe(before.swaps)
     const paid = await postJson(app, SWAP, body, { 'x-payment': header })
     expect(paid.status).toBe(200)
     expect(await countRows('swaps')).toBe(before.swaps + 1)

@@ -53,9 +53,11 @@ describe('x402 v2 on the paid swap', () => {
     const challenge = X402Challenge.parse(await readJson(response))
     expect(challenge.x402Version).toBe(1)
     expect(challenge.accepts[0]?.network).toBe('base')
+    // Each version's error names the header that version pays in.
+    expect(challenge.error).toBe('X-PAYMENT header is required')
     expect(PaymentRequiredV2.parse(decodeBase64Json(response.headers.get('payment-required')))).toEqual({
       x402Version: 2,
-      error: challenge.error,
+      error: 'PAYMENT-SIGNATURE header is required',
       resource: { url: `${PUBLIC_URL}${SWAP}`, description: challenge.accepts[0]?.description, mimeType: 'application/json' },
       accepts: [OFFERED],
     })

@@ -1,11 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MCP_FREE_KEY_ADVICE } from '../../src/mcp/serviceClient.ts'
 import { NO_WALLET } from '../../src/mcp/tools/buildSwap.ts'
 import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { agentTextOffences as offences } from '../support/agentText.ts'
 import { signApiKey } from '../../src/auth/apiKey.ts'
-import { APP_URL, FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, NOW_MS, testApp } from '../http/testApp.ts'
+import { APP_URL, FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, NOW_MS, type TestApp, testApp } from '../http/testApp.ts'
 import { type ConnectedClient, TOOL_NAMES, callTool, connectInMemory, inProcessClient } from './mcpHarness.ts'
 
 /**
@@ -17,29 +18,39 @@ const ENV_NAME = /\bSWAPEAZI_[A-Z_]+\b/g
 /**
  * The allowances, texts that tell the operator (who configures this server) what to set: build_swap's no-wallet
  * message names the wallet and budget variables, and corridor_intelligence's pro-key hints (said instead of the HTTP
- * header, see forTheTool) name SWAPEAZI_API_KEY beside "the operator of this MCP server". Any other environment
- * variable name in any other text fails the scan.
+ * header, see forTheTool) name SWAPEAZI_API_KEY beside "the operator of this MCP server". So does the anonymous rate
+ * limit's advice (MCP_FREE_KEY_ADVICE, said instead of "a free key raises that", which a tool's caller cannot send),
+ * with SWAPEAZI_MCP_SHARE_API_KEY, without which the operator's key does not serve /mcp's callers. Any other
+ * environment variable name in any other text fails the scan.
  */
 function allowedEnv(text: string): readonly string[] {
   if (text === NO_WALLET) return ['SWAPEAZI_WALLET_PRIVATE_KEY', 'SWAPEAZI_DAILY_BUDGET_USDC']
+  if (text.includes(MCP_FREE_KEY_ADVICE)) return ['SWAPEAZI_API_KEY', 'SWAPEAZI_MCP_SHARE_API_KEY']
   if (/operator of this MCP server (sets|set a pro key) in SWAPEAZI_API_KEY/.test(text)) return ['SWAPEAZI_API_KEY']
   return []
 }
 
 const store = lazyMemoryStore()
 const app = testApp({ store })
+/** The same service with an anonymous limit of one request a minute (the clock stands still), for the 429's text. */
+const limitedApp = testApp({ store, rateLimits: { anonymous: 1, free: 1_000_000, pro: 1_000_000, holdRefusalsMs: 0 } })
+/** The caller IP that has made its one anonymous request of the minute on limitedApp before the scan. */
+const LIMITED_IP = '198.51.100.79'
 /** The caller IP whose free corridor-intelligence calls are used up before the scan. */
 const EXHAUSTED_IP = '198.51.100.77'
 const FREE_KEY = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123aaaa', tier: 'free', iat: NOW_MS / 1000 })
 
-/** The connections the calls go through: no wallet nor key; a free key; an IP past its monthly free calls. */
-type Via = 'plain' | 'freeKey' | 'exhausted'
+/**
+ * The connections the calls go through: no wallet nor key; a free key; an IP past its monthly free calls; an IP past
+ * the anonymous rate limit.
+ */
+type Via = 'plain' | 'freeKey' | 'exhausted' | 'limited'
 const connections = new Map<Via, ConnectedClient>()
 
-function connect(options: { apiKey?: string; forwardedFor?: string } = {}): Promise<ConnectedClient> {
+function connect(options: { apiKey?: string; forwardedFor?: string; app?: TestApp } = {}): Promise<ConnectedClient> {
   return connectInMemory(
     createToolContext({
-      client: inProcessClient(app, options.forwardedFor),
+      client: inProcessClient(options.app ?? app, options.forwardedFor),
       settings: { dailyBudgetAtomic: 1_000_000n, ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }) },
       budget: store.budget,
       clock: Date.now,
@@ -52,6 +63,9 @@ beforeAll(async () => {
   connections.set('plain', await connect())
   connections.set('freeKey', await connect({ apiKey: FREE_KEY, forwardedFor: '198.51.100.78' }))
   connections.set('exhausted', await connect({ forwardedFor: EXHAUSTED_IP }))
+  connections.set('limited', await connect({ forwardedFor: LIMITED_IP, app: limitedApp }))
+  const first = await limitedApp.request('/api/v1/health', { headers: { 'x-forwarded-for': LIMITED_IP } })
+  if (first.status !== 200) throw new Error(`the limited IP's first request answered ${first.status}`)
   for (let call = 1; call <= 100; call++) {
     const response = await app.request('/api/v1/intelligence/corridor/OPT-POL', { headers: { 'x-forwarded-for': EXHAUSTED_IP } })
     if (response.status !== 200) throw new Error(`call ${call} answered ${response.status}`)
@@ -97,6 +111,12 @@ const CALLS: readonly {
   },
   { label: 'build_swap without a wallet', tool: 'build_swap', args: quote },
   { label: 'track_swap for a reference nobody recorded', tool: 'track_swap', args: { ref: 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV' } },
+  {
+    label: 'track_swap past the anonymous rate limit',
+    tool: 'track_swap',
+    args: { ref: 'swp_01ARZ3NDEKTSV4RRFFQ69G5FAV' },
+    via: 'limited',
+  },
   { label: 'corridor_intelligence with a bad pair', tool: 'corridor_intelligence', args: { pair: 'NOPE-ZZZ' } },
   { label: 'corridor_intelligence past the free calls', tool: 'corridor_intelligence', args: { pair: 'OPT-POL' }, via: 'exhausted' },
   { label: 'corridor_intelligence on the free tier', tool: 'corridor_intelligence', args: { pair: 'BAS-ARB' }, answer: true },

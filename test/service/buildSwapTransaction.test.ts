@@ -48,7 +48,7 @@ describe('buildSwapTransaction', () => {
     expect(result.build.order.recipient).toBe(toAddress)
   })
 
-  it('answers route_not_executable (422) for a pair not served: why, that nothing was charged, and what else is served', () => {
+  it("answers no_route_found (422), the free quote's reason, for a pair not served: why, that nothing was charged, and what else is served", () => {
     const run = () => buildSwapTransaction(deps, { params: params({ fromChain: 'ARB', toChain: 'CEL', toToken: 'cKES' }), swapEaziRef })
     expect(run).toThrow(ServiceError)
     let refusal: ServiceError | undefined
@@ -57,7 +57,7 @@ describe('buildSwapTransaction', () => {
     } catch (error) {
       refusal = error as ServiceError
     }
-    expect(refusal?.code).toBe('route_not_executable')
+    expect(refusal?.code).toBe('no_route_found')
     expect(refusal?.message).toMatch(
       /^Not built, and nothing was charged: USDC on ARB to cKES on CEL costs about \d+ bps .* more than the 50 bps/,
     )

@@ -113,7 +113,7 @@ describe('buildRouteTransaction', () => {
       ...sized,
       routedAmount: sized.routedAmount - 7n,
       margin: sized.margin + 7n,
-      sized: { ...sized.sized, gasLimit: 123_456n, steps: [{ ...firstStep!, amountIn: 777n }, ...sized.sized.steps.slice(1)] },
+      sized: { ...sized.sized, sourceGasUnits: 100_000n, steps: [{ ...firstStep!, amountIn: 777n }, ...sized.sized.steps.slice(1)] },
     }
     const build = builtRoute({
       catalogue,
@@ -129,7 +129,8 @@ describe('buildRouteTransaction', () => {
     const [order] = decodeFunctionData({ abi: swapEaziRouterAbi, data: build.transactionRequest.data }).args as [typeof build.order]
     expect(order.fee).toBe(sized.margin + 7n)
     expect(order.amountIn).toBe(found.ranked.BALANCED.amountIn)
-    expect(hexToBigInt(build.transactionRequest.gas)).toBe(123_456n)
+    // Its execution gas with the 30% margin (Ethereum has no L1 units).
+    expect(hexToBigInt(build.transactionRequest.gas)).toBe(130_000n)
     expect(order.calls[0]!.data).toContain(777n.toString(16).padStart(64, '0'))
   })
 

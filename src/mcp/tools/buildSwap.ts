@@ -41,7 +41,7 @@ export const buildSwap = defineTool({
   name: 'build_swap',
   title: 'Build a swap transaction (pays USD 0.02)',
   description:
-    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid in USDC on Base over x402: on a remote server you pay it yourself (an unpaid call answers isError with the x402 PaymentRequired; call again with the signed PaymentPayload in params._meta["x402/payment"]), on a local one from the wallet configured for it, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and the guaranteed toAmountMin, the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).',
+    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid in USDC on Base over x402: on a remote server you pay it yourself (an unpaid call answers isError with the x402 PaymentRequired; call again with the signed PaymentPayload in params._meta["x402/payment"]), on a local one from the wallet configured for it, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and toAmountMin (the least toToken that arrives; on a route that swaps after the bridge, the least if that swap runs, else the recipient gets the bridged token: nextSteps says how much at least), the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).',
   inputSchema: QuoteParams.shape,
   outputSchema: {
     ...SwapResult.pick(SWAP_FIELDS).shape,
@@ -108,7 +108,7 @@ export const buildSwap = defineTool({
         return {
           ok: true,
           structured,
-          summary: `Built ${swap.swapEaziRef}: ${swap.fromAmount} ${swap.fromToken} on ${swap.fromChain} → at least ${swap.toAmountMin} ${swap.toToken} on ${swap.toChain}; paid 0.02 USDC (${outcome.receipt.transaction}). The user approves ${swap.approval.amount} atomic ${swap.fromToken} to ${swap.approval.spender} if needed, then signs transactionRequest on chain ${swap.transactionRequest.chainId}, which must be mined by ${swap.deadline}: after that it reverts, nothing moves, and the swap must be built (and paid) again.`,
+          summary: builtSummary(swap, `paid 0.02 USDC (${outcome.receipt.transaction})`),
         }
       }
     }
@@ -177,7 +177,19 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
   return {
     ok: true,
     structured: { ...swapStructure(built), payment: settled.data },
-    summary: `Built ${built.swapEaziRef}: ${built.fromAmount} ${built.fromToken} on ${built.fromChain} → at least ${built.toAmountMin} ${built.toToken} on ${built.toChain}; you paid 0.02 USDC (${settled.data.transaction}). The user approves ${built.approval.amount} atomic ${built.fromToken} to ${built.approval.spender} if needed, then signs transactionRequest on chain ${built.transactionRequest.chainId}, which must be mined by ${built.deadline}: after that it reverts, nothing moves, and the swap must be built (and paid) again.`,
+    summary: builtSummary(built, `you paid 0.02 USDC (${settled.data.transaction})`),
     meta: { 'x402/payment-response': settled.data },
   }
+}
+
+/**
+ * The summary of a built swap: what it expects to deliver (what is sure to arrive depends on the route: the last of
+ * nextSteps says it), what was paid, and what the user does next; where the first next step says not to sign (the
+ * inert default router), that instead.
+ */
+function builtSummary(swap: SwapResult, paid: string): string {
+  const head = `Built ${swap.swapEaziRef}: ${swap.fromAmount} ${swap.fromToken} on ${swap.fromChain} → ${swap.toAmount} ${swap.toToken} expected on ${swap.toChain} (the last of nextSteps says what is sure to arrive); ${paid}.`
+  const first = swap.nextSteps[0] ?? ''
+  if (first.startsWith('Do not sign')) return `${head} ${first}`
+  return `${head} The user approves ${swap.approval.amount} atomic ${swap.fromToken} to ${swap.approval.spender} if needed, then signs transactionRequest on chain ${swap.transactionRequest.chainId}, which must be mined by ${swap.deadline}: after that it reverts, nothing moves, and the swap must be built (and paid) again.`
 }

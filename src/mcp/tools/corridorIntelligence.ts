@@ -33,12 +33,10 @@ export const corridorIntelligence = defineTool({
     intelligence: CorridorIntelligence,
   },
   annotations: { ...READ_ONLY, title: 'Which bridge to trust on a corridor' },
-  async run({ client, apiKey }, args) {
+  async run({ client }, args) {
     const query = args.amount === undefined ? '' : `?amount=${encodeURIComponent(args.amount)}`
-    const response = await client.get(
-      `/api/v1/intelligence/corridor/${encodeURIComponent(args.pair)}${query}`,
-      apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
-    )
+    // The client sends the configured key (SWAPEAZI_API_KEY) as a Bearer token, the only kind this endpoint reads.
+    const response = await client.get(`/api/v1/intelligence/corridor/${encodeURIComponent(args.pair)}${query}`)
     if (response.status !== 200) return failed(forTheTool(describeFailure(response)))
     const parsed = CorridorIntelligence.safeParse(response.body)
     if (!parsed.success) return failed('SwapEazi answered with corridor intelligence this server cannot read; check SWAPEAZI_BASE_URL.')

@@ -9,7 +9,7 @@ export const getQuote = defineTool({
   name: 'get_quote',
   title: 'Quote a stablecoin swap (free)',
   description:
-    'Prices moving a stablecoin between chains or into another stablecoin, for example 500 USDC on Base to EURe on Gnosis. Free, no payment, changes nothing. Use it before build_swap to show the user what they would receive. Amounts are decimal strings in whole tokens ("500", "12.5"). Returns toAmount, the guaranteed minimum toAmountMin, the 0.5% all-in fee, the bridge and tool, the estimated duration and a quoteId valid 60 s; with ranked: true, three quotes ranked FASTEST, BALANCED and CHEAPEST. A pair no route joins comes back as supported: false.',
+    'Prices moving a stablecoin between chains or into another stablecoin, for example 500 USDC on Base to EURe on Gnosis. Free, no payment, changes nothing. Use it before build_swap to show the user what they would receive. Amounts are decimal strings in whole tokens ("500", "12.5"). Returns toAmount and toAmountMin (the least toToken that arrives; on a route that swaps after the bridge, the least if that swap runs, else the recipient gets the bridged token, as the nextSteps of build_swap say), the 0.5% all-in fee, the bridge and tool, the estimated duration and a quoteId valid 60 s; with ranked: true, three quotes ranked FASTEST, BALANCED and CHEAPEST. A pair no route joins comes back as supported: false.',
   inputSchema: {
     ...QuoteParams.shape,
     ranked: z.boolean().optional().describe('true: three routes ranked FASTEST, BALANCED, CHEAPEST instead of one'),

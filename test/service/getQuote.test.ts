@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest'
+import { pow10 } from '../../src/engine/index.ts'
+import type { QuoteParams } from '../../src/schemas/quote.ts'
+import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
+import { getQuote } from '../../src/service/getQuote.ts'
+import { ServiceError } from '../../src/service/serviceError.ts'
+import { newSwapRef } from '../../src/service/swapRef.ts'
+import { decimalToUnits, FROM_ADDRESS, NOW_MS, testDeps } from '../http/testApp.ts'
+
+const deps = testDeps()
+const swapEaziRef = newSwapRef(NOW_MS, () => new Uint8Array(16))
+
+const params = (overrides: Partial<QuoteParams>): QuoteParams => ({
+  fromChain: 'POL',
+  toChain: 'POL',
+  fromToken: 'USDC',
+  toToken: 'ZARP',
+  fromAmount: '1000',
+  fromAddress: FROM_ADDRESS,
+  slippage: 0.005,
+  ...overrides,
+})
+
+function refusalOf(run: () => unknown): ServiceError {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ServiceError) return error
+    throw error
+  }
+  throw new Error('not refused')
+}
+
+describe('getQuote at dust amounts: what is promised is what the fee leaves, and nothing is refused', () => {
+  it('refuses an amount the fee (rounded up) takes whole, as the batch does, naming the smallest that works', () => {
+    const refusal = refusalOf(() => getQuote(deps, params({ fromAmount: '0.000001' })))
+    expect(refusal.code).toBe('amount_out_of_range')
+    expect(refusal.message).toMatchInlineSnapshot(
+      `"0.000001 USDC cannot be routed to ZARP on POL within the 0.5% all-in fee: the fee, 0.000001 USDC (rounded up to a whole atomic unit), leaves nothing to deliver. Send between 0.000002 and 4522.613136 USDC."`,
+    )
+    expect(refusal.detail).toEqual({
+      field: 'fromAmount',
+      limit: 'fee',
+      viableRange: { min: '0.000002', max: '4522.613136', token: 'USDC' },
+    })
+  })
+
+  it('refuses an amount whose minimum rounds to 0 at the slippage asked, naming the least whose minimum does not', () => {
+    const dust = params({ fromChain: 'BNB', toChain: 'BNB', toToken: 'USDT', fromAmount: '0.000000000000000002' })
+    const refusal = refusalOf(() => getQuote(deps, dust))
+    expect(refusal.message).toMatch(
+      /^0\.000000000000000002 USDC cannot be routed to USDT on BNB within the 0\.5% all-in fee: after the fee, 0\.000000000000000001 USDC, it would deliver 0\.000000000000000001 USDT, and at the slippage asked the least it could promise \(toAmountMin\) rounds to 0\. Send between 0\.000000000000000003 and /,
+    )
+    expect(refusal.detail).toMatchObject({ limit: 'fee', viableRange: { min: '0.000000000000000003' } })
+    // The smallest named is quoted, with a minimum of a unit; at no slippage, 2 wei already promises 1.
+    const least = getQuote(deps, { ...dust, fromAmount: '0.000000000000000003' })
+    expect(least.kind === 'quote' && least.quote.toAmountMin).toBe('0.000000000000000001')
+    const noSlippage = getQuote(deps, { ...dust, slippage: 0 })
+    expect(noSlippage.kind === 'quote' && noSlippage.quote.toAmountMin).toBe('0.000000000000000001')
+  })
+
+  it('at the smallest amount, promises the value of what the fee leaves, and the build delivers it from what it runs', () => {
+    const least = params({ fromAmount: '0.000002' })
+    const built = buildSwapTransaction(deps, { params: least, swapEaziRef })
+    const zarp = deps.catalogue.tokens.get('POL:ZARP')
+    const usdc = deps.catalogue.tokens.get('POL:USDC')
+    if (!zarp || !usdc) throw new Error('catalogue lacks POL USDC or ZARP')
+    // Fee 1 unit of 2; the promise is 1 unit of USDC at the oracle rate, floored (not 1.99 units').
+    expect(built.quote.fee.amount).toBe('0.000001')
+    const toAmount = decimalToUnits(built.quote.toAmount, zarp.decimals)
+    expect(toAmount).toBe((1n * usdc.priceUsdE18 * pow10(zarp.decimals)) / (zarp.priceUsdE18 * pow10(usdc.decimals)))
+    // The build runs the whole input through the route (the venue's own fee takes more than a unit's worth), keeps
+    // no more than the quoted fee, and the route delivers at least the promise.
+    const { routedAmount, margin, sized, order } = built.build
+    expect(routedAmount + margin).toBe(2n)
+    expect(routedAmount > 0n && margin <= 1n && order.fee === margin).toBe(true)
+    expect(sized.amountOut >= toAmount).toBe(true)
+    expect(order.minOut).toBe(decimalToUnits(built.quote.toAmountMin, zarp.decimals))
+  })
+
+  it("says a route's fixed costs (bridge fees, destination gas) exceed the fee for a route that crosses chains", () => {
+    const refusal = refusalOf(() => getQuote(deps, params({ fromChain: 'ETH', toChain: 'BAS', toToken: 'EURC', fromAmount: '1.6' })))
+    expect(refusal.detail).toMatchObject({ limit: 'fee', viableRange: { min: '1.700377' } })
+    expect(refusal.message).toMatch(
+      /: at this size the route's fixed costs \(bridge fees, destination gas\) exceed what the fee earns\. Send between /,
+    )
+  })
+})
