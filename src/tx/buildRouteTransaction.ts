@@ -169,14 +169,17 @@ function swapCalls(
   slippageE18: bigint,
   executor: Address,
   deadlineSec: bigint,
+  /** A floor on the last swap's minimum output, above its slippage floor (what a CCTP burn after it must leave). */
+  lastMinOut = 0n,
 ): RouterCall[] {
   return route.map((edge, k) => {
     const step = steps[k]
     if (!step || step.id !== edge.venue.id) throw new Error(`step ${k} does not match venue ${edge.venue.id}`)
+    const slipped = floorSlippage(step.amountOut, slippageE18)
     return encodeSwapCall({
       edge,
       amountIn: step.amountIn,
-      minOut: floorSlippage(step.amountOut, slippageE18),
+      minOut: k === route.length - 1 ? maxBig(slipped, lastMinOut) : slipped,
       recipient: executor,
       deadlineSec,
     })
@@ -253,7 +256,21 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     const maxFee = bridgeIn - (front === undefined ? relayFee : 0n) - rescaleDown(bridgeStep.amountOut, lane.to, lane.from)
     // The burn is the executor's whole balance: exactly the routed amount, or after a source swap at least its minimum.
     const lastSwap = steps[bridgeIndex - 1]
-    const leastBurn = lastSwap === undefined ? routedAmount : floorSlippage(lastSwap.amountOut, slippageE18)
+    let leastBurn = lastSwap === undefined ? routedAmount : floorSlippage(lastSwap.amountOut, slippageE18)
+    if (lastSwap !== undefined && endsHere && lane.bridge.protocol === 'cctp-v2') {
+      // Circle may keep up to maxFee of whatever is burned, so the swap before the burn must leave at least
+      // toAmountMin plus maxFee: the slippage floor alone lets the mint fall short of toAmountMin by maxFee's share of
+      // the slippage. The swap reverts below it, and the user keeps the input.
+      const needed = rescaleUp(amounts.toAmountMin, lane.to, lane.from) + maxFee
+      if (needed > lastSwap.amountOut)
+        throw new Error(`route ${route.id}: the swap before the burn is priced at ${lastSwap.amountOut}, below the ${needed} it must leave`)
+      if (needed > leastBurn) {
+        leastBurn = needed
+        calls[bridgeIndex - 1] = swapCalls(steps, route.sourceSwaps, slippageE18, source.executor, deadline, needed)[
+          bridgeIndex - 1
+        ] as RouterCall
+      }
+    }
     leastBridged =
       lane.bridge.protocol === 'across'
         ? outputAmount
@@ -344,6 +361,12 @@ function relayFeeBeforeSwaps(
 }
 
 const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)
+
+/** An amount of `to` expressed in `from`'s decimals, rounded up. */
+function rescaleUp(amount: bigint, to: Token, from: Token): bigint {
+  if (from.decimals >= to.decimals) return amount * pow10(from.decimals - to.decimals)
+  return ceilDiv(amount, pow10(to.decimals - from.decimals))
+}
 
 /** An amount of `to` expressed in `from`'s decimals, rounded down. */
 function rescaleDown(amount: bigint, to: Token, from: Token): bigint {

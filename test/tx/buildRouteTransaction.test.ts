@@ -195,6 +195,42 @@ describe('buildRouteTransaction', () => {
   })
 })
 
+describe('what a bridge ending the route is sure to deliver (leastBridged)', () => {
+  it('is at least toAmountMin on every bridged route without a destination swap, a CCTP burn after a source swap included, at 0.5% and 10% slippage', () => {
+    const tokens = [...catalogue.tokensByLowerKey.values()].filter(isEvmToken)
+    const protocols = new Map<string, number>()
+    let afterSwapCctp = 0
+    for (const slippageE18 of [5n * 10n ** 15n, 10n ** 17n])
+      for (const from of tokens)
+        for (const to of tokens) {
+          if (from.key === to.key || from.chain === to.chain) continue
+          const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** BigInt(from.decimals), slippageE18 })
+          if (found.kind !== 'routes') continue
+          for (const priced of found.viable) {
+            const lane = priced.route.bridge
+            if (lane === undefined || priced.route.destinationSwaps.length > 0) continue
+            const built = builtRoute({
+              catalogue,
+              routerOn: () => ROUTER,
+              sized: sizeRoute(catalogue, priced.route, priced.amountIn, found.amounts.toAmount)!,
+              amounts: found.amounts,
+              slippageE18,
+              sender: SENDER,
+              recipient: RECIPIENT,
+              ref: REF,
+              nowSec: 1_800_000_000,
+            })
+            const protocol = lane.bridge.protocol
+            protocols.set(protocol, (protocols.get(protocol) ?? 0) + 1)
+            if (protocol === 'cctp-v2' && priced.route.sourceSwaps.length > 0) afterSwapCctp++
+            expect(built.leastBridged, `${priced.route.id} at ${slippageE18}`).toBeGreaterThanOrEqual(found.amounts.toAmountMin)
+          }
+        }
+    expect(afterSwapCctp).toBeGreaterThan(10)
+    expect([...protocols.keys()].sort()).toEqual(expect.arrayContaining(['across', 'cctp-v2']))
+  })
+})
+
 describe('buildRouteTransaction refusals', () => {
   // A refusal is a value with the reason the catalogue recorded, never a thrown string.
   it('answers a route through a step marked unbuildable with { ok: false, reason, step }, without encoding it', () => {
