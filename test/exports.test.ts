@@ -36,6 +36,7 @@ describe('public exports', () => {
         "parseFixed",
         "parseUnitsExact",
         "pow10",
+        "quotableRange",
         "quoteAmounts",
         "rankRoutes",
         "simulateRoute",

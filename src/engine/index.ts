@@ -51,4 +51,4 @@ export type {
   Token,
   Venue,
 } from './types.ts'
-export { type ViableRange, viableRange } from './viableRange.ts'
+export { quotableRange, type ViableRange, viableRange } from './viableRange.ts'

@@ -1,6 +1,6 @@
 import { candidateRoutes } from './candidateRoutes.ts'
 import { checkViability } from './checkViability.ts'
-import { quoteAmounts } from './quoteAmounts.ts'
+import { quoteAmounts, smallestQuotableAmount } from './quoteAmounts.ts'
 import type { CandidateRoute } from './route.ts'
 import { simulateRoute } from './simulateRoute.ts'
 import type { Catalogue, Token } from './types.ts'
@@ -81,4 +81,16 @@ export function viableRange(catalogue: Catalogue, from: Token, to: Token): Viabl
   }
   cache.set(key, range)
   return range
+}
+
+/**
+ * The range a quote at this slippage takes: viableRange (the routes' own, at no slippage) with its least amount raised
+ * to the least whose minimum is not 0 (smallestQuotableAmount). What the quote's 422, the corridor listing and probes
+ * advertise, so an amount inside it is never refused for its size. Undefined when no amount is viable.
+ */
+export function quotableRange(catalogue: Catalogue, from: Token, to: Token, slippageE18: bigint): ViableRange | undefined {
+  const range = viableRange(catalogue, from, to)
+  if (range === undefined) return undefined
+  const quotable = smallestQuotableAmount(catalogue, from, to, slippageE18, range.maxIn) ?? range.minIn
+  return quotable > range.minIn ? { minIn: quotable, maxIn: range.maxIn } : range
 }

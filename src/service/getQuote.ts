@@ -6,8 +6,7 @@ import {
   type NotViableReason,
   pairNotServed,
   type QuoteAmounts,
-  smallestQuotableAmount,
-  viableRange,
+  quotableRange,
 } from '../engine/index.ts'
 import { acrossLaneExpectedByMs } from '../market/acrossLaneFees.ts'
 import type { AmountLimit } from '../schemas/problem.ts'
@@ -50,12 +49,11 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
   if (found.kind !== 'routes') refuseOnMarketGaps(deps.catalogue, request, deps.clock())
   if (found.kind === 'no_route') return unsupported()
   if (found.kind === 'not_viable') {
-    const range = viableRange(deps.catalogue, request.from, request.to)
+    // The routes' range, its least amount one whose minimum at the request's slippage is not 0.
+    const range = quotableRange(deps.catalogue, request.from, request.to, request.slippageE18)
     if (!range) return unsupported()
     const { from } = request
-    // The range is the routes' at no slippage; at the request's, the least amount is also one whose minimum is not 0.
-    const quotable = smallestQuotableAmount(deps.catalogue, from, request.to, request.slippageE18, range.maxIn) ?? range.minIn
-    const minIn = quotable > range.minIn ? quotable : range.minIn
+    const { minIn } = range
     const viable = { min: formatAtomic(minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
     const isTooSmall = request.amountIn < minIn
     const reasons = found.rejected.map((rejection) => rejection.reason)

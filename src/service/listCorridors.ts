@@ -1,4 +1,13 @@
-import { bridgeWireName, cellStatus, corridorPairs, findRoutes, formatAtomic, numberToFixed, pow10, viableRange } from '../engine/index.ts'
+import {
+  bridgeWireName,
+  cellStatus,
+  corridorPairs,
+  findRoutes,
+  formatAtomic,
+  numberToFixed,
+  pow10,
+  quotableRange,
+} from '../engine/index.ts'
 import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -23,8 +32,10 @@ export function listCorridors(deps: ServiceDeps): CorridorsResponse {
         const legs = row.agentCallable
           ? corridorPairs(catalogue, row, chain).flatMap(({ from, to }) => {
               const amountIn = REFERENCE_UNITS * pow10(from.decimals)
-              const found = findRoutes(catalogue, { from, to, amountIn, slippageE18: numberToFixed(DEFAULT_SLIPPAGE) ?? 0n })
-              const range = viableRange(catalogue, from, to)
+              const slippageE18 = numberToFixed(DEFAULT_SLIPPAGE) ?? 0n
+              const found = findRoutes(catalogue, { from, to, amountIn, slippageE18 })
+              // What a quote at the default slippage takes: its least amount is one whose minimum is not 0.
+              const range = quotableRange(catalogue, from, to, slippageE18)
               if (!range) return []
               const viable = found.kind === 'routes' ? found.viable : []
               const venues = new Set<string>()

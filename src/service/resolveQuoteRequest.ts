@@ -1,7 +1,7 @@
 import { type Address, isAddress } from 'viem'
-import { isEvmToken, numberToFixed, type Token, viableRange } from '../engine/index.ts'
+import { isEvmToken, numberToFixed, quotableRange, type Token } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
-import type { QuoteParams } from '../schemas/quote.ts'
+import { DEFAULT_SLIPPAGE, type QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
 import { ServiceError } from './serviceError.ts'
@@ -55,7 +55,8 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   const amount = parseTokenAmount(deps, params.fromAmount, from, 'fromAmount')
   if (!amount.ok && amount.reason === 'invalid') throw invalid(amount.error.field, amount.error.message)
   if (!amount.ok) {
-    const range = viableRange(deps.catalogue, from, to)
+    // The range a quote takes at the request's slippage (the default's where that is not valid either).
+    const range = quotableRange(deps.catalogue, from, to, numberToFixed(params.slippage) ?? numberToFixed(DEFAULT_SLIPPAGE) ?? 0n)
     throw amountAboveMax({
       token: from,
       value: amount.value,

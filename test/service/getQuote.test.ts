@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { pow10 } from '../../src/engine/index.ts'
+import { formatAtomic, pow10 } from '../../src/engine/index.ts'
 import type { QuoteParams } from '../../src/schemas/quote.ts'
 import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
 import { getQuote } from '../../src/service/getQuote.ts'
+import { listCorridors } from '../../src/service/listCorridors.ts'
 import { ServiceError } from '../../src/service/serviceError.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
 import { decimalToUnits, FROM_ADDRESS, NOW_MS, testDeps } from '../http/testApp.ts'
@@ -84,5 +85,29 @@ describe('getQuote at dust amounts: what is promised is what the fee leaves, and
     expect(refusal.message).toMatch(
       /: at this size the route's fixed costs \(bridge fees, destination gas\) exceed what the fee earns\. Send between /,
     )
+  })
+})
+
+describe('the amounts the corridor listing and a refusal advertise are the amounts a quote takes', () => {
+  it("every listed leg's least amount is quoted at the default slippage, and one atomic unit less is refused for its size", () => {
+    let legs = 0
+    for (const corridor of listCorridors(deps).corridors)
+      for (const byChain of corridor.byChain)
+        for (const leg of byChain.legs) {
+          const range = leg.viableRange
+          if (range === null) throw new Error('a listed leg without its range')
+          const from = [...deps.catalogue.tokens.values()].find((t) => t.chain === leg.fromChain && t.symbol === corridor.from)
+          if (from === undefined) throw new Error(`no ${corridor.from} on ${leg.fromChain}`)
+          const at = (fromAmount: string) =>
+            params({ fromChain: leg.fromChain, toChain: leg.toChain, fromToken: corridor.from, toToken: corridor.to, fromAmount })
+          const name = `${corridor.from}@${leg.fromChain}->${corridor.to}@${leg.toChain} at ${range.min}`
+          expect(() => getQuote(deps, at(range.min)), name).not.toThrow()
+          const below = decimalToUnits(range.min, from.decimals) - 1n
+          const refusal = refusalOf(() => getQuote(deps, at(formatAtomic(below, from.decimals))))
+          expect(refusal.code, name).toBe('amount_out_of_range')
+          expect((refusal.detail as { viableRange?: { min: string } }).viableRange?.min, name).toBe(range.min)
+          legs++
+        }
+    expect(legs).toBeGreaterThan(50)
   })
 })

@@ -213,7 +213,8 @@ export const probeCorridor = defineTool({
     const tested = readQuote(quoteResponse)
     if (tested.kind === 'failed') return tested.failure
     const appUrl = (tested.kind === 'refused' ? tested.appUrl : null) ?? listed?.appUrl ?? null
-    let viableRange = leg?.viableRange ?? (tested.kind === 'refused' ? tested.viableRange : null)
+    // The service's own answer for this amount first: it is the range at the quote's slippage.
+    let viableRange = (tested.kind === 'refused' ? tested.viableRange : null) ?? leg?.viableRange ?? null
     const reason = tested.kind === 'served' ? null : tested.reason
     let detail = tested.kind === 'served' ? null : tested.detail
 
