@@ -11,10 +11,12 @@ import { type OperatorEndpoint, startOperatorEndpoint } from '../app/startOperat
 import { startRelaying } from '../app/startRelaying.ts'
 import { trackerFromConfig } from '../app/trackerFromConfig.ts'
 import type { Tracker } from '../lifecycle/createTracker.ts'
+import { DEFAULT_ROUTER_ADDRESS } from '../contracts/deployRouter.ts'
 import type { Config } from '../config.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
+import { inertChainsOf } from '../service/inertRouter.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -54,10 +56,13 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
       { event: 'pay_to_default', pay_to: deps.payTo },
       'SWAPEAZI_PAY_TO is not set: x402 payments name the inert 0x…dEaD address and are only recorded on the ledger; set your Base wallet',
     )
-  if (config.router.isDefault)
+  const inertChains = inertChainsOf(deps.catalogue, deps.routerOn)
+  if (inertChains.length > 0)
     deps.log.warn(
-      { event: 'router_default_inert', router: config.router.address },
-      'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it',
+      { event: 'router_default_inert', router: DEFAULT_ROUTER_ADDRESS, chains: inertChains },
+      config.router.isDefault
+        ? 'SWAPEAZI_ROUTER_ADDRESS is not set: swap transactions target the inert default router; deploy your own (swapeazi router deploy) and set it'
+        : `No router is set for ${inertChains.join(', ')} (SWAPEAZI_ROUTER_ADDRESSES names none there and SWAPEAZI_ROUTER_ADDRESS is not set): swaps from those chains, and swaps with a swap on arrival there, target the inert default router, and paid swaps that depend on them are refused; deploy yours there and set it`,
     )
   // The status endpoints read the tracker built below once the server listens (issue 18 item 6).
   let tracker: Tracker | undefined

@@ -115,13 +115,9 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         429: problemResponseDoc(
           "rate_limited: the caller's pre-flight simulations this minute (`preflight`: 20 without a payment; `preflight-paid`: 120 with one), or its refused payments (`anonymous`); `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",
         ),
-        ...(isMppPath
-          ? {
-              503: problemResponseDoc(
-                'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential',
-              ),
-            }
-          : {}),
+        503: problemResponseDoc(
+          `${isMppPath ? 'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential. ' : ''}router_not_deployed: the swap's transactions would call a router, or deliver to an executor, on a chain where this service's operator set none of their own (the inert default, deployed nowhere; \`chains\` names them): nothing is asked or charged`,
+        ),
       },
     },
     handler: (deps, scope) => {
@@ -167,6 +163,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           resource,
           channel: 'x402',
           caller: ip.ipHash,
+          offersMpp: mpp !== undefined,
         })
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())

@@ -133,6 +133,15 @@ export const Health = z
         .describe('Whether /api/mpp/swap takes MPP here (a Tempo RPC is configured), on which chain and to whom'),
     }),
     store: z.object({ driver: z.enum(['pglite', 'postgresql']) }),
+    routers: z
+      .object({
+        inertChains: z
+          .array(ChainCode)
+          .describe(
+            "Agent-callable chains where this service's operator set no router of their own: swaps from them, and swaps with a swap on arrival there, target SwapEazi's inert default router, deployed nowhere. Their answers say first not to sign; paid swaps that depend on them are refused (router_not_deployed) unless payments are only recorded (settlement ledger). Empty on a service with its own router everywhere",
+          ),
+      })
+      .describe('Whether the swaps built here can run: where the router is the inert default'),
   })
   .meta({ id: 'Health' })
 export type Health = z.infer<typeof Health>

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'invalid_quote',
   'quote_expired',
   'payment_unavailable',
+  'router_not_deployed',
   'market_unavailable',
   'simulation_failed',
   'transaction_mismatch',

@@ -174,7 +174,10 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     transactionRequest: batch.transactionRequest,
     deadline,
     nextSteps: [
-      ...inertRouterSteps(batch.approval.spender),
+      ...inertRouterSteps([
+        { chain: from.chain, address: batch.transactionRequest.to, role: 'router' },
+        ...destinations.map((leg) => ({ chain: leg.chain, address: leg.transactionRequest.to, role: 'executor' as const })),
+      ]),
       ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
       `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
       `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline} (after that the router refuses it and nothing moves): one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,

@@ -3,7 +3,7 @@ import { formatAtomic } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { TransactionRequest } from '../schemas/swap.ts'
 import type { BuildSwapTransactionReturnType } from './buildSwapTransaction.ts'
-import { inertRouterSteps } from './inertRouter.ts'
+import { inertRouterSteps, routerUsesOf } from './inertRouter.ts'
 
 /** The agent call fee as the route's fee breakdown shows it; null where no per-call fee applies (keyed swaps). */
 export type AgentCallFee = { atomic: bigint } | null
@@ -39,7 +39,7 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
   const deadline = isoOfDeadline(build.order.deadline)
   const destinationDeadline = build.destinationOrder ? isoOfDeadline(build.destinationOrder.deadline) : undefined
   const nextSteps = [
-    ...inertRouterSteps(approval.spender),
+    ...inertRouterSteps(routerUsesOf(build)),
     ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
     `Sign and send approval.transactionRequest: approve ${quote.fromAmount} ${quote.fromToken} to the router ${approval.spender} (skip it if the allowance is already enough).`,
     `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). ${whatArrives(built, destinationDeadline)}`,

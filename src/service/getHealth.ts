@@ -1,6 +1,7 @@
 import { E18, formatFixedDown } from '../engine/index.ts'
 import type { Health } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
+import { inertChainsOf } from './inertRouter.ts'
 
 /** Liveness plus what a caller needs to trust a quote: the snapshot's age and the EUR/ZAR rate with its source. */
 export function getHealth(deps: ServiceDeps): Health {
@@ -35,6 +36,7 @@ export function getHealth(deps: ServiceDeps): Health {
       mpp: deps.mpp === undefined ? { available: false } : { available: true, chainId: deps.mpp.chainId, recipient: deps.mpp.recipient },
     },
     store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
+    routers: { inertChains: inertChainsOf(deps.catalogue, deps.routerOn) },
   }
 }
 

@@ -1,14 +1,73 @@
-import { getAddress } from 'viem'
+import { type Address, getAddress } from 'viem'
 import { DEFAULT_ROUTER_ADDRESS } from '../contracts/deployRouter.ts'
+import type { Catalogue } from '../engine/index.ts'
+import type { ChainCode } from '../schemas/catalogue.ts'
+import type { BuildRouteTransactionReturnType } from '../tx/buildRouteTransaction.ts'
+import { routerDeployment } from '../tx/routerDeployment.ts'
+import { ServiceError } from './serviceError.ts'
+
+/** The inert default router and its executor, deployed nowhere (docs/router-contract.md). */
+const INERT = routerDeployment(DEFAULT_ROUTER_ADDRESS)
 
 /**
- * The first next step of a swap or batch whose transaction targets SwapEazi's inert default router, which is deployed
- * nowhere (docs/router-contract.md): a service whose operator has not set a router of its own builds transactions
- * that swap and send nothing, and the answer must say so before anyone signs. None otherwise.
+ * A contract of ours a built transaction depends on: the router the user's transaction calls on the source chain, or
+ * the executor a bridge delivers to on the destination chain, where a swap on arrival runs.
  */
-export function inertRouterSteps(router: string): string[] {
-  if (getAddress(router) !== DEFAULT_ROUTER_ADDRESS) return []
+export type RouterUse = { chain: ChainCode; address: Address; role: 'router' | 'executor' }
+
+/** The agent-callable chains whose router is the inert default: no router of the operator's own there. */
+export function inertChainsOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): ChainCode[] {
+  return [...catalogue.chains.values()]
+    .filter((chain) => chain.isAgentCallable && getAddress(routerOn(chain.id).router) === INERT.router)
+    .map((chain) => chain.id)
+}
+
+/** The router a built route's transaction calls and, where a destination order runs, the executor there. */
+export function routerUsesOf(build: BuildRouteTransactionReturnType): RouterUse[] {
+  const uses: RouterUse[] = [{ chain: build.sized.route.from.chain, address: build.transactionRequest.to, role: 'router' }]
+  const lane = build.sized.route.bridge
+  if (build.destinationExecutor !== undefined && lane !== undefined)
+    uses.push({ chain: lane.to.chain, address: build.destinationExecutor, role: 'executor' })
+  return uses
+}
+
+/** The uses that name the inert default router or its executor: a chain whose operator set no router of their own. */
+export function inertUses(uses: readonly RouterUse[]): RouterUse[] {
+  return uses.filter((use) => getAddress(use.address) === (use.role === 'router' ? INERT.router : INERT.executor))
+}
+
+/** What a use of the inert router means for whoever signs. */
+function consequence(use: RouterUse): string {
+  return use.role === 'router'
+    ? `they call ${use.address} on ${use.chain}, SwapEazi's inert default router, which is deployed nowhere: they would swap and send nothing, and the sender would pay their gas`
+    : `the bridge would deliver to ${use.address} on ${use.chain}, the executor of SwapEazi's inert default router, which is deployed nowhere: what it delivered there could never be moved again`
+}
+
+const chainsOf = (uses: readonly RouterUse[]): string => [...new Set(uses.map((use) => use.chain))].join(' and ')
+
+/**
+ * The first next step of a swap or batch whose transaction depends on SwapEazi's inert default router on some chain
+ * (its operator set no router there): the answer must say so before anyone signs. None otherwise.
+ */
+export function inertRouterSteps(uses: readonly RouterUse[]): string[] {
+  const inert = inertUses(uses)
+  if (inert.length === 0) return []
   return [
-    `Do not sign these transactions: they call ${DEFAULT_ROUTER_ADDRESS}, SwapEazi's inert default router, which is deployed nowhere, because this service's operator has not set a router of its own. They would swap and send nothing, and the sender would pay their gas. Use a SwapEazi service that runs its own router.`,
+    `Do not sign these transactions: ${inert.map(consequence).join('; and ')}. This service's operator has not set a router of its own on ${chainsOf(inert)}. Use a SwapEazi service that runs its own router there.`,
   ]
+}
+
+/**
+ * A paid swap that would charge real money for transactions that depend on the inert default router: refused (503
+ * router_not_deployed) before any payment is asked or taken, since what it would sell cannot work. A swap whose
+ * payment is only recorded (x402's ledger mode, the embedded demo) is answered, its first next step saying not to sign.
+ */
+export function refuseChargeOnInertRouter(uses: readonly RouterUse[]): void {
+  const inert = inertUses(uses)
+  if (inert.length === 0) return
+  throw new ServiceError(
+    'router_not_deployed',
+    `This swap is not sold here: ${inert.map(consequence).join('; and ')}. This service's operator has not set a router of its own on ${chainsOf(inert)}; nothing was charged. Other pairs and chains may be served, or use a SwapEazi service that runs its own router there.`,
+    { chains: [...new Set(inert.map((use) => use.chain))] },
+  )
 }

@@ -8,6 +8,7 @@ import type { SwapResult } from '../schemas/swap.ts'
 import type { PaymentRequiredV2, X402Challenge } from '../schemas/x402.ts'
 import type { MppPaymentRow } from '../store/createMppPaymentStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
+import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { paidRequestKey } from './payForSwap.ts'
@@ -93,6 +94,8 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   try {
     await screenSwapAddresses(deps, params)
     built = buildSwapTransaction(deps, { params, swapEaziRef })
+    // An MPP payment is always real money: none is taken for transactions that depend on the inert default router.
+    refuseChargeOnInertRouter(routerUsesOf(built.build))
     await preflightBuild(deps, {
       built: swapTransactionOf(built, deps.routerOn),
       requestKey,

@@ -12,6 +12,7 @@ import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
+import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
@@ -30,6 +31,8 @@ export type PayForSwapParameters = {
   channel: SwapChannel
   /** The caller's IP subject: the pre-flight simulations of its unpaid requests are limited per minute. */
   caller?: string
+  /** The challenge also offers MPP, which always takes real money (the MPP path with a Tempo RPC). */
+  offersMpp?: boolean
 }
 
 export type PayForSwapReturnType =
@@ -78,6 +81,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   if (paymentHeader === undefined && paymentSignature === undefined) {
     await screenSwapAddresses(deps, params)
     const built = buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    refuseChargeOnDemoRouter(deps, built, parameters.offersMpp === true)
     await preflightBuild(deps, {
       built: swapTransactionOf(built, deps.routerOn),
       requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
@@ -107,6 +111,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   await screenSwapAddresses(deps, params)
   const swapEaziRef = newSwapRef(deps.clock())
   const built = buildSwapTransaction(deps, { params, swapEaziRef })
+  refuseChargeOnDemoRouter(deps, built, false)
   // The signature is checked before the simulation, which costs RPC calls; a forged payment gets no simulation.
   const verified = await verifyPayment({ payload: decoded.payload, requirements, nowSec: Math.floor(deps.clock() / 1000) })
   if (!verified.ok) return { ...rejected(deps, challenge, verified), isBadCredential: true }
@@ -275,4 +280,13 @@ function rejected(
 ): PaymentRequired {
   deps.log.info({ event: 'payment_rejected', reason: rejection.reason }, 'payment_rejected')
   return challenge(rejection.reason, `${rejection.message}${outcome}`, retryAfterSec)
+}
+
+/**
+ * Real money is neither asked nor taken for transactions that depend on the inert default router (503
+ * router_not_deployed); in ledger mode, where an x402 payment is only recorded, the swap is answered and its first
+ * next step says not to sign. A challenge that also offers MPP asks for real money whatever x402's mode.
+ */
+function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
+  if (deps.settler.mode !== 'ledger' || offersMpp) refuseChargeOnInertRouter(routerUsesOf(built.build))
 }

@@ -127,6 +127,8 @@ export type BuildRouteTransactionReturnType = BuildApprovalReturnType & {
    * minimum, or what CCTP mints of the least burn less `maxFee`. Absent on a same-chain route.
    */
   leastBridged?: bigint
+  /** Our executor on the destination chain, where the bridge delivers and the destination order runs; with that order. */
+  destinationExecutor?: Address
   /** What runs through the route (sized to deliver toAmount) and what goes to the treasury: amountIn = both. */
   routedAmount: bigint
   margin: bigint
@@ -324,7 +326,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     },
     ...buildApproval({ catalogue, token: route.from, chainId, owner: sender, spender: source.router, amount: amountIn }),
     order,
-    ...(destinationOrder ? { destinationOrder } : {}),
+    ...(destinationOrder && lane ? { destinationOrder, destinationExecutor: parameters.routerOn(lane.to.chain).executor } : {}),
     ...(leastBridged === undefined ? {} : { leastBridged }),
     routedAmount,
     margin,

@@ -1,0 +1,113 @@
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
+import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
+import { Health } from '../../src/schemas/discovery.ts'
+import { SwapResult } from '../../src/schemas/swap.ts'
+import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
+import { signPayment } from '../payments/signPayment.ts'
+import { agentTextOffences } from '../support/agentText.ts'
+import { get, lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
+
+const SWAP = '/api/x402/swap'
+const payer = privateKeyToAccount(generatePrivateKey())
+const INERT = routerDeployment(DEFAULT_ROUTER_ADDRESS)
+const store = lazyMemoryStore()
+afterAll(() => store.sql.close())
+
+/** Our own router everywhere but on `inert`, where the operator set none (the inert default). */
+const routersBut =
+  (...inert: ChainCode[]) =>
+  (chain: ChainCode) =>
+    routerDeployment(inert.includes(chain) ? DEFAULT_ROUTER_ADDRESS : ROUTER_ADDRESS)
+
+/** A settler that takes real money, counting what it was asked to settle. */
+function realSettler() {
+  const settled: string[] = []
+  const settler = externalSettler('onchain', {
+    check: async () => ({ ok: true }),
+    settle: async (_payment, swapEaziRef) => {
+      settled.push(swapEaziRef)
+      return { ok: true, transaction: `0x${'5e'.repeat(32)}` }
+    },
+  })
+  return { settler, settled }
+}
+
+async function count(table: 'x402_payments' | 'swaps'): Promise<number> {
+  const [row] = await store.sql.query<{ n: number }>(`select count(*)::int as n from ${table}`)
+  return row?.n ?? -1
+}
+
+// USDC on Base to EURe on Polygon: a CCTP bridge to our executor on Polygon, where a swap runs on arrival.
+const toPolygonEure = quoteBody({
+  fromChain: 'BAS',
+  toChain: 'POL',
+  fromToken: 'USDC',
+  toToken: 'EURe',
+  fromAddress: payer.address.toLowerCase(),
+})
+
+describe('a swap that depends on a chain with no router of the operator own', () => {
+  it('says first not to sign when only the destination executor is the inert default, naming it and its chain', async () => {
+    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    const response = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
+    expect(response.status).toBe(200)
+    const swap = SwapResult.parse(await readJson(response))
+    expect(swap.transactionRequest.to.toLowerCase()).toBe(ROUTER_ADDRESS)
+    expect(swap.nextSteps[0]).toMatch(/^Do not sign these transactions: the bridge would deliver to /)
+    expect(swap.nextSteps[0]).toContain(`${INERT.executor} on POL`)
+    expect(swap.nextSteps[0]).toContain('has not set a router of its own on POL')
+    expect(agentTextOffences(swap.nextSteps[0] ?? '')).toEqual([])
+  })
+
+  it('says nothing when the bridge delivers to the recipient on that chain (no swap on arrival)', async () => {
+    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    const body = quoteBody({ fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'USDC', fromAddress: payer.address })
+    const swap = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
+    expect(swap.nextSteps.join(' ')).not.toContain('Do not sign')
+  })
+
+  it('is refused 503 router_not_deployed, before any payment is asked or taken, where payments are real', async () => {
+    const { settler, settled } = realSettler()
+    const app = testApp({ store, clock: Date.now, settler, routerOn: routersBut('POL') })
+    const unpaid = await postJson(app, SWAP, toPolygonEure)
+    expect(unpaid.status).toBe(503)
+    expect(unpaid.headers.get('retry-after')).toBeNull()
+    expect(await readJson(unpaid)).toMatchObject({ code: 'router_not_deployed', chains: ['POL'] })
+
+    const [payments, swaps] = [await count('x402_payments'), await count('swaps')]
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    const paid = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
+    expect(paid.status).toBe(503)
+    const problem = await readJson(paid)
+    expect(problem).toMatchObject({ code: 'router_not_deployed', chains: ['POL'] })
+    expect(problem['detail']).toContain('nothing was charged')
+    expect(agentTextOffences(String(problem['detail']))).toEqual([])
+    expect(settled).toEqual([])
+    expect([await count('x402_payments'), await count('swaps')]).toEqual([payments, swaps])
+
+    // The same service sells a swap that needs no router on Polygon.
+    const sameChain = quoteBody({ fromChain: 'BAS', toChain: 'BAS', fromToken: 'USDC', toToken: 'EURC', fromAddress: payer.address })
+    const { header: another } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    expect((await postJson(app, SWAP, sameChain, { 'x-payment': another })).status).toBe(200)
+    expect(settled).toHaveLength(1)
+  })
+
+  it('is refused where the source router is the inert default, payments real; health names the chains', async () => {
+    const { settler } = realSettler()
+    const app = testApp({ store, clock: Date.now, settler, routerOn: () => INERT })
+    const response = await postJson(app, SWAP, quoteBody({ fromAddress: payer.address }))
+    expect(await readJson(response)).toMatchObject({ status: 503, code: 'router_not_deployed', chains: ['ETH'] })
+    const health = Health.parse(await readJson(await get(app, '/api/v1/health')))
+    expect(health.routers.inertChains).toEqual(expect.arrayContaining(['ETH', 'BAS', 'POL', 'GNO', 'CEL']))
+
+    const own = Health.parse(await readJson(await get(testApp({ store }), '/api/v1/health')))
+    expect(own.routers.inertChains).toEqual([])
+    const some = Health.parse(await readJson(await get(testApp({ store, routerOn: routersBut('POL') }), '/api/v1/health')))
+    expect(some.routers.inertChains).toEqual(['POL'])
+  })
+})
