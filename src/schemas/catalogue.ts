@@ -10,6 +10,11 @@ import { AddressSchema } from './address.ts'
 export const CHAIN_CODES = ['ETH', 'BAS', 'POL', 'ARB', 'OPT', 'BNB', 'GNO', 'CEL', 'SOL', 'TRX'] as const
 export const ChainCode = z.enum(CHAIN_CODES)
 export type ChainCode = z.infer<typeof ChainCode>
+/**
+ * A chain code as a request names it: any case ("pol", "Pol"), as token symbols are, read as the upper-case code.
+ * The schema published is the code's.
+ */
+export const ChainCodeInput = z.preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), ChainCode)
 
 /** Chains a caller may name in QuoteParams (DESIGN 7.1: the spec's six plus GNO and CEL). */
 export const EVM_CHAIN_CODES = ['ETH', 'POL', 'ARB', 'OPT', 'BAS', 'BNB', 'GNO', 'CEL'] as const

@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import { AddressSchema } from './address.ts'
-import { ChainCode, DECIMAL_PATTERN } from './catalogue.ts'
+import { ChainCode, ChainCodeInput, DECIMAL_PATTERN } from './catalogue.ts'
 import { unknownFieldsError } from './unknownFields.ts'
 
 /** Spec 8: the slippage tolerance when a request names none. */
@@ -8,8 +8,8 @@ export const DEFAULT_SLIPPAGE = 0.005
 
 /** The fields of QuoteParams, which other request bodies (a batch's source and recipients) reuse one by one. */
 const QUOTE_FIELDS = {
-  fromChain: ChainCode.describe('Source chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
-  toChain: ChainCode.describe('Destination chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL'),
+  fromChain: ChainCodeInput.describe('Source chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL (any case)'),
+  toChain: ChainCodeInput.describe('Destination chain code: ETH, POL, ARB, OPT, BAS, BNB, GNO or CEL (any case)'),
   fromToken: z.string().min(1).max(32).describe('Source token symbol, case-insensitive (USDC, EURe, cKES, ...)'),
   toToken: z.string().min(1).max(32).describe('Destination token symbol, case-insensitive'),
   fromAmount: z

@@ -86,6 +86,18 @@ describe('the MPP alias (spec rule 1)', () => {
   })
 })
 
+describe('chain codes in any case, as token symbols are', () => {
+  it('quotes "bas" to "Pol" exactly as BAS to POL, naming the chains in upper case', async () => {
+    const upper = await postJson(testApp(), '/api/x402/quote', quoteBody({ fromChain: 'BAS', toChain: 'POL', fromToken: 'usdc' }))
+    const mixed = await postJson(testApp(), '/api/x402/quote', quoteBody({ fromChain: 'bas', toChain: 'Pol', fromToken: 'usdc' }))
+    expect(mixed.status).toBe(200)
+    expect(await mixed.text()).toBe(await upper.text())
+    const unknown = await postJson(app, '/api/x402/quote', quoteBody({ fromChain: 'base' }))
+    expect(unknown.status).toBe(400)
+    expect(JSON.stringify(await readJson(unknown))).toContain('fromChain')
+  })
+})
+
 describe('quoteId (DESIGN 7.12)', () => {
   it('verifies under the quote secret and binds the request, the route and the amounts in atomic units', async () => {
     const { body } = await quote({})

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { ChainCode, CorridorEntry, DECIMAL_PATTERN } from '../../schemas/catalogue.ts'
+import { type ChainCode, ChainCodeInput, CorridorEntry, DECIMAL_PATTERN } from '../../schemas/catalogue.ts'
 import { ChainsResponse, CorridorsResponse } from '../../schemas/discovery.ts'
 import { QuoteResult, UnsupportedPair } from '../../schemas/quote.ts'
 import type { ServiceClient, ServiceResponse } from '../serviceClient.ts'
@@ -137,8 +137,8 @@ export const probeCorridor = defineTool({
   description:
     'Checks, without paying and without a wallet address, whether SwapEazi can move one stablecoin to another between two chains (for example USDT on Tron to USDC on Base): supported or not and why, whether an agent can call it or the user must sign in the SwapEazi app, the amount range the route can serve, the typical duration and bridges, and the nearest corridors SwapEazi does serve. An amount the pair cannot take (too many decimals, outside the range) is answered as such, with a valid amount, and the pair is quoted at that amount instead. Use it when a user asks for a pair you have not seen in discover_routes, or when get_quote or build_swap refused one. Free; changes nothing.',
   inputSchema: {
-    fromChain: ChainCode.describe('Source chain code'),
-    toChain: ChainCode.describe('Destination chain code'),
+    fromChain: ChainCodeInput.describe('Source chain code (any case)'),
+    toChain: ChainCodeInput.describe('Destination chain code (any case)'),
     fromToken: z.string().min(1).max(32).describe('Source token symbol, case-insensitive'),
     toToken: z.string().min(1).max(32).describe('Destination token symbol, case-insensitive'),
     amount: z
