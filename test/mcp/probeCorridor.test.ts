@@ -52,6 +52,14 @@ describe('probe_corridor', () => {
     expect(text).not.toMatch(/not served|Nearest served/)
   })
 
+  it('reads chain codes in any case, as the quote does', async () => {
+    const lower = await probe({ ...usdcBasPol, fromChain: 'bas', toChain: 'pol' })
+    const upper = await probe(usdcBasPol)
+    expect(lower.structured['supported']).toBe(true)
+    expect(lower.structured['viableRange']).toEqual(upper.structured['viableRange'])
+    expect(lower.text).toMatch(/^USDC@BAS->USDC@POL is served/)
+  })
+
   it('names bridges as the quote does, and gives the range for a pair the corridor listing does not carry', async () => {
     const { structured } = await probe(usdcBasPol)
     const sample = structured['sample'] as { bridge: string }
