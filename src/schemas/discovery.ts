@@ -142,6 +142,16 @@ export const Health = z
           ),
       })
       .describe('Whether the swaps built here can run: where the router is the inert default'),
+    warnings: z
+      .array(
+        z.object({
+          code: z.enum(['pay_to_default', 'router_default_inert']),
+          message: z.string(),
+        }),
+      )
+      .describe(
+        "What the start-up log warns of, for callers: pay_to_default (x402 payments name the inert 0x…dEaD and are only recorded; nothing is charged), router_default_inert (some chains have no router of the operator's own: routers.inertChains). Empty on a service set up to move money",
+      ),
   })
   .meta({ id: 'Health' })
 export type Health = z.infer<typeof Health>

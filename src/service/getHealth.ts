@@ -1,4 +1,6 @@
 import { E18, formatFixedDown } from '../engine/index.ts'
+import { getAddress } from 'viem'
+import { INERT_OWNER } from '../contracts/deployRouter.ts'
 import type { Health } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
 import { inertChainsOf } from './inertRouter.ts'
@@ -9,6 +11,7 @@ export function getHealth(deps: ServiceDeps): Health {
   const asOfMs = Date.parse(catalogue.asOf)
   const rate = (catalogue.fxUsdE18.EUR * E18) / catalogue.fxUsdE18.ZAR
   const market = marketHealth(deps)
+  const inertChains = inertChainsOf(deps.catalogue, deps.routerOn)
   return {
     status:
       market.chains.some((chain) => chain.stale.length > 0) || market.currencies.some((c) => c.stale !== undefined) ? 'degraded' : 'ok',
@@ -36,7 +39,25 @@ export function getHealth(deps: ServiceDeps): Health {
       mpp: deps.mpp === undefined ? { available: false } : { available: true, chainId: deps.mpp.chainId, recipient: deps.mpp.recipient },
     },
     store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
-    routers: { inertChains: inertChainsOf(deps.catalogue, deps.routerOn) },
+    routers: { inertChains },
+    warnings: [
+      ...(getAddress(deps.payTo) === INERT_OWNER
+        ? [
+            {
+              code: 'pay_to_default' as const,
+              message: `x402 payments name ${INERT_OWNER}, an address nobody controls, and are only recorded (settlement ${deps.settler.mode}): this service charges nothing and is a demonstration.`,
+            },
+          ]
+        : []),
+      ...(inertChains.length > 0
+        ? [
+            {
+              code: 'router_default_inert' as const,
+              message: `No router of the operator's own on ${inertChains.join(', ')}: swaps that depend on those chains target SwapEazi's inert default router, deployed nowhere, and their answers say not to sign.`,
+            },
+          ]
+        : []),
+    ],
   }
 }
 

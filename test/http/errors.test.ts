@@ -217,7 +217,7 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
   it.each([
     ['fromChain', 'XYZ'],
     ['toChain', 'XYZ'],
-    ['fromChain', 'eth'],
+    ['fromChain', 'base'],
     ['fromChain', ''],
     ['toChain', 42],
   ])('%s %j (not a chain code): 400 on that field', async (field, value) => {

@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
-import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
+import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../../src/contracts/deployRouter.ts'
 import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { Health } from '../../src/schemas/discovery.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
@@ -105,9 +105,18 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     const health = Health.parse(await readJson(await get(app, '/api/v1/health')))
     expect(health.routers.inertChains).toEqual(expect.arrayContaining(['ETH', 'BAS', 'POL', 'GNO', 'CEL']))
 
+    expect(health.warnings.map((warning) => warning.code)).toEqual(['router_default_inert'])
+
     const own = Health.parse(await readJson(await get(testApp({ store }), '/api/v1/health')))
     expect(own.routers.inertChains).toEqual([])
+    expect(own.warnings).toEqual([])
     const some = Health.parse(await readJson(await get(testApp({ store, routerOn: routersBut('POL') }), '/api/v1/health')))
     expect(some.routers.inertChains).toEqual(['POL'])
+    expect(some.warnings).toEqual([
+      { code: 'router_default_inert', message: expect.stringMatching(/^No router of the operator's own on POL:/) },
+    ])
+    // The embedded demonstration's payments: to 0x…dEaD, only recorded.
+    const demo = Health.parse(await readJson(await get(testApp({ store, payTo: INERT_OWNER }), '/api/v1/health')))
+    expect(demo.warnings).toEqual([{ code: 'pay_to_default', message: expect.stringContaining('charges nothing') }])
   })
 })
