@@ -36,6 +36,8 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('MPP on two server processes sh
       SWAPEAZI_TEMPO_RPC_URL: rpc.url,
       SWAPEAZI_TEMPO_PAY_TO: TEMPO_PAY_TO,
       SWAPEAZI_MPP_REALM: REALM,
+      // A router of the operator's own: MPP takes real money, which is never asked for swaps against the inert default.
+      SWAPEAZI_ROUTER_ADDRESS: '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e',
     }
     const started = await Promise.allSettled([startReplica({ env }), startReplica({ env })])
     for (const outcome of started) if (outcome.status === 'fulfilled') replicas.push(outcome.value)
