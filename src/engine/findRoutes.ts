@@ -2,12 +2,22 @@ import { candidateRoutes } from './candidateRoutes.ts'
 import { checkViability } from './checkViability.ts'
 import { type QuoteAmounts, quoteAmounts } from './quoteAmounts.ts'
 import { type RankedRoutes, rankRoutes } from './rankRoutes.ts'
-import type { NotViableReason, PricedRoute } from './route.ts'
+import type { CandidateRoute, NotViableReason, PricedRoute } from './route.ts'
 import { simulateRoute } from './simulateRoute.ts'
 import { usdValue } from './swapOut.ts'
 import type { Catalogue, Token } from './types.ts'
 
-export type FindRoutesParameters = { from: Token; to: Token; amountIn: bigint; slippageE18: bigint }
+export type FindRoutesParameters = {
+  from: Token
+  to: Token
+  amountIn: bigint
+  slippageE18: bigint
+  /**
+   * Where some viable routes cannot be built as well as others (a swap on arrival on a chain without a router of the
+   * operator's own): those it says false of are offered only when no other route is viable.
+   */
+  isPreferred?: (route: CandidateRoute) => boolean
+}
 
 /** Why a candidate was not offered, kept as data for diagnostics. */
 export type Rejection = { routeId: string; reason: NotViableReason }
@@ -36,7 +46,7 @@ export function findRoutes(catalogue: Catalogue, parameters: FindRoutesParameter
   const candidates = candidateRoutes(catalogue, from, to)
   if (candidates.length === 0) return { kind: 'no_route' }
   const amounts = quoteAmounts(catalogue, from, to, amountIn, slippageE18)
-  const viable: PricedRoute[] = []
+  let viable: PricedRoute[] = []
   const rejected: Rejection[] = []
   for (const route of candidates) {
     const priced = simulateRoute(catalogue, route, amountIn)
@@ -46,6 +56,9 @@ export function findRoutes(catalogue: Catalogue, parameters: FindRoutesParameter
     else viable.push(priced)
   }
   if (viable.length === 0) return { kind: 'not_viable', amounts, candidates: candidates.length, rejected }
+  const { isPreferred } = parameters
+  const preferred = isPreferred === undefined ? viable : viable.filter((priced) => isPreferred(priced.route))
+  if (preferred.length > 0 && preferred.length < viable.length) viable = preferred
   const amountUsdE18 = usdValue(from, amountIn)
   return {
     kind: 'routes',

@@ -21,7 +21,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> =
   invalid_quote: 400,
   quote_expired: 422,
   payment_unavailable: 503,
-  router_not_deployed: 503,
+  router_not_deployed: 422,
   market_unavailable: 503,
   simulation_failed: 422,
   transaction_mismatch: 422,

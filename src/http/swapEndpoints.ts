@@ -110,14 +110,18 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         413: PAYLOAD_TOO_LARGE,
         415: UNSUPPORTED_MEDIA_TYPE,
         422: problemResponseDoc(
-          'unsupported_token, not_agent_callable, amount_out_of_range, no_route_found (no route joins the pair at any amount: the free quote answers supported false, no_route_found), or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert; nothing is charged)',
+          'unsupported_token, not_agent_callable, amount_out_of_range, no_route_found (no route joins the pair at any amount: the free quote answers supported false, no_route_found), simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert; nothing is charged), or router_not_deployed (the transactions would call a router, or deliver to an executor, on a chain where the operator of this service set none of their own, `chains`: nothing is asked or charged, and asking again will not change that)',
         ),
         429: problemResponseDoc(
           "rate_limited: the caller's pre-flight simulations this minute (`preflight`: 20 without a payment; `preflight-paid`: 120 with one), or its refused payments (`anonymous`); `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",
         ),
-        503: problemResponseDoc(
-          `${isMppPath ? 'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential. ' : ''}router_not_deployed: the swap's transactions would call a router, or deliver to an executor, on a chain where this service's operator set none of their own (the inert default, deployed nowhere; \`chains\` names them): nothing is asked or charged`,
-        ),
+        ...(isMppPath
+          ? {
+              503: problemResponseDoc(
+                'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential',
+              ),
+            }
+          : {}),
       },
     },
     handler: (deps, scope) => {

@@ -138,7 +138,7 @@ export const Health = z
         inertChains: z
           .array(ChainCode)
           .describe(
-            "Agent-callable chains where this service's operator set no router of their own: swaps from them, and swaps with a swap on arrival there, target SwapEazi's inert default router, deployed nowhere. Their answers say first not to sign; paid swaps that depend on them are refused (router_not_deployed) unless payments are only recorded (settlement ledger). Empty on a service with its own router everywhere",
+            "Agent-callable chains where this service's operator set no router of their own: swaps from them, and swaps with a swap on arrival there, target SwapEazi's inert default router, deployed nowhere. Their answers say first not to sign; paid swaps that depend on them are refused (router_not_deployed), except x402 payments worth nothing (ledger settlement to the inert 0x…dEaD, the embedded demonstration). Routes that avoid a swap on arrival there are quoted first. Empty on a service with its own router everywhere",
           ),
       })
       .describe('Whether the swaps built here can run: where the router is the inert default'),

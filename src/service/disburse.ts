@@ -1,4 +1,4 @@
-import { type Address, getAddress } from 'viem'
+import { type Address, getAddress, hexToBigInt } from 'viem'
 import { formatAtomic, MAX_UINT256, maxAmountIn, numberToFixed, quoteAmounts, type Token } from '../engine/index.ts'
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
@@ -175,7 +175,7 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     deadline,
     nextSteps: [
       ...inertRouterSteps([
-        { chain: from.chain, address: batch.transactionRequest.to, role: 'router' },
+        { chain: from.chain, address: batch.transactionRequest.to, role: 'router', valueWei: hexToBigInt(batch.transactionRequest.value) },
         ...destinations.map((leg) => ({ chain: leg.chain, address: leg.transactionRequest.to, role: 'executor' as const })),
       ]),
       ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),

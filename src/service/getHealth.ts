@@ -45,7 +45,10 @@ export function getHealth(deps: ServiceDeps): Health {
         ? [
             {
               code: 'pay_to_default' as const,
-              message: `x402 payments name ${INERT_OWNER}, an address nobody controls, and are only recorded (settlement ${deps.settler.mode}): this service charges nothing and is a demonstration.`,
+              message:
+                deps.mpp === undefined
+                  ? `x402 payments name ${INERT_OWNER}, an address nobody controls, and are only recorded (settlement ${deps.settler.mode}): this service charges nothing and is a demonstration.`
+                  : `x402 payments name ${INERT_OWNER}, an address nobody controls, and are only recorded (settlement ${deps.settler.mode}): x402 charges nothing here, but MPP on /api/mpp/swap takes real pathUSD.`,
             },
           ]
         : []),

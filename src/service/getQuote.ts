@@ -13,6 +13,7 @@ import type { AmountLimit } from '../schemas/problem.ts'
 import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
+import { preferredRoutes } from './inertRouter.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { ServiceError } from './serviceError.ts'
 
@@ -30,7 +31,9 @@ export type Routed = { request: ResolvedQuoteRequest; found: Extract<FindRoutesR
  */
 export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Routed | Unsupported {
   const request = resolveQuoteRequest(deps, params)
-  const found = findRoutes(deps.catalogue, request)
+  // Where some chains have no router of the operator's own, a route that needs none there goes first.
+  const isPreferred = preferredRoutes(deps.catalogue, deps.routerOn)
+  const found = findRoutes(deps.catalogue, isPreferred === undefined ? request : { ...request, isPreferred })
   // Why, with the figures (DESIGN 7.20): the spec's answer keeps its shape, the cause rides beside it.
   const unsupported = (): Unsupported => ({
     kind: 'unsupported',

@@ -1,6 +1,6 @@
-import { type Address, getAddress } from 'viem'
+import { type Address, formatEther, getAddress, hexToBigInt } from 'viem'
 import { DEFAULT_ROUTER_ADDRESS } from '../contracts/deployRouter.ts'
-import type { Catalogue } from '../engine/index.ts'
+import type { CandidateRoute, Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { BuildRouteTransactionReturnType } from '../tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
@@ -13,7 +13,13 @@ const INERT = routerDeployment(DEFAULT_ROUTER_ADDRESS)
  * A contract of ours a built transaction depends on: the router the user's transaction calls on the source chain, or
  * the executor a bridge delivers to on the destination chain, where a swap on arrival runs.
  */
-export type RouterUse = { chain: ChainCode; address: Address; role: 'router' | 'executor' }
+export type RouterUse = {
+  chain: ChainCode
+  address: Address
+  role: 'router' | 'executor'
+  /** The native value (wei) the transaction sends the router with it: a LayerZero messaging fee, lost at a codeless address. */
+  valueWei?: bigint
+}
 
 /** The agent-callable chains whose router is the inert default: no router of the operator's own there. */
 export function inertChainsOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): ChainCode[] {
@@ -22,9 +28,49 @@ export function inertChainsOf(catalogue: Catalogue, routerOn: (chain: ChainCode)
     .map((chain) => chain.id)
 }
 
+const inertSets = new WeakMap<object, ReadonlySet<ChainCode>>()
+
+function inertSetOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): ReadonlySet<ChainCode> {
+  let inert = inertSets.get(routerOn)
+  if (inert === undefined) {
+    inert = new Set(inertChainsOf(catalogue, routerOn))
+    inertSets.set(routerOn, inert)
+  }
+  return inert
+}
+
+/** Whether some agent-callable chain has no router of the operator's own (read once per deployment). */
+export function hasInertChains(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): boolean {
+  return inertSetOf(catalogue, routerOn).size > 0
+}
+
+/**
+ * What routing prefers where some chains have no router of the operator's own: a route with no swap on arrival on
+ * one of them, when its source chain has a router (from a chain without one nothing can be built, whatever the route).
+ * Undefined where every chain has a router, or none has: nothing to prefer.
+ */
+export function preferredRoutes(
+  catalogue: Catalogue,
+  routerOn: (chain: ChainCode) => { router: Address },
+): ((route: CandidateRoute) => boolean) | undefined {
+  const inert = inertSetOf(catalogue, routerOn)
+  const callable = [...catalogue.chains.values()].filter((chain) => chain.isAgentCallable).length
+  if (inert.size === 0 || inert.size === callable) return undefined
+  const chains = inert
+  return (route) =>
+    chains.has(route.from.chain) || route.bridge === undefined || route.destinationSwaps.length === 0 || !chains.has(route.bridge.to.chain)
+}
+
 /** The router a built route's transaction calls and, where a destination order runs, the executor there. */
 export function routerUsesOf(build: BuildRouteTransactionReturnType): RouterUse[] {
-  const uses: RouterUse[] = [{ chain: build.sized.route.from.chain, address: build.transactionRequest.to, role: 'router' }]
+  const uses: RouterUse[] = [
+    {
+      chain: build.sized.route.from.chain,
+      address: build.transactionRequest.to,
+      role: 'router',
+      valueWei: hexToBigInt(build.transactionRequest.value),
+    },
+  ]
   const lane = build.sized.route.bridge
   if (build.destinationExecutor !== undefined && lane !== undefined)
     uses.push({ chain: lane.to.chain, address: build.destinationExecutor, role: 'executor' })
@@ -38,8 +84,10 @@ export function inertUses(uses: readonly RouterUse[]): RouterUse[] {
 
 /** What a use of the inert router means for whoever signs. */
 function consequence(use: RouterUse): string {
+  const value =
+    use.valueWei === undefined || use.valueWei === 0n ? '' : ` and lose the ${formatEther(use.valueWei)} native token sent with them`
   return use.role === 'router'
-    ? `they call ${use.address} on ${use.chain}, SwapEazi's inert default router, which is deployed nowhere: they would swap and send nothing, and the sender would pay their gas`
+    ? `they call ${use.address} on ${use.chain}, SwapEazi's inert default router, which is deployed nowhere: they would swap and send nothing, and the sender would pay their gas${value}`
     : `the bridge would deliver to ${use.address} on ${use.chain}, the executor of SwapEazi's inert default router, which is deployed nowhere: what it delivered there could never be moved again`
 }
 
@@ -58,7 +106,7 @@ export function inertRouterSteps(uses: readonly RouterUse[]): string[] {
 }
 
 /**
- * A paid swap that would charge real money for transactions that depend on the inert default router: refused (503
+ * A paid swap that would charge real money for transactions that depend on the inert default router: refused (422
  * router_not_deployed) before any payment is asked or taken, since what it would sell cannot work. A swap whose
  * payment is only recorded (x402's ledger mode, the embedded demo) is answered, its first next step saying not to sign.
  */

@@ -11,7 +11,7 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
-import { paidRequestKey } from './payForSwap.ts'
+import { paidRequestKey, refuseChargeOnDemoRouter } from './payForSwap.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
@@ -62,7 +62,9 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   if (mpp === undefined) {
     // Refused like any request: screened and built first (403, 422 before a 402), then told to pay over x402.
     await screenSwapAddresses(deps, params)
-    buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    const built = buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) })
+    // It offers x402 instead: not for a swap x402 would be refused.
+    refuseChargeOnDemoRouter(deps, built, false)
     const where = deps.mpp === undefined ? NOT_ON_THIS_DEPLOYMENT : NOT_ON_THIS_PATH
     return refusal(deps, undefined, resource)('unsupported_scheme', `${where} Nothing was charged.`)
   }

@@ -12,7 +12,8 @@ import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
-import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
+import { hasInertChains, refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
+import { INERT_OWNER } from '../contracts/deployRouter.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
@@ -97,7 +98,16 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
 
   const x402Version = paymentHeader === undefined ? 2 : 1
   const decoded = paymentHeader === undefined ? decodeV2(paymentSignature ?? '', requirements) : decodePaymentHeader(paymentHeader)
-  if (!decoded.ok) return { ...rejected(deps, challenge, decoded), isBadCredential: true }
+  if (!decoded.ok) {
+    // Not asked to pay again for a swap that would be refused: where some chain has no router, it is built first.
+    if (hasInertChains(deps.catalogue, deps.routerOn))
+      refuseChargeOnDemoRouter(
+        deps,
+        buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) }),
+        parameters.offersMpp === true,
+      )
+    return { ...rejected(deps, challenge, decoded), isBadCredential: true }
+  }
   const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
   const { authorization } = decoded.payload.payload
   const retry: RetryContext = { requestKey, x402Version, challenge }
@@ -283,10 +293,12 @@ function rejected(
 }
 
 /**
- * Real money is neither asked nor taken for transactions that depend on the inert default router (503
- * router_not_deployed); in ledger mode, where an x402 payment is only recorded, the swap is answered and its first
- * next step says not to sign. A challenge that also offers MPP asks for real money whatever x402's mode.
+ * Real money is neither asked nor taken for transactions that depend on the inert default router (422
+ * router_not_deployed). Only the embedded demonstration's x402 payments are worth nothing: ledger settlement to the
+ * inert 0x…dEaD, where the swap is answered and its first next step says not to sign. A ledger that records
+ * authorizations to a wallet of the operator's can still collect them, and MPP always moves money.
  */
-function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
-  if (deps.settler.mode !== 'ledger' || offersMpp) refuseChargeOnInertRouter(routerUsesOf(built.build))
+export function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
+  const isWorthless = deps.settler.mode === 'ledger' && getAddress(deps.payTo) === INERT_OWNER && !offersMpp
+  if (!isWorthless) refuseChargeOnInertRouter(routerUsesOf(built.build))
 }

@@ -1,8 +1,10 @@
+import { formatEther } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../../src/contracts/deployRouter.ts'
 import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { Health } from '../../src/schemas/discovery.ts'
+import { QuoteResult } from '../../src/schemas/quote.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
@@ -51,8 +53,9 @@ const toPolygonEure = quoteBody({
 
 describe('a swap that depends on a chain with no router of the operator own', () => {
   it('says first not to sign when only the destination executor is the inert default, naming it and its chain', async () => {
-    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
-    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    // The embedded demonstration's payments: ledger to 0x…dEaD, worth nothing, so the swap is answered.
+    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    const { header } = await signPayment(payer, { payTo: INERT_OWNER, nowSec: Math.floor(Date.now() / 1000) })
     const response = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
     expect(response.status).toBe(200)
     const swap = SwapResult.parse(await readJson(response))
@@ -64,25 +67,25 @@ describe('a swap that depends on a chain with no router of the operator own', ()
   })
 
   it('says nothing when the bridge delivers to the recipient on that chain (no swap on arrival)', async () => {
-    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
-    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    const { header } = await signPayment(payer, { payTo: INERT_OWNER, nowSec: Math.floor(Date.now() / 1000) })
     const body = quoteBody({ fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'USDC', fromAddress: payer.address })
     const swap = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
     expect(swap.nextSteps.join(' ')).not.toContain('Do not sign')
   })
 
-  it('is refused 503 router_not_deployed, before any payment is asked or taken, where payments are real', async () => {
+  it('is refused 422 router_not_deployed, before any payment is asked or taken, where payments are real', async () => {
     const { settler, settled } = realSettler()
     const app = testApp({ store, clock: Date.now, settler, routerOn: routersBut('POL') })
     const unpaid = await postJson(app, SWAP, toPolygonEure)
-    expect(unpaid.status).toBe(503)
+    expect(unpaid.status).toBe(422)
     expect(unpaid.headers.get('retry-after')).toBeNull()
     expect(await readJson(unpaid)).toMatchObject({ code: 'router_not_deployed', chains: ['POL'] })
 
     const [payments, swaps] = [await count('x402_payments'), await count('swaps')]
     const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
     const paid = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
-    expect(paid.status).toBe(503)
+    expect(paid.status).toBe(422)
     const problem = await readJson(paid)
     expect(problem).toMatchObject({ code: 'router_not_deployed', chains: ['POL'] })
     expect(problem['detail']).toContain('nothing was charged')
@@ -101,7 +104,7 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     const { settler } = realSettler()
     const app = testApp({ store, clock: Date.now, settler, routerOn: () => INERT })
     const response = await postJson(app, SWAP, quoteBody({ fromAddress: payer.address }))
-    expect(await readJson(response)).toMatchObject({ status: 503, code: 'router_not_deployed', chains: ['ETH'] })
+    expect(await readJson(response)).toMatchObject({ status: 422, code: 'router_not_deployed', chains: ['ETH'] })
     const health = Health.parse(await readJson(await get(app, '/api/v1/health')))
     expect(health.routers.inertChains).toEqual(expect.arrayContaining(['ETH', 'BAS', 'POL', 'GNO', 'CEL']))
 
@@ -118,5 +121,49 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     // The embedded demonstration's payments: to 0x…dEaD, only recorded.
     const demo = Health.parse(await readJson(await get(testApp({ store, payTo: INERT_OWNER }), '/api/v1/health')))
     expect(demo.warnings).toEqual([{ code: 'pay_to_default', message: expect.stringContaining('charges nothing') }])
+  })
+
+  it('is refused where a ledger records payments to a wallet of the operator, whose authorizations can be collected', async () => {
+    const app = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: Math.floor(Date.now() / 1000) })
+    const paid = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
+    expect(await readJson(paid)).toMatchObject({ status: 422, code: 'router_not_deployed', chains: ['POL'] })
+  })
+
+  it('is refused, not challenged again, after an undecodable payment or an MPP credential where MPP is off', async () => {
+    const { settler } = realSettler()
+    const app = testApp({ store, clock: Date.now, settler, routerOn: routersBut('POL') })
+    const garbled = await postJson(app, SWAP, toPolygonEure, { 'x-payment': 'not-base64-json' })
+    expect(await readJson(garbled)).toMatchObject({ status: 422, code: 'router_not_deployed' })
+    const mpp = await postJson(app, SWAP, toPolygonEure, { authorization: 'Payment abc' })
+    expect(await readJson(mpp)).toMatchObject({ status: 422, code: 'router_not_deployed' })
+    // Where every chain has a router, the same garbled payment is challenged again as before.
+    const own = testApp({ store, clock: Date.now, settler })
+    expect((await postJson(own, SWAP, toPolygonEure, { 'x-payment': 'not-base64-json' })).status).toBe(402)
+  })
+
+  it('names the native value a LayerZero route sends with its transaction among what would be lost', async () => {
+    const app = testApp({ store, clock: Date.now, routerOn: () => INERT, payTo: INERT_OWNER })
+    const { header } = await signPayment(payer, { payTo: INERT_OWNER, nowSec: Math.floor(Date.now() / 1000) })
+    const body = quoteBody({ fromChain: 'POL', toChain: 'ETH', fromToken: 'USDC', toToken: 'USDT', fromAddress: payer.address })
+    const swap = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
+    expect(swap.route.id).toContain('usdt0-oft')
+    expect(BigInt(swap.transactionRequest.value)).toBeGreaterThan(0n)
+    expect(swap.nextSteps[0]).toContain(`and lose the ${formatEther(BigInt(swap.transactionRequest.value))} native token sent with them`)
+  })
+})
+
+describe('quotes where some chains have no router of the operator own', () => {
+  const ethUsdcToPolUsdt = quoteBody({ fromChain: 'ETH', toChain: 'POL', fromToken: 'USDC', toToken: 'USDT' })
+  const routeOf = async (app: ReturnType<typeof testApp>): Promise<string> =>
+    QuoteResult.parse(await readJson(await postJson(app, '/api/x402/quote', ethUsdcToPolUsdt))).route.id
+
+  it('prefer a route with no swap on arrival there when one is viable, so the swap built from it can run', async () => {
+    // With routers everywhere the best route swaps on arrival on Polygon; without one there, another route needs none.
+    const everywhere = await routeOf(testApp({ store }))
+    expect(everywhere).toMatch(/\|pol-/)
+    const withoutPolygon = await routeOf(testApp({ store, routerOn: routersBut('POL') }))
+    expect(withoutPolygon).not.toMatch(/\|pol-/)
+    expect(withoutPolygon).toMatch(/ETH>POL$/)
   })
 })

@@ -222,7 +222,16 @@ describe('what a bridge ending the route is sure to deliver (leastBridged)', () 
             })
             const protocol = lane.bridge.protocol
             protocols.set(protocol, (protocols.get(protocol) ?? 0) + 1)
-            if (protocol === 'cctp-v2' && priced.route.sourceSwaps.length > 0) afterSwapCctp++
+            if (protocol === 'cctp-v2' && priced.route.sourceSwaps.length > 0) {
+              afterSwapCctp++
+              // The calldata, not only the bookkeeping: the swap before the burn must leave toAmountMin plus the burn's
+              // maxFee (depositForBurn's sixth argument), or revert.
+              const k = priced.route.sourceSwaps.length
+              const burnWords = (built.order.calls[k]?.data ?? '0x').slice(10).match(/.{64}/g) ?? []
+              const maxFee = BigInt(`0x${burnWords[5]}`)
+              const needed = (found.amounts.toAmountMin + maxFee).toString(16).padStart(64, '0')
+              expect(built.order.calls[k - 1]?.data.toLowerCase(), priced.route.id).toContain(needed)
+            }
             expect(built.leastBridged, `${priced.route.id} at ${slippageE18}`).toBeGreaterThanOrEqual(found.amounts.toAmountMin)
           }
         }
