@@ -68,9 +68,9 @@ export const LifecycleTransition = z
 export const NextStep = z
   .object({
     action: z
-      .enum(['sign_and_broadcast', 'wait', 'none', 'use_delivered_token', 'quote_again', 'check_sender'])
+      .enum(['sign_and_broadcast', 'do_not_sign', 'wait', 'none', 'use_delivered_token', 'quote_again', 'check_sender'])
       .describe(
-        'sign_and_broadcast: the transaction is still unsent; wait: check again after checkAgainSec; none: finished; use_delivered_token: the recipient holds the bridged token and may swap it; quote_again: build a new swap; check_sender: the money went back to, or stayed with, the sender',
+        "sign_and_broadcast: the transaction is still unsent; do_not_sign: it depends on SwapEazi's inert default router, deployed nowhere (this service has no router of its own on a chain it needs), so it must never be signed; wait: check again after checkAgainSec; none: finished; use_delivered_token: the recipient holds the bridged token and may swap it; quote_again: build a new swap; check_sender: the money went back to, or stayed with, the sender",
       ),
     message: z.string().describe('The step in one or two sentences, to act on or tell the user'),
     checkAgainSec: z

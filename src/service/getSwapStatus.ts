@@ -1,3 +1,5 @@
+import { hexToBigInt, isAddress, isHex } from 'viem'
+import { z } from 'zod'
 import { ChainCode } from '../schemas/catalogue.ts'
 import { DisbursementItem } from '../schemas/disburse.ts'
 import type { LifecycleState, OrderStatus, SwapStatusWire } from '../schemas/swapStatus.ts'
@@ -5,6 +7,7 @@ import { TRACKED_REF_PATTERN } from '../schemas/swapStatus.ts'
 import { ORDER_SIGNING_WINDOW_SEC } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { explorerTxUrl } from './explorerTxUrl.ts'
+import { inertRouterSteps, type RouterUse } from './inertRouter.ts'
 import { orderDeadlineOf } from './orderDeadlineOf.ts'
 import { type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
 import { type BuiltOrder, orderStatus } from './orderStatus.ts'
@@ -13,7 +16,7 @@ import { transferLifecycle } from './transferLifecycle.ts'
 import { ServiceError } from './serviceError.ts'
 import type { SwapTracking } from './swapTracking.ts'
 
-export type GetSwapStatusDeps = Pick<ServiceDeps, 'store' | 'catalogue' | 'files' | 'clock'> & { tracking?: SwapTracking }
+export type GetSwapStatusDeps = Pick<ServiceDeps, 'store' | 'catalogue' | 'files' | 'clock' | 'routerOn'> & { tracking?: SwapTracking }
 
 const REF_FORMAT = 'must be swp_ or dsb_ and 26 characters (0-9, A-Z), as the swap or batch answer gave it'
 
@@ -33,6 +36,37 @@ export function unknownRef(ref: string): ServiceError {
 }
 
 /** Unix ms of the router's deadline for a built transaction: from its calldata, else the signing window after the build. */
+/** The router and value of a recorded transaction request, as built (the wire TransactionRequest). */
+const RecordedCall = z.object({ to: z.string(), value: z.string().optional() })
+/** What a recorded swap's quote says of its route: a swap step after the bridge runs on our executor there. */
+const RecordedRoute = z.object({ route: z.object({ steps: z.array(z.object({ type: z.string() })) }) })
+
+/**
+ * Why a recorded order's transaction must not be signed: it calls the inert default router, or (a swap on arrival)
+ * delivers to the inert executor on its destination chain; undefined when neither.
+ */
+function doNotSignOf(
+  deps: GetSwapStatusDeps,
+  order: { fromChain: ChainCode; toChain: ChainCode; transactionRequest: unknown; quote?: unknown },
+): string | undefined {
+  const call = RecordedCall.safeParse(order.transactionRequest)
+  if (!call.success || !isAddress(call.data.to, { strict: false })) return undefined
+  const uses: RouterUse[] = [
+    {
+      chain: order.fromChain,
+      address: call.data.to,
+      role: 'router',
+      ...(call.data.value === undefined || !isHex(call.data.value) ? {} : { valueWei: hexToBigInt(call.data.value) }),
+    },
+  ]
+  const route = RecordedRoute.safeParse(order.quote)
+  const steps = route.success ? route.data.route.steps : []
+  const bridgeAt = steps.findIndex((step) => step.type === 'bridge')
+  if (bridgeAt >= 0 && steps.slice(bridgeAt + 1).some((step) => step.type === 'swap'))
+    uses.push({ chain: order.toChain, address: deps.routerOn(order.toChain).executor, role: 'executor' })
+  return inertRouterSteps(uses)[0]
+}
+
 function deadlineMsOf(transactionRequest: unknown, createdAt: string): number {
   return orderDeadlineOf(transactionRequest) ?? Date.parse(createdAt) + ORDER_SIGNING_WINDOW_SEC * 1000
 }
@@ -131,6 +165,12 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
     const tracked = await deps.store.lifecycle.getTracked(ref)
     if (tracked === undefined) throw unknownRef(ref)
     const { swap, lifecycle } = tracked
+    const doNotSign = doNotSignOf(deps, {
+      fromChain: ChainCode.parse(swap.fromChain),
+      toChain: ChainCode.parse(swap.toChain),
+      transactionRequest: swap.transactionRequest,
+      quote: swap.quote,
+    })
     const order = await read(
       {
         ref,
@@ -140,6 +180,7 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
         toToken: swap.toToken,
         createdAt: swap.createdAt,
         deadlineMs: deadlineMsOf(swap.transactionRequest, swap.createdAt),
+        ...(doNotSign === undefined ? {} : { doNotSign }),
       },
       lifecycle,
     )
@@ -150,6 +191,12 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   if (batch === undefined) throw unknownRef(ref)
   const items = DisbursementItem.array().parse(batch.items)
   const deadlineMs = deadlineMsOf(batch.transactionRequest, batch.createdAt)
+  // The batch's one transaction calls the router on its source chain (its destination legs are not told apart here).
+  const doNotSign = doNotSignOf(deps, {
+    fromChain: ChainCode.parse(batch.fromChain),
+    toChain: ChainCode.parse(batch.fromChain),
+    transactionRequest: batch.transactionRequest,
+  })
   const legs = new Map((await deps.store.lifecycle.getBatchLegs(ref)).map((leg) => [leg.legIndex, leg]))
   const orders = await Promise.all(
     items.map((item) => {
@@ -161,6 +208,7 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
         toToken: item.toToken,
         createdAt: batch.createdAt,
         deadlineMs,
+        ...(doNotSign === undefined ? {} : { doNotSign }),
       }
       const tracked = legs.get(item.index)
       if (tracked !== undefined) return read(order, tracked)

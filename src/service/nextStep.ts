@@ -49,6 +49,8 @@ export type NextStepParameters = {
   explorerUrl: string | null
   /** Unix ms after which the router refuses the transaction (OrderExpired). */
   deadlineMs: number
+  /** Why the transaction must never be signed (it depends on the inert default router): a built order says so. */
+  doNotSign?: string
   /** What the recipient got (partial: the bridged token). */
   received: ChainAmount | null
   /** The token the recipient asked for, on its chain. */
@@ -66,6 +68,8 @@ const SEEN_WITHIN_MIN = TRACKER_SEEN_WITHIN_MS / 60_000
  */
 function builtStep(parameters: NextStepParameters & { deadline: string; transaction: string; isTracked: boolean }): NextStep {
   const { sourceTracking, fromChain, explorerUrl, deadlineMs, nowMs, deadline, transaction, isTracked } = parameters
+  if (parameters.doNotSign !== undefined)
+    return { action: 'do_not_sign', message: parameters.doNotSign, checkAgainSec: null, deadline: null }
   const explorer = explorerUrl === null ? `on a ${fromChain} block explorer` : `on the block explorer (${explorerUrl})`
   const checkAgainSec = isTracked ? BUILT_CHECK_AGAIN_SEC : null
   const unseen = `This service does not read ${fromChain} and has seen no tracker scan it in the last ${SEEN_WITHIN_MIN} minutes`

@@ -14,6 +14,8 @@ export type BuiltOrder = {
   createdAt: string
   /** Unix ms after which the router refuses the transaction. */
   deadlineMs: number
+  /** Why the transaction must not be signed (it depends on the inert default router); absent when it may be. */
+  doNotSign?: string
 }
 
 export type OrderStatusParameters = {
@@ -113,6 +115,7 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
       explorerUrl: explorerUrl(fromChain),
       ...(parameters.isDestinationTracked === undefined ? {} : { isDestinationTracked: parameters.isDestinationTracked }),
       deadlineMs: order.deadlineMs,
+      ...(order.doNotSign === undefined ? {} : { doNotSign: order.doNotSign }),
       received,
       asked: { chain: toChain, token: order.toToken },
       nowMs,

@@ -6,6 +6,7 @@ import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { Health } from '../../src/schemas/discovery.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
+import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { signPayment } from '../payments/signPayment.ts'
@@ -64,6 +65,9 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     expect(swap.nextSteps[0]).toContain(`${INERT.executor} on POL`)
     expect(swap.nextSteps[0]).toContain('has not set a router of its own on POL')
     expect(agentTextOffences(swap.nextSteps[0] ?? '')).toEqual([])
+    // Its status says the same, never to sign and broadcast it.
+    const status = SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${swap.swapEaziRef}/status`)))
+    expect(status.next).toMatchObject({ action: 'do_not_sign', message: swap.nextSteps[0], deadline: null, checkAgainSec: null })
   })
 
   it('says nothing when the bridge delivers to the recipient on that chain (no swap on arrival)', async () => {
@@ -72,6 +76,8 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     const body = quoteBody({ fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'USDC', fromAddress: payer.address })
     const swap = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
     expect(swap.nextSteps.join(' ')).not.toContain('Do not sign')
+    const status = SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${swap.swapEaziRef}/status`)))
+    expect(status.next.action).toBe('sign_and_broadcast')
   })
 
   it('is refused 422 router_not_deployed, before any payment is asked or taken, where payments are real', async () => {

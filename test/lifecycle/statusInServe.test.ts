@@ -60,13 +60,16 @@ async function serve(env: Record<string, string>): Promise<Running> {
   }
 }
 
+const OWN_ROUTER = '0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'
+
 const json = async (response: Response): Promise<Record<string, unknown>> => (await response.json()) as Record<string, unknown>
 const post = (url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
 /** A keyed swap built on a serve priced from the snapshot (no RPC: a chain read live without its feeds quotes nothing). */
 async function buildKeyedSwaps(dataDir: string): Promise<{ bas: SwapResult; eth: SwapResult }> {
-  const running = await serve({ SWAPEAZI_PORT: '0', SWAPEAZI_DATA_DIR: dataDir })
+  // A router of the operator's own: a swap against the inert default reads do_not_sign, never sign_and_broadcast.
+  const running = await serve({ SWAPEAZI_PORT: '0', SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_ROUTER_ADDRESS: OWN_ROUTER })
   try {
     const { key } = (await json(await post(`${running.url}/api/v1/keys`, {}))) as { key: string }
     const build = async (chain: string, toToken: string): Promise<SwapResult> => {
