@@ -14,7 +14,7 @@ import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
 import { hasInertChains, refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import { INERT_OWNER } from '../contracts/deployRouter.ts'
-import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
+import { demonstrationNotice, paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
@@ -88,9 +88,10 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
       requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
       ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
     })
+    const notice = demonstrationNotice(deps)
     return challenge(
       'X-PAYMENT header is required',
-      `This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header (x402 v1), or sign accepts[0] of the PAYMENT-REQUIRED header and send it in PAYMENT-SIGNATURE (x402 v2). Quotes are free at POST /api/x402/quote.`,
+      `${notice === undefined ? '' : `${notice} `}This swap costs USD 0.02 in USDC on Base. Sign accepts[0] (EIP-3009 TransferWithAuthorization of ${requirements.maxAmountRequired} atomic USDC to ${requirements.payTo}) and repeat the same request with the X-PAYMENT header (x402 v1), or sign accepts[0] of the PAYMENT-REQUIRED header and send it in PAYMENT-SIGNATURE (x402 v2). Quotes are free at POST /api/x402/quote.`,
       undefined,
       'PAYMENT-SIGNATURE header is required',
     )

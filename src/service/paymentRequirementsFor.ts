@@ -1,3 +1,5 @@
+import { getAddress } from 'viem'
+import { INERT_OWNER } from '../contracts/deployRouter.ts'
 import { isEvmToken } from '../engine/index.ts'
 import { buildPaymentRequirements } from '../payments/x402/paymentRequirements.ts'
 import type { PaymentRequirements } from '../schemas/x402.ts'
@@ -9,10 +11,25 @@ export const PAID_SWAP_PATHS = ['/api/x402/swap', '/api/mpp/swap'] as const
 const DESCRIPTION =
   'SwapEazi swap build: an unsigned router transaction for the quoted route (USD 0.02 per call; the 0.5% swap fee is inside the route).'
 
+/**
+ * What a payer is told before signing on a service whose x402 payments go to the inert 0x…dEaD (the embedded
+ * default, whose settlement can only be the ledger): undefined elsewhere.
+ */
+export function demonstrationNotice(deps: Pick<ServiceDeps, 'payTo'>): string | undefined {
+  if (getAddress(deps.payTo) !== INERT_OWNER) return undefined
+  return `This service is a demonstration: payTo ${INERT_OWNER} is an address nobody controls, and the payment is only recorded by this service, never collected; the transactions it builds call a router of its operator's only where one is set (health's routers.inertChains lists the chains without), and nextSteps says first when they must not be signed.`
+}
+
 /** What a call to a paid endpoint costs, as the 402 challenge and /.well-known/x402.json both offer it. */
 export function paymentRequirementsFor(deps: Pick<ServiceDeps, 'catalogue' | 'payTo'>, resource: string): PaymentRequirements {
   // Spec 2.6: the asset is the manifest's Base USDC entry.
   const usdc = deps.catalogue.tokensByLowerKey.get('BAS:usdc')
   if (!usdc || !isEvmToken(usdc)) throw new Error('the catalogue lists no USDC on Base, the asset every x402 payment is made in')
-  return buildPaymentRequirements({ resource, payTo: deps.payTo, asset: usdc.address, description: DESCRIPTION })
+  const notice = demonstrationNotice(deps)
+  return buildPaymentRequirements({
+    resource,
+    payTo: deps.payTo,
+    asset: usdc.address,
+    description: notice === undefined ? DESCRIPTION : `${DESCRIPTION} ${notice}`,
+  })
 }

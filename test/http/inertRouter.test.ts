@@ -6,6 +6,7 @@ import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { Health } from '../../src/schemas/discovery.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
+import { X402Challenge } from '../../src/schemas/x402.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
@@ -171,5 +172,22 @@ describe('quotes where some chains have no router of the operator own', () => {
     const withoutPolygon = await routeOf(testApp({ store, routerOn: routersBut('POL') }))
     expect(withoutPolygon).not.toMatch(/\|pol-/)
     expect(withoutPolygon).toMatch(/ETH>POL$/)
+  })
+})
+
+describe('the challenge of a demonstration service (payments to 0x…dEaD, only recorded)', () => {
+  it('says so before a signature is asked, in the detail, in accepts[0].description and in the manifest', async () => {
+    const demo = testApp({ store, clock: Date.now, payTo: INERT_OWNER, routerOn: () => INERT })
+    const challenge = X402Challenge.parse(await readJson(await postJson(demo, SWAP, quoteBody())))
+    expect(challenge.detail).toMatch(
+      /^This service is a demonstration: payTo 0x000000000000000000000000000000000000dEaD is an address nobody controls/,
+    )
+    expect(challenge.accepts[0]?.description).toContain('This service is a demonstration')
+    const manifest = JSON.stringify(await readJson(await get(demo, '/.well-known/x402.json')))
+    expect(manifest).toContain('This service is a demonstration')
+
+    const real = X402Challenge.parse(await readJson(await postJson(testApp({ store, clock: Date.now }), SWAP, quoteBody())))
+    expect(real.detail).toMatch(/^This swap costs USD 0\.02/)
+    expect(real.accepts[0]?.description).not.toContain('demonstration')
   })
 })

@@ -121,7 +121,7 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
     expect(swap.budget).toEqual({ spentToday: '0.02', dailyBudget: '1', currency: 'USDC' })
     expect(textOf(result)).toMatch(
       new RegExp(
-        `^Built ${swap.swapEaziRef}: 250\\.5 USDC on ETH → [0-9.]+ USDT expected on ETH \\(the last of nextSteps says what is sure to arrive\\); paid 0\\.02 USDC \\(ledger:${swap.swapEaziRef}\\)\\.`,
+        `^Built ${swap.swapEaziRef}: 250\\.5 USDC on ETH → [0-9.]+ USDT expected on ETH \\(the last of nextSteps says what is sure to arrive\\); the 0\\.02 USDC payment was recorded, not transferred \\(ledger:${swap.swapEaziRef}: this service's ledger holds the signed authorization\\)\\.`,
       ),
     )
     expect(textOf(result)).not.toContain('\n')

@@ -108,7 +108,7 @@ export const buildSwap = defineTool({
         return {
           ok: true,
           structured,
-          summary: builtSummary(swap, `paid 0.02 USDC (${outcome.receipt.transaction})`),
+          summary: builtSummary(swap, paidText('paid', outcome.receipt.transaction)),
         }
       }
     }
@@ -177,9 +177,19 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
   return {
     ok: true,
     structured: { ...swapStructure(built), payment: settled.data },
-    summary: builtSummary(built, `you paid 0.02 USDC (${settled.data.transaction})`),
+    summary: builtSummary(built, paidText('you paid', settled.data.transaction)),
     meta: { 'x402/payment-response': settled.data },
   }
+}
+
+/**
+ * What was paid, as the settlement says: a ledger settlement (`ledger:<ref>`) recorded the signed authorization and
+ * moved no money.
+ */
+function paidText(paid: string, transaction: string): string {
+  return transaction.startsWith('ledger:')
+    ? `the 0.02 USDC payment was recorded, not transferred (${transaction}: this service's ledger holds the signed authorization)`
+    : `${paid} 0.02 USDC (${transaction})`
 }
 
 /**
