@@ -37,8 +37,15 @@ describe('a corridor cell not served (USDC on ARB to cKES on CEL)', () => {
       amount: '1000',
     })
     expect(result.isError).not.toBe(true)
-    expect(result.structuredContent).toMatchObject({ supported: false, reason: 'cost_exceeds_fee' })
-    expect(textOf(result)).toMatch(/is not served at 1000: cost_exceeds_fee \(USDC on ARB to cKES on CEL costs about \d+ bps .* 50 bps/)
+    // The quote's code, as the output schema lists it; the cause leads the detail.
+    expect(result.structuredContent).toMatchObject({
+      supported: false,
+      reason: 'no_route_found',
+      detail: expect.stringMatching(/^cost_exceeds_fee: /),
+    })
+    expect(textOf(result)).toMatch(
+      /is not served at 1000: no_route_found \(cost_exceeds_fee: USDC on ARB to cKES on CEL costs about \d+ bps .* 50 bps/,
+    )
   })
 
   it('get_quote answers supported: false with the same why', async () => {

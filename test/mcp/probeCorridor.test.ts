@@ -58,6 +58,9 @@ describe('probe_corridor', () => {
     expect(lower.structured['supported']).toBe(true)
     expect(lower.structured['viableRange']).toEqual(upper.structured['viableRange'])
     expect(lower.text).toMatch(/^USDC@BAS->USDC@POL is served/)
+    // Tokens in any case too, named as the service names them.
+    const zarp = await probe({ fromChain: 'pol', toChain: 'pol', fromToken: 'usdc', toToken: 'zarp' })
+    expect(zarp.structured['pair']).toBe('USDC@POL->ZARP@POL')
   })
 
   it('names bridges as the quote does, and gives the range for a pair the corridor listing does not carry', async () => {

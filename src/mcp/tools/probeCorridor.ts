@@ -42,11 +42,12 @@ function readQuote(response: ServiceResponse): QuoteAnswer {
     if (!unsupported.success)
       return { kind: 'failed', failure: failed('SwapEazi answered with a quote this server cannot read; check SWAPEAZI_BASE_URL.') }
     // Why, as the service says it: not buildable yet, or a cost above what the fee covers, with the figures.
+    // The code is the quote's (no_route_found); the cause (cost_exceeds_fee, no_route, ...) leads the detail.
     const why = unsupported.data.notServed
     return {
       kind: 'refused',
-      reason: why?.reason ?? 'no_route_found',
-      detail: why?.detail ?? `No route joins ${unsupported.data.pair} on those chains.`,
+      reason: 'no_route_found',
+      detail: why === undefined ? `No route joins ${unsupported.data.pair} on those chains.` : `${why.reason}: ${why.detail}`,
       appUrl: null,
       viableRange: null,
       fields: [],
@@ -241,7 +242,10 @@ export const probeCorridor = defineTool({
 
     const supported = tested.kind === 'served'
     const agentCallable = reason !== 'not_agent_callable' && (listed?.agentCallable ?? true)
-    const pair = `${args.fromToken}@${args.fromChain}->${args.toToken}@${args.toChain}`
+    // Named as the service names the tokens (its quote's symbols, else the listing's), whatever case was asked.
+    const symbolOf = (asked: string, answered: string | undefined): string =>
+      answered ?? [listed?.from, listed?.to].find((each) => each?.toLowerCase() === asked.toLowerCase()) ?? asked
+    const pair = `${symbolOf(args.fromToken, sample?.fromToken)}@${args.fromChain}->${symbolOf(args.toToken, sample?.toToken)}@${args.toChain}`
     // Alternatives only when the pair itself is not served: an amount refused points to the amounts the pair takes.
     const nearest = sample !== null || invalidAmount || outOfRange ? [] : nearestCorridors(listing.data.corridors, args, isThisPair)
     const bridges = [...new Set([...(leg?.bridges ?? []), ...(sample && sample.bridge !== NO_BRIDGE ? [sample.bridge] : [])])]
