@@ -1,5 +1,6 @@
 import {
   bridgeWireName,
+  ceilDiv,
   E18,
   formatAtomic,
   formatFixedDown,
@@ -41,6 +42,21 @@ function isoOfSec(sec: number): string {
 }
 
 const usd = (valueE18: bigint): string => (valueE18 < 0n ? `-${formatFixedUp(-valueE18, 6)}` : formatFixedUp(valueE18, 6))
+/** 18-decimal fixed point per micro-USD, the precision costs are shown at. */
+const E18_PER_MICRO = 10n ** 12n
+/** A cost in micro-USD as shown: its magnitude rounded up (what it costs is never understated). */
+const shownMicro = (valueE18: bigint): bigint => (valueE18 < 0n ? -ceilDiv(-valueE18, E18_PER_MICRO) : ceilDiv(valueE18, E18_PER_MICRO))
+const microText = (micro: bigint): string => (micro < 0n ? `-${formatAtomic(-micro, 6)}` : formatAtomic(micro, 6))
+
+/**
+ * A route's real cost as shown: each item rounded up to the micro-USD, and the total their sum, so the items add up
+ * to it (rounding the exact total once could leave it a few micro-USD under its items).
+ */
+function realCostUsdOf(priced: PricedRoute): { usd: string; items: string[] } {
+  if (priced.costs.length === 0) return { usd: usd(priced.realCostUsdE18), items: [] }
+  const items = priced.costs.map((item) => shownMicro(item.usdE18))
+  return { usd: microText(items.reduce((sum, item) => sum + item, 0n)), items: items.map(microText) }
+}
 
 /** Shapes an engine result as the wire QuoteResult and signs its quoteId (DESIGN 7.12). */
 export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, amounts: QuoteAmounts, priced: PricedRoute): QuoteResult {
@@ -70,6 +86,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
   const costBpsE18 = inputUsd > 0n ? (priced.realCostUsdE18 * 10_000n * E18) / inputUsd : 0n
   /** Where the bridge's fees come from: the lane's own, read from the bridge's service, or the snapshot's. */
   const bridgeFeeSource = priced.route.bridge?.feeQuotedBy ?? 'snapshot'
+  const shown = realCostUsdOf(priced)
   return {
     fromChain: from.chain,
     toChain: to.chain,
@@ -99,12 +116,12 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
         toAmount: formatAtomic(step.amountOut, step.to.decimals),
       })),
       realCost: {
-        usd: usd(priced.realCostUsdE18),
+        usd: shown.usd,
         bps: costBpsE18 < 0n ? `-${formatFixedDown(-costBpsE18, 2)}` : formatFixedUp(costBpsE18, 2),
-        items: priced.costs.map((item) => ({
+        items: priced.costs.map((item, k) => ({
           kind: item.kind,
           label: item.label,
-          usd: usd(item.usdE18),
+          usd: shown.items[k] ?? usd(item.usdE18),
           ...(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? { source: bridgeFeeSource } : {}),
         })),
       },

@@ -111,3 +111,30 @@ describe('the amounts the corridor listing and a refusal advertise are the amoun
     expect(legs).toBeGreaterThan(50)
   })
 })
+
+describe("a quote's real cost as shown", () => {
+  it('is the sum of its items as shown, each rounded up to the micro-USD, at dust and at large amounts', () => {
+    const micro = (text: string): bigint => decimalToUnits(text, 6)
+    let checked = 0
+    for (const [fromChain, toChain, fromToken, toToken] of [
+      ['ETH', 'GNO', 'USDC', 'GBPe'],
+      ['BAS', 'BAS', 'USDC', 'EURC'],
+      ['BAS', 'POL', 'USDC', 'EURe'],
+      ['POL', 'POL', 'USDC', 'ZARP'],
+    ] as const)
+      for (const fromAmount of ['1215.557', '10', '3.333333', '250000']) {
+        let quote: ReturnType<typeof getQuote>
+        try {
+          quote = getQuote(deps, params({ fromChain, toChain, fromToken, toToken, fromAmount }))
+        } catch {
+          continue
+        }
+        if (quote.kind !== 'quote') continue
+        const { realCost } = quote.quote.route
+        const items = realCost.items.reduce((sum, item) => sum + micro(item.usd), 0n)
+        expect(micro(realCost.usd), `${fromToken}@${fromChain}->${toToken}@${toChain} ${fromAmount}`).toBe(items)
+        checked++
+      }
+    expect(checked).toBeGreaterThan(10)
+  })
+})
