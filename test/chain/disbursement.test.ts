@@ -30,7 +30,7 @@ import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { decimalToUnits, KEY_SECRET, testDeps } from '../http/testApp.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { type CatalogueOnChains, type ChainSetup, deployCatalogueOnChains } from './deployCatalogue.ts'
-import { balanceOf, type PlannedSwap, planSwap, relay, setupOf, tokenOf } from './routeExecution.ts'
+import { balanceOf, type PlannedSwap, planSwap, relay, routerOnWorld, setupOf, tokenOf } from './routeExecution.ts'
 import {
   expectHops,
   expectRouterEmpty,
@@ -108,7 +108,7 @@ describe('executeBatch: one transaction, one order per recipient (builder level,
     ]
     const batch = buildDisbursementTransaction({
       catalogue: world.catalogue,
-      routerOn: (chain) => setupOf(world, chain).router,
+      routerOn: routerOnWorld(world),
       token: usdc(),
       sender: sender.address,
       ref,
@@ -365,7 +365,7 @@ describe('the disbursement the service builds executes as answered (service leve
     const deps = testDeps({
       catalogue: world.catalogue,
       files: world.files,
-      routerOn: (chain) => setupOf(world, chain).router,
+      routerOn: routerOnWorld(world),
       clock: () => Number(block.timestamp) * 1000,
       keySecret: KEY_SECRET,
     })

@@ -5,6 +5,7 @@ import { findRoutes, isEvmToken, type PricedRoute, sizeRoute, type Token } from 
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import type { BuildRouteTransactionReturnType } from '../../src/tx/buildRouteTransaction.ts'
+import { type RouterDeployment, routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { type AnvilInstance, writeContractAndWait } from './anvil.ts'
 import { attestCctpMessage, cctpMessageFromDepositForBurn, type DepositForBurnLog } from './cctpMessage.ts'
 import type { CatalogueOnChains, ChainSetup } from './deployCatalogue.ts'
@@ -17,6 +18,17 @@ export function setupOf(world: CatalogueOnChains, chain: ChainCode): ChainSetup 
   const setup = world.chains.get(chain)
   if (!setup) throw new Error(`chain ${chain} was not deployed`)
   return setup
+}
+
+/** A router of the operator's own on the chains a world does not run (never the inert default, whose swaps are refused). */
+const ELSEWHERE = routerDeployment('0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e')
+
+/**
+ * The service's routerOn for a world: the router deployed on each of its chains, and on the chains it does not run a
+ * router of the operator's own elsewhere, as a configuration naming a router everywhere gives.
+ */
+export function routerOnWorld(world: CatalogueOnChains): (chain: ChainCode) => RouterDeployment {
+  return (chain) => world.chains.get(chain)?.router ?? ELSEWHERE
 }
 
 export function tokenOf(world: CatalogueOnChains, key: string): Token {

@@ -8,7 +8,7 @@ import { PAID_SIMULATIONS_PER_CALLER_MINUTE, SIMULATIONS_PER_CALLER_MINUTE } fro
 import { createTransactionSimulator } from '../../src/tx/simulateTransaction.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { routerOnWorld, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { standInAbi } from '../chain/standIns.ts'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { KEY_SECRET, PAY_TO, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
@@ -35,7 +35,7 @@ function app(clock: () => number = Date.now) {
     testDeps({
       catalogue: deployed.catalogue,
       files: deployed.files,
-      routerOn: (chain) => setupOf(deployed, chain).router,
+      routerOn: routerOnWorld(deployed),
       clock,
       simulators: { ETH: createTransactionSimulator(createPublicClient({ transport: http(instance.rpcUrl) })) },
     }),

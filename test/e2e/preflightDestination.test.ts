@@ -8,7 +8,7 @@ import { findRoutes } from '../../src/engine/index.ts'
 import { createTransactionSimulator, type Simulators } from '../../src/tx/simulateTransaction.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { routerOnWorld, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { standInAbi } from '../chain/standIns.ts'
 import { KEY_SECRET, postJson, quoteBody, readJson, testDeps } from '../http/testApp.ts'
 import { signApiKey } from '../../src/auth/apiKey.ts'
@@ -44,7 +44,7 @@ function app() {
     testDeps({
       catalogue: deployed.catalogue,
       files: deployed.files,
-      routerOn: (chain) => setupOf(deployed, chain).router,
+      routerOn: routerOnWorld(deployed),
       clock: Date.now,
       simulators,
     }),

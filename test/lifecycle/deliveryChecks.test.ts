@@ -23,7 +23,7 @@ import type { LifecycleRecord, Store } from '../../src/store/createStore.ts'
 import { runDestinationInputs } from '../../src/tx/abis.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { relay, routerOnWorld, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { mintTo, sendRequest } from '../chain/safetyHelpers.ts'
 import { standInAbi } from '../chain/standIns.ts'
 import { testDeps } from '../http/testApp.ts'
@@ -290,7 +290,7 @@ describe('a batch whose transaction reverted', () => {
     const deps = testDeps({
       catalogue: world.catalogue,
       files: world.files,
-      routerOn: (chain) => setupOf(world, chain).router,
+      routerOn: routerOnWorld(world),
       clock: () => Number(block.timestamp) * 1000,
       store,
     })

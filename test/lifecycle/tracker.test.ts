@@ -13,7 +13,7 @@ import type { LifecycleRecord, Store } from '../../src/store/createStore.ts'
 import type { TrackerClient } from '../../src/lifecycle/trackerContext.ts'
 import { writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { relay, setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { relay, routerOnWorld, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { mintTo, moveTimeTo, sendRequest } from '../chain/safetyHelpers.ts'
 import { standInAbi, standInEvents } from '../chain/standIns.ts'
 import { testDeps } from '../http/testApp.ts'
@@ -691,7 +691,7 @@ describe('a batch disbursement: each tracked leg under the shared dsb_ reference
     const deps = testDeps({
       catalogue: world.catalogue,
       files: world.files,
-      routerOn: (chain) => setupOf(world, chain).router,
+      routerOn: routerOnWorld(world),
       clock: () => Number(block.timestamp) * 1000,
       store,
     })

@@ -16,7 +16,7 @@ import { newSwapRef } from '../../src/service/swapRef.ts'
 import type { Store } from '../../src/store/createStore.ts'
 import type { AnvilInstance } from '../chain/anvil.ts'
 import type { CatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { type PlannedSwap, setupOf, tokenOf } from '../chain/routeExecution.ts'
+import { type PlannedSwap, routerOnWorld, setupOf, tokenOf } from '../chain/routeExecution.ts'
 import { mintTo, sendRequest } from '../chain/safetyHelpers.ts'
 import { testDeps } from '../http/testApp.ts'
 
@@ -49,7 +49,7 @@ export async function buildRecorded(
   const deps = testDeps({
     catalogue: world.catalogue,
     files: world.files,
-    routerOn: (chain) => setupOf(world, chain).router,
+    routerOn: routerOnWorld(world),
     clock: () => Number(block.timestamp) * 1000,
     store,
   })
@@ -155,7 +155,7 @@ export function trackerOn(
   return createTracker({
     store,
     catalogue: (): Catalogue => world.catalogue,
-    routerOn: (chain) => setupOf(world, chain).router,
+    routerOn: routerOnWorld(world),
     clock: Date.now,
     log: pino({ level: 'silent' }),
     confirmations: { BAS: DEPTH, POL: DEPTH },
