@@ -102,7 +102,11 @@ export const QuoteResult = z
     fromAmount: z.string(),
     toAmount: z.string().describe('Estimated output after all fees'),
     toAmountMin: z.string().describe('Minimum output after slippage'),
-    estimatedGasUSD: z.string().describe("The signer's source-chain gas and fees in USD"),
+    estimatedGasUSD: z
+      .string()
+      .describe(
+        "The signer's source-chain gas and fees in USD. A LayerZero route's messaging fee is part of it; the built transaction sends that fee with 20% headroom as its value, the excess refunded to the sender on chain, so the wallet needs a little more native token than this",
+      ),
     estimatedDuration: z
       .number()
       .int()
@@ -117,8 +121,13 @@ export const QuoteResult = z
       .describe('ISO 8601: until then (60 s) the quoteId can be built into a swap, whose own deadline then says by when it must run'),
     fee: z.object({
       token: z.string(),
-      amount: z.string().describe('The 0.5% all-in fee in fromToken, rounded up'),
-      bps: z.number().int(),
+      amount: z.string().describe('The 0.5% all-in fee in fromToken, rounded up to a whole atomic unit'),
+      bps: z
+        .number()
+        .int()
+        .describe(
+          'The fee rate in basis points (50). The amount is rounded up to a whole atomic unit, so on a few atomic units it is a larger share of fromAmount than this rate',
+        ),
     }),
     route: RouteWire,
     pricedOn: z

@@ -35,7 +35,10 @@ export function unknownFieldsError(parameters: UnknownFieldsParameters): (issue:
   return (issue) => {
     if (issue.code !== 'unrecognized_keys' || issue.keys === undefined) return undefined
     const named = issue.keys.map((key) => {
-      const hint = parameters.elsewhere?.[key] ?? meantBy(key, parameters.known)
+      // Own entries only: a field named __proto__ or constructor must not read the object's prototype.
+      const elsewhere =
+        parameters.elsewhere !== undefined && Object.hasOwn(parameters.elsewhere, key) ? parameters.elsewhere[key] : undefined
+      const hint = elsewhere ?? meantBy(key, parameters.known)
       return hint === undefined ? `"${key}"` : `"${key}" (${hint})`
     })
     return `${parameters.lead ?? 'has'} ${named.length === 1 ? 'an unknown field' : 'unknown fields'} ${named.join(', ')}: unknown fields are refused, not ignored; send only ${parameters.known.join(', ')}`

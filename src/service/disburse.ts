@@ -228,7 +228,7 @@ function planLegs(deps: ServiceDeps, params: DisburseRequest, from: Token): Plan
     const hasChecksum = hasValidChecksum(recipient.address)
     if (!hasChecksum) errors.push({ field: `${at}.address`, message: BAD_CHECKSUM })
     // One leg to an address that cannot receive reverts the whole batch (the zero address) or loses its share.
-    const refusal = hasChecksum ? recipientRefusal(deps, recipient.toChain, recipient.address) : undefined
+    const refusal = hasChecksum ? recipientRefusal(deps, recipient.toChain, recipient.address, false) : undefined
     if (refusal !== undefined) errors.push({ field: `${at}.address`, message: refusal })
     if ((!amount.ok && amount.reason === 'invalid') || !hasChecksum || refusal !== undefined) return
     const address = getAddress(recipient.address)

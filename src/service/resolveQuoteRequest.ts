@@ -114,9 +114,15 @@ export function checkSender(field: string, address: string): void {
  * has no recipient"), a token contract of the catalogue there, or our router or its executor there (tokens sent to
  * a contract that is not a wallet are stuck or lost).
  */
-export function recipientRefusal(deps: ServiceDeps, chain: ChainCode, address: string): string | undefined {
+export function recipientRefusal(
+  deps: ServiceDeps,
+  chain: ChainCode,
+  address: string,
+  /** What else the field allows: a quote's toAddress may be left out (the sender is paid); a batch's address may not. */
+  isOptional = true,
+): string | undefined {
   const lower = address.toLowerCase()
-  const toWallet = "; send the recipient's own wallet address, or omit it to pay the sender"
+  const toWallet = `; send the recipient's own wallet address${isOptional ? ', or omit it to pay the sender' : ''}`
   if (lower === ZERO_ADDRESS) return `is the zero address: the router refuses it and the transaction would revert${toWallet}`
   for (const token of deps.catalogue.tokens.values())
     if (token.chain === chain && token.address.toLowerCase() === lower)

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
-import { FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, postJson, quoteBody, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
+import { FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, postJson, postRaw, quoteBody, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
 
 // Addresses that cannot receive: the router refuses the zero address ("order has no recipient"), and tokens sent to
 // a token contract or to our own router or executor are lost or stuck. Each is refused at validation, before any
@@ -99,6 +99,11 @@ describe('a recipient that cannot receive is refused with 400 naming the field',
       { field: 'recipients.2.address', message: expect.stringContaining('is the USDC token contract on POL') },
       { field: 'recipients.3.address', message: expect.stringContaining("is SwapEazi's executor on POL") },
     ])
+    // A batch recipient's address cannot be left out: the advice is to send the wallet, never to omit it.
+    for (const error of problem.errors ?? []) {
+      expect(error.message).toMatch(/send the recipient's own wallet address$/)
+      expect(error.message).not.toContain('omit')
+    }
   })
 
   it('POST /api/v1/batch/disburse: a sender of the zero address is refused', async () => {
@@ -129,6 +134,14 @@ describe('an unknown field is refused, not dropped: a misspelled recipient would
       const problem = await refusal(response)
       expect(problem.errors, path).toEqual([{ field: '(body)', message: expect.stringContaining(`"${key}" (${hint})`) }])
     }
+  })
+
+  it('__proto__ and constructor are named as unknown fields, never read from the prototype', async () => {
+    const body = JSON.stringify(quoteBody()).replace(/}$/, ',"__proto__":{"a":1},"constructor":1}')
+    const problem = await refusal(await postRaw(app, '/api/x402/swap', body))
+    const message = problem.errors?.[0]?.message ?? ''
+    expect(message).toContain('unknown fields "__proto__", "constructor": unknown fields are refused')
+    expect(message).not.toMatch(/object Object|native code/)
   })
 
   it('a quoteId on the paid swap is refused: it would be ignored and the body priced instead', async () => {
