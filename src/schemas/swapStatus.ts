@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { fixedHexSchema } from './address.ts'
 import { ChainCode } from './catalogue.ts'
+import { unknownFieldsError } from './unknownFields.ts'
 
 /** A swap or a batch disbursement reference, as the swap and batch answers gave it. */
 export const TRACKED_REF_PATTERN = /^(swp|dsb)_[0-9A-Z]{26}$/
@@ -130,6 +131,14 @@ export type SwapStatusWire = z.infer<typeof SwapStatusWire>
 
 /** POST /api/v1/swap/{ref}/transaction: the hash of the source transaction the user broadcast (optional; the tracker finds it anyway). */
 export const TransactionHint = z
-  .strictObject({ txHash: TxHash.describe('The source transaction: the one transactionRequest became when it was broadcast') })
+  .strictObject(
+    { txHash: TxHash.describe('The source transaction: the one transactionRequest became when it was broadcast') },
+    {
+      error: unknownFieldsError({
+        known: ['txHash'],
+        elsewhere: { chain: "the chain is read from the swap's record, its source chain" },
+      }),
+    },
+  )
   .meta({ id: 'TransactionHint' })
 export type TransactionHint = z.infer<typeof TransactionHint>

@@ -445,6 +445,17 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
       expect(follower.hints).toEqual([[swap.swapEaziRef, hash('hinted')]])
     })
 
+    it('refuses a chain beside the hash as an unknown field, saying the chain is the record own', async () => {
+      const swap = await keyedSwap({})
+      const follower = tracking({ follows: ['ETH'] })
+      const response = await hintOf(testApp({ store, tracking: follower }), swap.swapEaziRef, { txHash: hash('x'), chain: 'ETH' })
+      expect(response.status).toBe(400)
+      const { detail } = (await readJson(response)) as { detail: string }
+      expect(detail).toContain(`"chain" (the chain is read from the swap's record, its source chain)`)
+      expect(detail).not.toContain('Unrecognized key')
+      expect(follower.hints).toEqual([])
+    })
+
     it("hands a batch's reference to the tracker as it is, and answers the batch", async () => {
       const built = await postJson(
         app,
