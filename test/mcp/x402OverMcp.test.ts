@@ -147,6 +147,11 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
     expect(result.isError).toBe(true)
     expect(PaymentRequiredV2.parse(result.structuredContent).error).toBe('invalid_payment')
     expect(await count('x402_payments')).toBe(payments)
+    // Told where its payment came from over MCP, never the HTTP header it did not send.
+    const garbled = await buildSwap(client, { 'x402/payment': 'not base64 at all!' })
+    const said = JSON.stringify([garbled.content, garbled.structuredContent])
+    expect(said).toContain('_meta[\\"x402/payment\\"]')
+    expect(said).not.toContain('PAYMENT-SIGNATURE')
   })
 
   it('drain: 80 concurrent anonymous builds with a server wallet configured spend nothing from it', async () => {

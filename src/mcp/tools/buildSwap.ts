@@ -157,13 +157,14 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
     if (!required.success) return failedCall(response)
     // The HTTP route's unpaid error names its header; over MCP the payment goes in _meta.
     const detail = (response.body as { detail?: unknown } | undefined)?.detail
-    const paymentRequired = payment === undefined ? { ...required.data, error: UNPAID } : required.data
+    const paymentRequired =
+      payment === undefined ? { ...required.data, error: UNPAID } : { ...required.data, error: overMcp(required.data.error) }
     return {
       ok: false,
       message: JSON.stringify(paymentRequired),
       structured: paymentRequired,
       meta: { 'x402/error': paymentRequired },
-      ...(typeof detail === 'string' && payment !== undefined ? { detail: `Not built and not paid: ${detail}` } : {}),
+      ...(typeof detail === 'string' && payment !== undefined ? { detail: `Not built and not paid: ${overMcp(detail)}` } : {}),
     }
   }
   if (response.status !== 200) return failedCall(response)
@@ -180,6 +181,11 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
     summary: builtSummary(built, paidText('you paid', settled.data.transaction)),
     meta: { 'x402/payment-response': settled.data },
   }
+}
+
+/** A refusal of the HTTP route names its header; over MCP the payment came in _meta["x402/payment"]. */
+function overMcp(text: string | undefined): string | undefined {
+  return text?.replaceAll('PAYMENT-SIGNATURE header', '_meta["x402/payment"]').replaceAll('PAYMENT-SIGNATURE', '_meta["x402/payment"]')
 }
 
 /**
