@@ -87,8 +87,19 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
       const { decodeXPaymentResponse, wrapFetchWithPayment } = await loadX402Fetch()
       const day = utcDay(clock())
       const spentToday = await budget.reserve(account.address, day, fee, dailyBudgetAtomic)
-      if (spentToday === undefined)
+      if (spentToday === undefined) {
+        // A request the service refuses anyway (a bad amount, an unserved pair) is told why, not that the budget is
+        // spent: asked without a payment, it answers its refusal, or the 402 a payable request gets.
+        const unpaid = await readServiceResponse(
+          await client.fetch(`${client.baseUrl}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify(body),
+          }),
+        ).catch(() => undefined)
+        if (unpaid !== undefined && unpaid.status !== 402) return { kind: 'refused', response: unpaid }
         return { kind: 'budget_exhausted', spentToday: await budget.spent(account.address, day), dailyBudget: dailyBudgetAtomic }
+      }
       const release = (): Promise<void> => budget.release(account.address, day, fee)
 
       /** The X-PAYMENT sent, once x402-fetch has signed one. */

@@ -271,9 +271,14 @@ describe.each(drivers)('the daily budget on $name', (driver) => {
       for (const result of refused) {
         expect(result.structuredContent).toBeUndefined()
         expect(textOf(result)).toBe(
-          "Not built and not paid: today's build_swap budget of 0.1 USDC is spent (0.1 USDC so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.",
+          "Not built and not paid: today's build_swap budget of 0.1 USDC leaves less than the 0.02 USDC a build costs (0.1 USDC spent so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.",
         )
       }
+      // With the budget spent, a request the service refuses anyway is told why, not that the budget is spent.
+      const invalid = await buildSwap(client, quoteBody({ fromAmount: '0.0000001' }))
+      expect(invalid.isError).toBe(true)
+      expect(textOf(invalid)).not.toContain('budget')
+      expect(textOf(invalid)).toContain('fromAmount')
       const refs = paid.map((result) => (result.structuredContent as { swapEaziRef: string }).swapEaziRef)
       expect(new Set(refs).size).toBe(5)
       expect(paid.map((result) => (result.structuredContent as { budget: { spentToday: string } }).budget.spentToday).sort()).toEqual([

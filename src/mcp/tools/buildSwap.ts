@@ -71,7 +71,7 @@ export const buildSwap = defineTool({
     switch (outcome.kind) {
       case 'budget_exhausted':
         return failed(
-          `Not built and not paid: today's build_swap budget of ${usdc(outcome.dailyBudget)} USDC is spent (${usdc(outcome.spentToday)} USDC so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.`,
+          `Not built and not paid: today's build_swap budget of ${usdc(outcome.dailyBudget)} USDC leaves less than the 0.02 USDC a build costs (${usdc(outcome.spentToday)} USDC spent so far, UTC day). It resets at 00:00 UTC, or the operator can raise SWAPEAZI_DAILY_BUDGET_USDC. get_quote stays free.`,
         )
       case 'caller_limit':
         return failed(
