@@ -195,7 +195,11 @@ export const CorridorsResponse = z
           z.object({
             chain: ChainCode,
             live: z.boolean().describe('Served on this chain: a quote and a build both succeed within the viable range'),
-            legs: z.array(CorridorLeg),
+            legs: z
+              .array(CorridorLeg)
+              .describe(
+                "The pairs that serve the row on this chain: where both tokens are listed here, the same-chain pair only; else the row's other token on each other chain that lists it. Cross-chain pairs are served beyond these (USDC on BAS to ZARP on POL, say) with ranges of their own: a quote, or MCP probe_corridor, says whether one routes and its range",
+              ),
             notServed: NotServedWire.optional().describe('When live is false on an agent-callable row: why'),
           }),
         ),
