@@ -9,6 +9,7 @@ import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import type { Endpoint, OperationDoc, ResponseDoc } from './endpoint.ts'
+import { problemResponseDoc } from './openapiDoc.ts'
 
 type JsonObject = Record<string, unknown>
 
@@ -62,14 +63,32 @@ function responseObject(doc: ResponseDoc, ref: (schema: z.ZodType) => JsonObject
   }
 }
 
+/**
+ * What every /api/v1/* request may answer beside its own (DESIGN 7.15-7.16, src/http/createApp.ts): a key that is
+ * sent must be valid, and every call counts against its key's tier or, without one, the caller's IP.
+ */
+const API_V1_ERRORS: Readonly<Record<string, ResponseDoc>> = {
+  401: problemResponseDoc(
+    'invalid_key: a key was sent (X-SwapEazi-Key, or a Bearer token) and it is malformed, forged, altered or revoked (`reason` says which); without a key the call is anonymous',
+  ),
+  429: problemResponseDoc(
+    "rate_limited: over the per-minute limit of the caller's key, or of its IP without one; `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",
+  ),
+}
+
 function operationObject(endpoint: Endpoint, doc: OperationDoc, ref: (schema: z.ZodType) => JsonObject): JsonObject {
+  const isApiV1 = endpoint.path.startsWith('/api/v1/')
+  const declared = isApiV1 ? { ...API_V1_ERRORS, ...doc.responses } : doc.responses
   const responses: JsonObject = {}
-  for (const [status, response] of Object.entries(doc.responses)) responses[status] = responseObject(response, ref)
+  for (const [status, response] of Object.entries(declared))
+    responses[status] = responseObject(response, ref)
+  // An /api/v1 call without a declared security takes a key or none (the key sets its tier).
+  const security = doc.security ?? (isApiV1 ? [{}, { apiKey: [] }] : undefined)
   return {
     summary: doc.summary,
     operationId: doc.operationId,
     ...(doc.description === undefined ? {} : { description: doc.description }),
-    ...(doc.security === undefined ? {} : { security: doc.security }),
+    ...(security === undefined ? {} : { security }),
     ...(doc.parameters === undefined ? {} : { parameters: doc.parameters }),
     ...(endpoint.body === undefined
       ? {}
