@@ -80,8 +80,7 @@ function operationObject(endpoint: Endpoint, doc: OperationDoc, ref: (schema: z.
   const isApiV1 = endpoint.path.startsWith('/api/v1/')
   const declared = isApiV1 ? { ...API_V1_ERRORS, ...doc.responses } : doc.responses
   const responses: JsonObject = {}
-  for (const [status, response] of Object.entries(declared))
-    responses[status] = responseObject(response, ref)
+  for (const [status, response] of Object.entries(declared)) responses[status] = responseObject(response, ref)
   // An /api/v1 call without a declared security takes a key or none (the key sets its tier).
   const security = doc.security ?? (isApiV1 ? [{}, { apiKey: [] }] : undefined)
   return {
