@@ -1,5 +1,5 @@
 import { E18, formatFixedDown } from '../engine/index.ts'
-import { getAddress } from 'viem'
+import { isAddressEqual } from 'viem'
 import { INERT_OWNER } from '../contracts/deployRouter.ts'
 import type { Health } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -41,7 +41,7 @@ export function getHealth(deps: ServiceDeps): Health {
     store: { driver: deps.store.sql.describe.startsWith('postgresql') ? 'postgresql' : 'pglite' },
     routers: { inertChains },
     warnings: [
-      ...(getAddress(deps.payTo) === INERT_OWNER
+      ...(isAddressEqual(deps.payTo, INERT_OWNER)
         ? [
             {
               code: 'pay_to_default' as const,

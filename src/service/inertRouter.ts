@@ -1,4 +1,4 @@
-import { type Address, formatEther, getAddress, hexToBigInt } from 'viem'
+import { type Address, formatEther, hexToBigInt, isAddressEqual } from 'viem'
 import { DEFAULT_ROUTER_ADDRESS } from '../contracts/deployRouter.ts'
 import type { CandidateRoute, Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
@@ -24,24 +24,42 @@ export type RouterUse = {
 /** The agent-callable chains whose router is the inert default: no router of the operator's own there. */
 export function inertChainsOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): ChainCode[] {
   return [...catalogue.chains.values()]
-    .filter((chain) => chain.isAgentCallable && getAddress(routerOn(chain.id).router) === INERT.router)
+    .filter((chain) => chain.isAgentCallable && isAddressEqual(routerOn(chain.id).router, INERT.router))
     .map((chain) => chain.id)
 }
 
-const inertSets = new WeakMap<object, ReadonlySet<ChainCode>>()
+type InertRouting = {
+  chains: ReadonlySet<ChainCode>
+  /** What routing prefers, where there is something to prefer (preferredRoutes). */
+  prefer: ((route: CandidateRoute) => boolean) | undefined
+}
 
-function inertSetOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): ReadonlySet<ChainCode> {
-  let inert = inertSets.get(routerOn)
-  if (inert === undefined) {
-    inert = new Set(inertChainsOf(catalogue, routerOn))
-    inertSets.set(routerOn, inert)
+/** Per deployment (its routerOn): the chains are the configuration's, read once; the catalogue's prices may change. */
+const routings = new WeakMap<object, InertRouting>()
+
+function inertRoutingOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): InertRouting {
+  const known = routings.get(routerOn)
+  if (known !== undefined) return known
+  const chains = new Set(inertChainsOf(catalogue, routerOn))
+  const callable = [...catalogue.chains.values()].filter((chain) => chain.isAgentCallable).length
+  const routing: InertRouting = {
+    chains,
+    prefer:
+      chains.size === 0 || chains.size === callable
+        ? undefined
+        : (route) =>
+            chains.has(route.from.chain) ||
+            route.bridge === undefined ||
+            route.destinationSwaps.length === 0 ||
+            !chains.has(route.bridge.to.chain),
   }
-  return inert
+  routings.set(routerOn, routing)
+  return routing
 }
 
 /** Whether some agent-callable chain has no router of the operator's own (read once per deployment). */
 export function hasInertChains(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): boolean {
-  return inertSetOf(catalogue, routerOn).size > 0
+  return inertRoutingOf(catalogue, routerOn).chains.size > 0
 }
 
 /**
@@ -53,12 +71,7 @@ export function preferredRoutes(
   catalogue: Catalogue,
   routerOn: (chain: ChainCode) => { router: Address },
 ): ((route: CandidateRoute) => boolean) | undefined {
-  const inert = inertSetOf(catalogue, routerOn)
-  const callable = [...catalogue.chains.values()].filter((chain) => chain.isAgentCallable).length
-  if (inert.size === 0 || inert.size === callable) return undefined
-  const chains = inert
-  return (route) =>
-    chains.has(route.from.chain) || route.bridge === undefined || route.destinationSwaps.length === 0 || !chains.has(route.bridge.to.chain)
+  return inertRoutingOf(catalogue, routerOn).prefer
 }
 
 /** The router a built route's transaction calls and, where a destination order runs, the executor there. */
@@ -79,7 +92,8 @@ export function routerUsesOf(build: BuildRouteTransactionReturnType): RouterUse[
 
 /** The uses that name the inert default router or its executor: a chain whose operator set no router of their own. */
 export function inertUses(uses: readonly RouterUse[]): RouterUse[] {
-  return uses.filter((use) => getAddress(use.address) === (use.role === 'router' ? INERT.router : INERT.executor))
+  // Compared without checksumming: this runs on every built swap.
+  return uses.filter((use) => isAddressEqual(use.address, use.role === 'router' ? INERT.router : INERT.executor))
 }
 
 /** What a use of the inert router means for whoever signs. */

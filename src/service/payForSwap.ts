@@ -4,7 +4,7 @@ import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import type { PaymentRejection, SettlementMode } from '../payments/x402/settlement.ts'
 import { decodePaymentSignature, normalisePaymentV2, paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import { verifyPayment } from '../payments/x402/verifyPayment.ts'
-import { getAddress } from 'viem'
+import { getAddress, isAddressEqual } from 'viem'
 import type { QuoteParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import type { PaymentPayload, PaymentReceipt, PaymentRequiredV2, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
@@ -300,6 +300,6 @@ function rejected(
  * authorizations to a wallet of the operator's can still collect them, and MPP always moves money.
  */
 export function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
-  const isWorthless = deps.settler.mode === 'ledger' && getAddress(deps.payTo) === INERT_OWNER && !offersMpp
+  const isWorthless = deps.settler.mode === 'ledger' && isAddressEqual(deps.payTo, INERT_OWNER) && !offersMpp
   if (!isWorthless) refuseChargeOnInertRouter(routerUsesOf(built.build))
 }

@@ -1,4 +1,4 @@
-import { getAddress } from 'viem'
+import { isAddressEqual } from 'viem'
 import { INERT_OWNER } from '../contracts/deployRouter.ts'
 import { isEvmToken } from '../engine/index.ts'
 import { buildPaymentRequirements } from '../payments/x402/paymentRequirements.ts'
@@ -16,7 +16,7 @@ const DESCRIPTION =
  * default, whose settlement can only be the ledger): undefined elsewhere.
  */
 export function demonstrationNotice(deps: Pick<ServiceDeps, 'payTo'>): string | undefined {
-  if (getAddress(deps.payTo) !== INERT_OWNER) return undefined
+  if (!isAddressEqual(deps.payTo, INERT_OWNER)) return undefined
   return `This service is a demonstration: payTo ${INERT_OWNER} is an address nobody controls, and the payment is only recorded by this service, never collected; the transactions it builds call a router of its operator's only where one is set (health's routers.inertChains lists the chains without), and nextSteps says first when they must not be signed.`
 }
 
