@@ -255,24 +255,36 @@ describe('createPayer: an error before anything signed was sent releases the res
 })
 
 describe('createPayer: the daily budget', () => {
-  it('refuses before fetching anything once the day is spent', async () => {
+  it('once the day is spent, signs nothing: one unpaid request says whether the service would take the call at all', async () => {
     const budget = memoryBudget()
     const { payer, address, calls } = scriptedPayer(
-      (me) => [json(402, challenge()), paidAnswer(me), json(402, challenge()), paidAnswer(me)],
+      (me) => [
+        json(402, challenge()),
+        paidAnswer(me),
+        json(402, challenge()),
+        paidAnswer(me),
+        json(402, challenge()),
+        json(422, { code: 'amount_out_of_range', detail: 'too small' }),
+      ],
       { budget, dailyBudgetAtomic: 2n * FEE },
     )
     expect((await payer.post(PATH, quoteBody())).kind).toBe('paid')
     expect((await payer.post(PATH, quoteBody())).kind).toBe('paid')
     expect(calls).toHaveLength(4)
+    // Payable: the service answers 402, and the budget is what refuses it.
     expect(await payer.post(PATH, quoteBody())).toEqual({ kind: 'budget_exhausted', spentToday: 2n * FEE, dailyBudget: 2n * FEE })
-    expect(calls).toHaveLength(4)
+    // Not payable: the service's own refusal, which no budget would change.
+    const refused = await payer.post(PATH, quoteBody({ fromAmount: '0.0000001' }))
+    expect(refused).toMatchObject({ kind: 'refused', response: { status: 422 } })
+    expect(calls).toHaveLength(6)
+    expect(calls.slice(4).every((call) => Object.keys(call.headers).every((name) => name.toLowerCase() !== 'x-payment'))).toBe(true)
     expect(budget.spend.get(`${address.toLowerCase()}|${DAY}`)).toBe(2n * FEE)
   })
 
   it('a budget below one fee allows nothing', async () => {
-    const { payer, calls } = scriptedPayer(() => [], { dailyBudgetAtomic: FEE - 1n })
+    const { payer, calls } = scriptedPayer(() => [json(402, challenge())], { dailyBudgetAtomic: FEE - 1n })
     expect(await payer.post(PATH, quoteBody())).toEqual({ kind: 'budget_exhausted', spentToday: 0n, dailyBudget: FEE - 1n })
-    expect(calls).toEqual([])
+    expect(calls.map((call) => Object.keys(call.headers).some((name) => name.toLowerCase() === 'x-payment'))).toEqual([false])
   })
 
   it('counts per UTC day', () => {
