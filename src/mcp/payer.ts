@@ -90,13 +90,15 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
       if (spentToday === undefined) {
         // A request the service refuses anyway (a bad amount, an unserved pair) is told why, not that the budget is
         // spent: asked without a payment, it answers its refusal, or the 402 a payable request gets.
-        const unpaid = await readServiceResponse(
-          await client.fetch(`${client.baseUrl}${path}`, {
+        // Unreachable, it says nothing either way: the budget is still what refuses the call.
+        const unpaid = await client
+          .fetch(`${client.baseUrl}${path}`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', accept: 'application/json' },
             body: JSON.stringify(body),
-          }),
-        ).catch(() => undefined)
+          })
+          .then(readServiceResponse)
+          .catch(() => undefined)
         if (unpaid !== undefined && unpaid.status !== 402) return { kind: 'refused', response: unpaid }
         return { kind: 'budget_exhausted', spentToday: await budget.spent(account.address, day), dailyBudget: dailyBudgetAtomic }
       }

@@ -7,7 +7,7 @@ import { PAID_SWAP_PATHS, paymentRequirementsFor } from './paymentRequirementsFo
  * DESIGN 7.19: `/.well-known/x402.json`, the paid endpoints with the same requirements their 402 carries: the v1
  * body's `accepts` and, as an extension, the v2 PAYMENT-REQUIRED header's (`acceptsV2`).
  */
-export function describeX402Resources(deps: Pick<ServiceDeps, 'catalogue' | 'payTo'>, publicUrl: string): X402Manifest {
+export function describeX402Resources(deps: Pick<ServiceDeps, 'catalogue' | 'payTo' | 'settler' | 'mpp'>, publicUrl: string): X402Manifest {
   return {
     x402Version: 1,
     resources: PAID_SWAP_PATHS.map((path) => {

@@ -44,15 +44,18 @@ function isoOfSec(sec: number): string {
 const usd = (valueE18: bigint): string => (valueE18 < 0n ? `-${formatFixedUp(-valueE18, 6)}` : formatFixedUp(valueE18, 6))
 /** 18-decimal fixed point per micro-USD, the precision costs are shown at. */
 const E18_PER_MICRO = 10n ** 12n
-/** A cost in micro-USD as shown: its magnitude rounded up (what it costs is never understated). */
-const shownMicro = (valueE18: bigint): bigint => (valueE18 < 0n ? -ceilDiv(-valueE18, E18_PER_MICRO) : ceilDiv(valueE18, E18_PER_MICRO))
+/**
+ * A cost in micro-USD as shown: rounded up, toward +∞ (a gain of -1.5 µUSD shows as -1), so no item, and no sum of
+ * them, is ever less than what it costs.
+ */
+const shownMicro = (valueE18: bigint): bigint => (valueE18 < 0n ? -(-valueE18 / E18_PER_MICRO) : ceilDiv(valueE18, E18_PER_MICRO))
 const microText = (micro: bigint): string => (micro < 0n ? `-${formatAtomic(-micro, 6)}` : formatAtomic(micro, 6))
 
 /**
  * A route's real cost as shown: each item rounded up to the micro-USD, and the total their sum, so the items add up
  * to it (rounding the exact total once could leave it a few micro-USD under its items).
  */
-function realCostUsdOf(priced: PricedRoute): { usd: string; items: string[] } {
+export function realCostUsdOf(priced: Pick<PricedRoute, 'costs' | 'realCostUsdE18'>): { usd: string; items: string[] } {
   if (priced.costs.length === 0) return { usd: usd(priced.realCostUsdE18), items: [] }
   const items = priced.costs.map((item) => shownMicro(item.usdE18))
   return { usd: microText(items.reduce((sum, item) => sum + item, 0n)), items: items.map(microText) }

@@ -7,7 +7,7 @@ import { TRACKED_REF_PATTERN } from '../schemas/swapStatus.ts'
 import { ORDER_SIGNING_WINDOW_SEC } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { explorerTxUrl } from './explorerTxUrl.ts'
-import { inertRouterSteps, type RouterUse } from './inertRouter.ts'
+import { hasInertChains, inertRouterSteps, type RouterUse } from './inertRouter.ts'
 import { orderDeadlineOf } from './orderDeadlineOf.ts'
 import { type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
 import { type BuiltOrder, orderStatus } from './orderStatus.ts'
@@ -35,7 +35,6 @@ export function unknownRef(ref: string): ServiceError {
   )
 }
 
-/** Unix ms of the router's deadline for a built transaction: from its calldata, else the signing window after the build. */
 /** The router and value of a recorded transaction request, as built (the wire TransactionRequest). */
 const RecordedCall = z.object({ to: z.string(), value: z.string().optional() })
 /** What a recorded swap's quote says of its route: a swap step after the bridge runs on our executor there. */
@@ -67,6 +66,33 @@ function doNotSignOf(
   return inertRouterSteps(uses)[0]
 }
 
+/** Why a batch's transaction must not be signed (doNotSignOf, over its call and each bridged leg); undefined if none. */
+async function batchDoNotSignOf(
+  deps: GetSwapStatusDeps,
+  ref: string,
+  batch: { fromChain: string; transactionRequest: unknown },
+  items: readonly DisbursementItem[],
+): Promise<string | undefined> {
+  const fromChain = ChainCode.parse(batch.fromChain)
+  const own = doNotSignOf(deps, { fromChain, toChain: fromChain, transactionRequest: batch.transactionRequest })
+  // Where every chain has a router of the operator's own, no leg can need the inert executor: no reads.
+  if (own !== undefined || !hasInertChains(deps.catalogue, deps.routerOn)) return own
+  for (const item of items) {
+    if (item.kind !== 'bridge') continue
+    const leg = await deps.store.lifecycle.getTracked(`${ref}.${item.index}`)
+    if (leg === undefined) continue
+    const found = doNotSignOf(deps, {
+      fromChain,
+      toChain: ChainCode.parse(leg.swap.toChain),
+      transactionRequest: batch.transactionRequest,
+      quote: leg.swap.quote,
+    })
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Unix ms of the router's deadline for a built transaction: from its calldata, else the signing window after the build. */
 function deadlineMsOf(transactionRequest: unknown, createdAt: string): number {
   return orderDeadlineOf(transactionRequest) ?? Date.parse(createdAt) + ORDER_SIGNING_WINDOW_SEC * 1000
 }
@@ -191,12 +217,9 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   if (batch === undefined) throw unknownRef(ref)
   const items = DisbursementItem.array().parse(batch.items)
   const deadlineMs = deadlineMsOf(batch.transactionRequest, batch.createdAt)
-  // The batch's one transaction calls the router on its source chain (its destination legs are not told apart here).
-  const doNotSign = doNotSignOf(deps, {
-    fromChain: ChainCode.parse(batch.fromChain),
-    toChain: ChainCode.parse(batch.fromChain),
-    transactionRequest: batch.transactionRequest,
-  })
+  // The batch's one transaction pays every recipient: it must not be signed if it calls the inert router, or if any
+  // bridged leg swaps on arrival on the inert executor (each leg's record holds its route).
+  const doNotSign = await batchDoNotSignOf(deps, ref, batch, items)
   const legs = new Map((await deps.store.lifecycle.getBatchLegs(ref)).map((leg) => [leg.legIndex, leg]))
   const orders = await Promise.all(
     items.map((item) => {

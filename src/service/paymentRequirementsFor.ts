@@ -15,13 +15,18 @@ const DESCRIPTION =
  * What a payer is told before signing on a service whose x402 payments go to the inert 0x…dEaD (the embedded
  * default, whose settlement can only be the ledger): undefined elsewhere.
  */
-export function demonstrationNotice(deps: Pick<ServiceDeps, 'payTo'>): string | undefined {
-  if (!isAddressEqual(deps.payTo, INERT_OWNER)) return undefined
-  return `This service is a demonstration: payTo ${INERT_OWNER} is an address nobody controls, and the payment is only recorded by this service, never collected; the transactions it builds call a router of its operator's only where one is set (health's routers.inertChains lists the chains without), and nextSteps says first when they must not be signed.`
+export function demonstrationNotice(deps: Pick<ServiceDeps, 'payTo' | 'settler' | 'mpp'>): string | undefined {
+  // Settled on chain or by a facilitator, an authorization to 0x…dEaD really moves (burns) the payer's USDC.
+  if (deps.settler.mode !== 'ledger' || !isAddressEqual(deps.payTo, INERT_OWNER)) return undefined
+  const mpp = deps.mpp === undefined ? '' : ' MPP on /api/mpp/swap is not a demonstration: it takes real pathUSD.'
+  return `This service is a demonstration: the x402 payment's payTo ${INERT_OWNER} is an address nobody controls, and the payment is only recorded by this service, never collected; the transactions it builds call a router of its operator's only where one is set (health's routers.inertChains lists the chains without), and nextSteps says first when they must not be signed.${mpp}`
 }
 
 /** What a call to a paid endpoint costs, as the 402 challenge and /.well-known/x402.json both offer it. */
-export function paymentRequirementsFor(deps: Pick<ServiceDeps, 'catalogue' | 'payTo'>, resource: string): PaymentRequirements {
+export function paymentRequirementsFor(
+  deps: Pick<ServiceDeps, 'catalogue' | 'payTo' | 'settler' | 'mpp'>,
+  resource: string,
+): PaymentRequirements {
   // Spec 2.6: the asset is the manifest's Base USDC entry.
   const usdc = deps.catalogue.tokensByLowerKey.get('BAS:usdc')
   if (!usdc || !isEvmToken(usdc)) throw new Error('the catalogue lists no USDC on Base, the asset every x402 payment is made in')

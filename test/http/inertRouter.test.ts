@@ -1,10 +1,12 @@
 import { formatEther } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
+import { signApiKey } from '../../src/auth/apiKey.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../../src/contracts/deployRouter.ts'
 import { externalSettler } from '../../src/payments/x402/collectExternally.ts'
 import { Health } from '../../src/schemas/discovery.ts'
 import { QuoteResult } from '../../src/schemas/quote.ts'
+import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { X402Challenge } from '../../src/schemas/x402.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
@@ -12,7 +14,21 @@ import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { signPayment } from '../payments/signPayment.ts'
 import { agentTextOffences } from '../support/agentText.ts'
-import { get, lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
+import {
+  FROM_ADDRESS,
+  get,
+  KEY_SECRET,
+  lazyMemoryStore,
+  NOW_MS,
+  PAY_TO,
+  postJson,
+  quoteBody,
+  readJson,
+  ROUTER_ADDRESS,
+  testApp,
+} from './testApp.ts'
+
+const RECIPIENT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 
 const SWAP = '/api/x402/swap'
 const payer = privateKeyToAccount(generatePrivateKey())
@@ -180,14 +196,65 @@ describe('the challenge of a demonstration service (payments to 0x…dEaD, only 
     const demo = testApp({ store, clock: Date.now, payTo: INERT_OWNER, routerOn: () => INERT })
     const challenge = X402Challenge.parse(await readJson(await postJson(demo, SWAP, quoteBody())))
     expect(challenge.detail).toMatch(
-      /^This service is a demonstration: payTo 0x000000000000000000000000000000000000dEaD is an address nobody controls/,
+      /^This service is a demonstration: the x402 payment's payTo 0x000000000000000000000000000000000000dEaD is an address nobody controls/,
     )
     expect(challenge.accepts[0]?.description).toContain('This service is a demonstration')
     const manifest = JSON.stringify(await readJson(await get(demo, '/.well-known/x402.json')))
     expect(manifest).toContain('This service is a demonstration')
 
+    // Settled on chain, an authorization to 0x…dEaD really moves the payer's USDC: no demonstration is claimed.
+    const burning = testApp({ store, clock: Date.now, payTo: INERT_OWNER, settler: realSettler().settler })
+    const burned = X402Challenge.parse(await readJson(await postJson(burning, SWAP, quoteBody())))
+    expect(burned.detail).not.toContain('demonstration')
+
     const real = X402Challenge.parse(await readJson(await postJson(testApp({ store, clock: Date.now }), SWAP, quoteBody())))
     expect(real.detail).toMatch(/^This swap costs USD 0\.02/)
     expect(real.accepts[0]?.description).not.toContain('demonstration')
+  })
+})
+
+describe('a batch whose leg swaps on arrival on a chain without a router of the operator own', () => {
+  it('says do_not_sign in its status, as its build did, for every order of its one transaction', async () => {
+    const key = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef01234567', tier: 'free', iat: NOW_MS / 1000 })
+    const app = testApp({ store, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    const built = await postJson(
+      app,
+      '/api/v1/batch/disburse',
+      {
+        fromChain: 'BAS',
+        fromToken: 'USDC',
+        fromAddress: FROM_ADDRESS,
+        recipients: [
+          { address: RECIPIENT, toChain: 'BAS', toToken: 'USDC', amount: '20' },
+          { address: RECIPIENT, toChain: 'POL', toToken: 'EURe', amount: '50' },
+        ],
+      },
+      { 'x-swapeazi-key': key },
+    )
+    const batch = DisbursementResult.parse(await readJson(built))
+    expect(batch.nextSteps[0]).toMatch(/^Do not sign these transactions: the bridge would deliver to .* on POL/)
+    const status = SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${batch.disbursementRef}/status`)))
+    expect(status.orders.map((order) => order.next.action)).toEqual(['do_not_sign', 'do_not_sign'])
+    expect(status.next).toMatchObject({ action: 'do_not_sign', message: batch.nextSteps[0] })
+
+    // With a router everywhere, the same batch is to be signed.
+    const own = testApp({ store })
+    const signable = DisbursementResult.parse(
+      await readJson(
+        await postJson(
+          own,
+          '/api/v1/batch/disburse',
+          {
+            fromChain: 'BAS',
+            fromToken: 'USDC',
+            fromAddress: FROM_ADDRESS,
+            recipients: [{ address: RECIPIENT, toChain: 'POL', toToken: 'EURe', amount: '50' }],
+          },
+          { 'x-swapeazi-key': key },
+        ),
+      ),
+    )
+    const signableStatus = SwapStatusWire.parse(await readJson(await get(own, `/api/v1/swap/${signable.disbursementRef}/status`)))
+    expect(signableStatus.next.action).toBe('sign_and_broadcast')
   })
 })

@@ -281,6 +281,12 @@ describe('createPayer: the daily budget', () => {
     expect(budget.spend.get(`${address.toLowerCase()}|${DAY}`)).toBe(2n * FEE)
   })
 
+  it('once the day is spent, an unreachable service still answers budget_exhausted, never a throw', async () => {
+    const { payer } = scriptedPayer(() => [], { dailyBudgetAtomic: FEE - 1n })
+    // The script has no answer: the unpaid request's fetch throws.
+    expect(await payer.post(PATH, quoteBody())).toEqual({ kind: 'budget_exhausted', spentToday: 0n, dailyBudget: FEE - 1n })
+  })
+
   it('a budget below one fee allows nothing', async () => {
     const { payer, calls } = scriptedPayer(() => [json(402, challenge())], { dailyBudgetAtomic: FEE - 1n })
     expect(await payer.post(PATH, quoteBody())).toEqual({ kind: 'budget_exhausted', spentToday: 0n, dailyBudget: FEE - 1n })

@@ -152,6 +152,11 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
     const said = JSON.stringify([garbled.content, garbled.structuredContent])
     expect(said).toContain('_meta[\\"x402/payment\\"]')
     expect(said).not.toContain('PAYMENT-SIGNATURE')
+    // A v1 payload cannot go in an HTTP header over MCP: it is not told to.
+    const v1 = await buildSwap(client, { 'x402/payment': { x402Version: 1, scheme: 'exact', network: 'base', payload: {} } })
+    const v1Said = JSON.stringify([v1.content, v1.structuredContent])
+    expect(v1Said).toContain('x402Version')
+    expect(v1Said).not.toMatch(/X-PAYMENT|PAYMENT-SIGNATURE|PAYMENT-REQUIRED/)
   })
 
   it('drain: 80 concurrent anonymous builds with a server wallet configured spend nothing from it', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { formatAtomic, pow10 } from '../../src/engine/index.ts'
+import { findRoutes, formatAtomic, isEvmToken, pow10 } from '../../src/engine/index.ts'
 import type { QuoteParams } from '../../src/schemas/quote.ts'
 import { buildSwapTransaction } from '../../src/service/buildSwapTransaction.ts'
+import { realCostUsdOf } from '../../src/service/formatQuote.ts'
 import { getQuote } from '../../src/service/getQuote.ts'
 import { listCorridors } from '../../src/service/listCorridors.ts'
 import { ServiceError } from '../../src/service/serviceError.ts'
@@ -114,15 +115,16 @@ describe('the amounts the corridor listing and a refusal advertise are the amoun
 
 describe("a quote's real cost as shown", () => {
   it('is the sum of its items as shown, each rounded up to the micro-USD, at dust and at large amounts', () => {
-    const micro = (text: string): bigint => decimalToUnits(text, 6)
     let checked = 0
+    let withGain = 0
     for (const [fromChain, toChain, fromToken, toToken] of [
+      ['ETH', 'ETH', 'USDC', 'USDT'],
       ['ETH', 'GNO', 'USDC', 'GBPe'],
       ['BAS', 'BAS', 'USDC', 'EURC'],
       ['BAS', 'POL', 'USDC', 'EURe'],
       ['POL', 'POL', 'USDC', 'ZARP'],
     ] as const)
-      for (const fromAmount of ['1215.557', '10', '3.333333', '250000']) {
+      for (const fromAmount of ['1215.557', '10', '3.333333', '50000', '250000']) {
         let quote: ReturnType<typeof getQuote>
         try {
           quote = getQuote(deps, params({ fromChain, toChain, fromToken, toToken, fromAmount }))
@@ -131,10 +133,38 @@ describe("a quote's real cost as shown", () => {
         }
         if (quote.kind !== 'quote') continue
         const { realCost } = quote.quote.route
-        const items = realCost.items.reduce((sum, item) => sum + micro(item.usd), 0n)
-        expect(micro(realCost.usd), `${fromToken}@${fromChain}->${toToken}@${toChain} ${fromAmount}`).toBe(items)
+        const name = `${fromToken}@${fromChain}->${toToken}@${toChain} ${fromAmount}`
+        const items = realCost.items.reduce((sum, item) => sum + signedMicro(item.usd), 0n)
+        expect(signedMicro(realCost.usd), name).toBe(items)
+        // Never less than the exact cost, gains (negative items, a pool paying over the oracle) included.
+        const priced = routesOf(fromChain, toChain, fromToken, toToken, fromAmount).find((each) => each.route.id === quote.quote.route.id)
+        expect(signedMicro(realCost.usd) * 10n ** 12n >= (priced?.realCostUsdE18 ?? 0n), name).toBe(true)
+        if (realCost.items.some((item) => item.usd.startsWith('-'))) withGain++
         checked++
       }
     expect(checked).toBeGreaterThan(10)
+    expect(withGain).toBeGreaterThan(0)
+  })
+})
+
+/** A shown USD amount in micro-USD, negative ones too. */
+function signedMicro(text: string): bigint {
+  return text.startsWith('-') ? -decimalToUnits(text.slice(1), 6) : decimalToUnits(text, 6)
+}
+
+/** The viable routes the engine prices for a request (their exact costs). */
+function routesOf(fromChain: string, toChain: string, fromToken: string, toToken: string, fromAmount: string) {
+  const from = deps.catalogue.tokensByLowerKey.get(`${fromChain}:${fromToken.toLowerCase()}`)
+  const to = deps.catalogue.tokensByLowerKey.get(`${toChain}:${toToken.toLowerCase()}`)
+  if (from === undefined || to === undefined || !isEvmToken(from) || !isEvmToken(to)) throw new Error('token not listed')
+  const found = findRoutes(deps.catalogue, { from, to, amountIn: decimalToUnits(fromAmount, from.decimals), slippageE18: 5n * 10n ** 15n })
+  return found.kind === 'routes' ? found.viable : []
+}
+
+describe('realCostUsdOf', () => {
+  it('rounds gains toward +∞ too, so the shown total is never under the exact one (+1, -0.1, -0.1 µUSD: 0.8)', () => {
+    const item = (usdE18: bigint) => ({ kind: 'price_impact' as const, label: 'x', usdE18 })
+    const shown = realCostUsdOf({ costs: [item(10n ** 12n), item(-(10n ** 11n)), item(-(10n ** 11n))], realCostUsdE18: 8n * 10n ** 11n })
+    expect(shown).toEqual({ usd: '0.000001', items: ['0.000001', '0', '0'] })
   })
 })

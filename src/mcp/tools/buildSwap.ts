@@ -185,7 +185,11 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
 
 /** A refusal of the HTTP route names its header; over MCP the payment came in _meta["x402/payment"]. */
 function overMcp(text: string | undefined): string | undefined {
-  return text?.replaceAll('PAYMENT-SIGNATURE header', '_meta["x402/payment"]').replaceAll('PAYMENT-SIGNATURE', '_meta["x402/payment"]')
+  return text
+    ?.replaceAll(' (a v1 payment goes in X-PAYMENT)', '')
+    .replaceAll('PAYMENT-REQUIRED challenge', 'PaymentRequired in _meta["x402/error"]')
+    .replaceAll('PAYMENT-SIGNATURE header', '_meta["x402/payment"]')
+    .replaceAll('PAYMENT-SIGNATURE', '_meta["x402/payment"]')
 }
 
 /**
