@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { CorridorIntelligence } from '../schemas/intelligence.ts'
+import { unknownFieldsError } from '../schemas/unknownFields.ts'
 import { FREE_QUOTA_POLICY, getCorridorIntelligence } from '../service/getCorridorIntelligence.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { clientIp } from './clientIp.ts'
@@ -84,7 +85,7 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     const source = c.get('apiKeySource')
     const result = await getCorridorIntelligence(deps, {
       pair: c.req.param('pair') ?? '',
-      amount: c.req.query('amount'),
+      amount: queryAmount(c.req.queries()),
       ip: clientIp(c, deps.trustProxy ?? 0),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
@@ -93,3 +94,24 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     return c.json(result.body, 200, { 'cache-control': 'no-store' })
   },
 })
+
+const QUERY_FIELDS = ['amount'] as const
+const unknownQueryError = unknownFieldsError({ known: QUERY_FIELDS, lead: 'the query string has' })
+
+/**
+ * The one query parameter, `amount`, held to the bodies' rule: an unknown parameter is refused naming the one probably
+ * meant (`?amout=2500` used to answer over every size as if no amount were sent), and so is `amount` given twice.
+ */
+function queryAmount(queries: Record<string, string[]>): string | undefined {
+  const unknown = Object.keys(queries).filter((name) => !(QUERY_FIELDS as readonly string[]).includes(name))
+  if (unknown.length > 0) {
+    const message = unknownQueryError({ code: 'unrecognized_keys', keys: unknown }) ?? 'has unknown parameters'
+    throw new ServiceError('invalid_request', `The request failed validation: ${message}.`, { errors: [{ field: '(query)', message }] })
+  }
+  const amounts = queries['amount'] ?? []
+  if (amounts.length > 1) {
+    const message = `is given ${amounts.length} times; send it once`
+    throw new ServiceError('invalid_request', `amount ${message}.`, { errors: [{ field: 'amount', message }] })
+  }
+  return amounts[0]
+}

@@ -64,6 +64,19 @@ describe('GET /api/v1/intelligence/corridor/{pair}, free tier', () => {
     expect((await intel('BAS-ARB', '203.0.113.10')).headers.get('ratelimit')).toContain('"intel-free";r=98;')
   })
 
+  it('refuses an unknown query parameter naming the one meant, and amount given twice, instead of answering over every size', async () => {
+    const typo = await intel('bas-arb?amout=2500', '203.0.113.31')
+    expect(typo.status).toBe(400)
+    expect(await readJson(typo)).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: '(query)', message: expect.stringContaining('"amout" (did you mean amount?)') }],
+    })
+    const twice = await intel('bas-arb?amount=10&amount=20000', '203.0.113.31')
+    expect(twice.status).toBe(400)
+    expect(await readJson(twice)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'amount' }] })
+    expect((await intel('bas-arb?amount=2500', '203.0.113.31')).status).toBe(200)
+  })
+
   it('falls back to the published priors below 20 settled transfers, and says so', async () => {
     const body = CorridorIntelligenceFree.parse(await readJson(await intel('ETH-BAS', '203.0.113.11')))
     expect(body).toMatchObject({
