@@ -72,7 +72,9 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     ],
     responses: {
       200: jsonResponse(CorridorIntelligence, 'The free (`tier: free`) or pro (`tier: pro`) answer'),
-      400: problemResponseDoc('invalid_request: an unknown pair code (`acceptedCodes` lists them) or a bad amount'),
+      400: problemResponseDoc(
+        'invalid_request: an unknown pair code (`acceptedCodes` lists them), a bad amount, amount given twice, or a query parameter other than amount (named, with the one probably meant)',
+      ),
       401: problemResponseDoc('invalid_key: the Bearer key is malformed, forged or revoked'),
       429: problemResponseDoc(
         'rate_limited: the IP used its 100 free calls this month; `Retry-After` runs to the start of the next month (UTC), and `RateLimit` and `RateLimit-Policy` name the `intel-free` policy',
