@@ -182,7 +182,8 @@ describe('onchainSettler', () => {
     expect(outcome.message).toBe(
       `The settlement transaction ${outcome.transaction} was broadcast but not confirmed within 60 s; its outcome is being reconciled.`,
     )
-    const receipt = await real.getTransactionReceipt({ hash: outcome.transaction as Hash })
+    // Automine may still be mining it on a loaded machine: wait for it rather than read it once.
+    const receipt = await real.waitForTransactionReceipt({ hash: outcome.transaction as Hash })
     expect(receipt.status).toBe('success')
     expect(await chain.balanceOf(payer().address)).toBe(balance - 20_000n)
   })
