@@ -155,6 +155,11 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   const resetTx = batch.approvalResetTransactionRequest
   const isBridged = items.some((item) => item.kind === 'bridge')
   const deadline = isoOfDeadline(batch.deadline)
+  // Against the inert default router the one step is not to sign (formatSwapResult).
+  const doNotSign = inertRouterSteps([
+    { chain: from.chain, address: batch.transactionRequest.to, role: 'router', valueWei: hexToBigInt(batch.transactionRequest.value) },
+    ...destinations.map((leg) => ({ chain: leg.chain, address: leg.transactionRequest.to, role: 'executor' as const })),
+  ])
   return {
     disbursementRef: ref,
     status: 'built',
@@ -173,16 +178,15 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     },
     transactionRequest: batch.transactionRequest,
     deadline,
-    nextSteps: [
-      ...inertRouterSteps([
-        { chain: from.chain, address: batch.transactionRequest.to, role: 'router', valueWei: hexToBigInt(batch.transactionRequest.value) },
-        ...destinations.map((leg) => ({ chain: leg.chain, address: leg.transactionRequest.to, role: 'executor' as const })),
-      ]),
-      ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
-      `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
-      `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline} (after that the router refuses it and nothing moves): one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
-      ...(isBridged ? ["Recipients on other chains are paid when their bridge delivers: see each item's estimatedDuration."] : []),
-    ],
+    nextSteps:
+      doNotSign.length > 0
+        ? doNotSign
+        : [
+            ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
+            `Sign and send approval.transactionRequest: approve ${totals.amount} ${from.symbol} (the sum of the amounts) to the router ${batch.approval.spender} (skip it if the allowance is already enough).`,
+            `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline} (after that the router refuses it and nothing moves): one transaction makes all ${items.length} recipients' transfers, swaps and bridge deposits, each held to its own minimum, or none of them.`,
+            ...(isBridged ? ["Recipients on other chains are paid when their bridge delivers: see each item's estimatedDuration."] : []),
+          ],
   }
 }
 

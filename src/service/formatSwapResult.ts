@@ -38,12 +38,17 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
   const { chainId } = build.transactionRequest
   const deadline = isoOfDeadline(build.order.deadline)
   const destinationDeadline = build.destinationOrder ? isoOfDeadline(build.destinationOrder.deadline) : undefined
-  const nextSteps = [
-    ...inertRouterSteps(routerUsesOf(build)),
-    ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
-    `Sign and send approval.transactionRequest: approve ${quote.fromAmount} ${quote.fromToken} to the router ${approval.spender} (skip it if the allowance is already enough).`,
-    `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). ${whatArrives(built, destinationDeadline)}`,
-  ]
+  // A transaction that depends on the inert default router has one step: not to sign it. Signing steps after it
+  // would tell an agent that reads them in order to sign all the same.
+  const doNotSign = inertRouterSteps(routerUsesOf(build))
+  const nextSteps =
+    doNotSign.length > 0
+      ? doNotSign
+      : [
+          ...(resetTx ? [`Sign and send approval.resetTransactionRequest (approve 0) on chain ${chainId}.`] : []),
+          `Sign and send approval.transactionRequest: approve ${quote.fromAmount} ${quote.fromToken} to the router ${approval.spender} (skip it if the allowance is already enough).`,
+          `Sign and send transactionRequest on chain ${chainId} so that it is mined by ${deadline}: after that the router refuses it and nothing moves (build the swap again). ${whatArrives(built, destinationDeadline)}`,
+        ]
   return {
     swapEaziRef,
     status: 'built',

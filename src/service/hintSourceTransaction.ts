@@ -21,12 +21,21 @@ export const STARTING_RETRY_AFTER_SEC = 5
  * 422 chain_not_tracked: this service reads no RPC of the swap's source chain, so no hint can be checked here, and
  * asking again does not change that (only the operator's configuration does): no Retry-After.
  */
-function chainNotTracked(chain: ChainCode, txHash: Hex): ServiceError {
+function chainNotTracked(chain: ChainCode, txHash: Hex, doNotSign?: string): ServiceError {
+  const cannot = `This service reads no RPC of ${chain}, so it cannot check ${txHash}, and sending the hint again here will not change that.`
   return new ServiceError(
     'chain_not_tracked',
-    `This service reads no RPC of ${chain}, so it cannot check ${txHash}, and sending the hint again here will not change that. The swap runs on chain all the same: read the transaction on a ${chain} block explorer. If a \`swapeazi track\` process with ${chain}'s RPC runs on this service's store, it finds the transaction without a hint and the status updates.`,
+    doNotSign === undefined
+      ? `${cannot} The swap runs on chain all the same: read the transaction on a ${chain} block explorer. If a \`swapeazi track\` process with ${chain}'s RPC runs on this service's store, it finds the transaction without a hint and the status updates.`
+      : `${cannot} And this swap could never run: ${doNotSign.replace(/^Do not sign these transactions: /, '')}`,
     { chain, txHash, field: 'txHash' },
   )
+}
+
+/** The status's do_not_sign message, where the swap's transaction depends on the inert default router. */
+async function doNotSignOfRef(deps: GetSwapStatusDeps, ref: string): Promise<string | undefined> {
+  const { next } = await getSwapStatus(deps, { ref })
+  return next.action === 'do_not_sign' ? next.message : undefined
 }
 
 /**
@@ -42,11 +51,11 @@ export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters:
   const chain = await sourceChainOf(deps, ref)
   if (chain === undefined) throw unknownRef(ref)
   const { tracking } = deps
-  if (tracking === undefined || !tracking.follows(chain)) throw chainNotTracked(chain, txHash)
+  if (tracking === undefined || !tracking.follows(chain)) throw chainNotTracked(chain, txHash, await doNotSignOfRef(deps, ref))
   const checked = await tracking.hintSourceTransaction(ref, txHash)
   if (!checked.ok) {
     if (checked.reason === 'unknown_ref') throw unknownRef(ref)
-    if (checked.reason === 'chain_not_tracked') throw chainNotTracked(chain, txHash)
+    if (checked.reason === 'chain_not_tracked') throw chainNotTracked(chain, txHash, await doNotSignOfRef(deps, ref))
     if (checked.reason === 'not_started')
       throw new ServiceError(
         'tracking_unavailable',

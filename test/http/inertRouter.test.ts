@@ -11,6 +11,7 @@ import { SwapResult } from '../../src/schemas/swap.ts'
 import { X402Challenge } from '../../src/schemas/x402.ts'
 import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { describeSwapStatus } from '../../src/mcp/tools/trackSwap.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { signPayment } from '../payments/signPayment.ts'
 import { agentTextOffences } from '../support/agentText.ts'
@@ -85,6 +86,16 @@ describe('a swap that depends on a chain with no router of the operator own', ()
     // Its status says the same, never to sign and broadcast it.
     const status = SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${swap.swapEaziRef}/status`)))
     expect(status.next).toMatchObject({ action: 'do_not_sign', message: swap.nextSteps[0], deadline: null, checkAgainSec: null })
+    // Its only step: signing steps after it would tell an agent reading them in order to sign all the same.
+    expect(swap.nextSteps).toHaveLength(1)
+    // track_swap says the same, not that the money may have left.
+    expect(describeSwapStatus(status)).toContain('is built. It must never be signed. Next: Do not sign')
+    // A hint on a chain this service does not read does not say the swap runs all the same.
+    const hint = await postJson(app, `/api/v1/swap/${swap.swapEaziRef}/transaction`, { txHash: `0x${'11'.repeat(32)}` })
+    const hinted = (await readJson(hint)) as { code: string; detail: string }
+    expect(hinted.code).toBe('chain_not_tracked')
+    expect(hinted.detail).toContain('And this swap could never run: the bridge would deliver to')
+    expect(hinted.detail).not.toContain('runs on chain all the same')
   })
 
   it('says nothing when the bridge delivers to the recipient on that chain (no swap on arrival)', async () => {
@@ -233,6 +244,7 @@ describe('a batch whose leg swaps on arrival on a chain without a router of the 
     )
     const batch = DisbursementResult.parse(await readJson(built))
     expect(batch.nextSteps[0]).toMatch(/^Do not sign these transactions: the bridge would deliver to .* on POL/)
+    expect(batch.nextSteps).toHaveLength(1)
     const status = SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${batch.disbursementRef}/status`)))
     expect(status.orders.map((order) => order.next.action)).toEqual(['do_not_sign', 'do_not_sign'])
     expect(status.next).toMatchObject({ action: 'do_not_sign', message: batch.nextSteps[0] })

@@ -13,6 +13,8 @@ function lastTransaction(order: OrderStatus): string {
 
 /** Where the money of one order is, in words a user can be told. */
 export function whereTheMoneyIs(order: OrderStatus): string {
+  // A transaction that must not be signed: the one thing to say is that (the next step says why).
+  if (order.state === 'built' && order.next.action === 'do_not_sign') return 'It must never be signed.'
   switch (order.state) {
     case 'built':
       // Untracked, a mined transaction leaves the state built: the status cannot tell whether the money left.
