@@ -108,7 +108,7 @@ function consequence(use: RouterUse): string {
 const chainsOf = (uses: readonly RouterUse[]): string => [...new Set(uses.map((use) => use.chain))].join(' and ')
 
 /**
- * The first next step of a swap or batch whose transaction depends on SwapEazi's inert default router on some chain
+ * The one next step of a swap or batch whose transaction depends on SwapEazi's inert default router on some chain
  * (its operator set no router there): the answer must say so before anyone signs. None otherwise.
  */
 export function inertRouterSteps(uses: readonly RouterUse[]): string[] {
@@ -122,7 +122,7 @@ export function inertRouterSteps(uses: readonly RouterUse[]): string[] {
 /**
  * A paid swap that would charge real money for transactions that depend on the inert default router: refused (422
  * router_not_deployed) before any payment is asked or taken, since what it would sell cannot work. A swap whose
- * payment is only recorded (x402's ledger mode, the embedded demo) is answered, its first next step saying not to sign.
+ * payment is only recorded (x402's ledger mode, the embedded demo) is answered, its one next step saying not to sign.
  */
 export function refuseChargeOnInertRouter(uses: readonly RouterUse[]): void {
   const inert = inertUses(uses)

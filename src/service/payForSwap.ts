@@ -296,7 +296,7 @@ function rejected(
 /**
  * Real money is neither asked nor taken for transactions that depend on the inert default router (422
  * router_not_deployed). Only the embedded demonstration's x402 payments are worth nothing: ledger settlement to the
- * inert 0x…dEaD, where the swap is answered and its first next step says not to sign. A ledger that records
+ * inert 0x…dEaD, where the swap is answered and its one next step says not to sign. A ledger that records
  * authorizations to a wallet of the operator's can still collect them, and MPP always moves money.
  */
 export function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
