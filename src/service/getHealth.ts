@@ -56,7 +56,7 @@ export function getHealth(deps: ServiceDeps): Health {
         ? [
             {
               code: 'router_default_inert' as const,
-              message: `No router of the operator's own on ${inertChains.join(', ')}: swaps that depend on those chains target SwapEazi's inert default router, deployed nowhere, and their answers say not to sign.`,
+              message: `No router of the operator's own on ${inertChains.join(', ')}: swaps that depend on those chains target SwapEazi's inert default router, deployed nowhere: their answers say not to sign, and paid swaps that depend on them are refused (router_not_deployed) wherever the payment would be worth something.`,
             },
           ]
         : []),
