@@ -10,7 +10,9 @@ import { ServiceError } from './serviceError.ts'
  * 404, so a reference that belongs to someone else is indistinguishable from one that does not exist.
  */
 export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters: { ref: string; keyId: string }): Promise<SwapRecordWire> {
-  const { ref, keyId } = parameters
+  const { keyId } = parameters
+  // The ULID in any case, as the build answered it in upper case.
+  const ref = /^swp_[0-9a-z]{26}$/i.test(parameters.ref) ? `swp_${parameters.ref.slice(4).toUpperCase()}` : parameters.ref
   const notFound = new ServiceError(
     'not_found',
     `No swap ${ref} is visible to this key. Swap references look like swp_ and 26 characters, as POST /api/v1/swap answered them.`,

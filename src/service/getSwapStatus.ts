@@ -26,6 +26,17 @@ export function checkTrackedRef(ref: string): void {
     throw new ServiceError('invalid_request', `ref ${REF_FORMAT}.`, { errors: [{ field: 'ref', message: REF_FORMAT }] })
 }
 
+/**
+ * A reference as recorded: its prefix in lower case and its ULID in upper case, as the build answered it. ULIDs are
+ * case-insensitive (Crockford base32), so `swp_01m88…` names the same swap; 400 for anything else.
+ */
+export function canonicalTrackedRef(ref: string): string {
+  const match = /^(swp|dsb)_([0-9a-z]{26})$/i.exec(ref)
+  const canonical = match === null ? ref : `${match[1]?.toLowerCase()}_${match[2]?.toUpperCase()}`
+  checkTrackedRef(canonical)
+  return canonical
+}
+
 /** The same 404 whether the reference never existed or is not ours to show: references are unguessable. */
 export function unknownRef(ref: string): ServiceError {
   return new ServiceError(
@@ -165,8 +176,7 @@ function batchStatus(ref: string, orders: readonly [OrderStatus, ...OrderStatus[
  * payment): that stays keyed (GET /api/v1/swap/{ref}).
  */
 export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: string }): Promise<SwapStatusWire> {
-  const { ref } = parameters
-  checkTrackedRef(ref)
+  const ref = canonicalTrackedRef(parameters.ref)
   const nowMs = deps.clock()
   const follows = (chain: ChainCode): boolean => deps.tracking?.follows(chain) ?? false
   const sourceTrackingOn = sourceTrackingOf(deps, follows, nowMs)

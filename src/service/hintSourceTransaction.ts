@@ -1,7 +1,7 @@
 import type { Hex } from 'viem'
 import { ChainCode } from '../schemas/catalogue.ts'
 import type { SwapStatusWire } from '../schemas/swapStatus.ts'
-import { checkTrackedRef, type GetSwapStatusDeps, getSwapStatus, unknownRef } from './getSwapStatus.ts'
+import { canonicalTrackedRef, type GetSwapStatusDeps, getSwapStatus, unknownRef } from './getSwapStatus.ts'
 import { ServiceError } from './serviceError.ts'
 
 /** The source chain of a recorded swap or batch; undefined when nothing is recorded under `ref`. */
@@ -46,8 +46,8 @@ async function doNotSignOfRef(deps: GetSwapStatusDeps, ref: string): Promise<str
  * RPC or tracker could not check it just now.
  */
 export async function hintSourceTransaction(deps: GetSwapStatusDeps, parameters: { ref: string; txHash: Hex }): Promise<SwapStatusWire> {
-  const { ref, txHash } = parameters
-  checkTrackedRef(ref)
+  const { txHash } = parameters
+  const ref = canonicalTrackedRef(parameters.ref)
   const chain = await sourceChainOf(deps, ref)
   if (chain === undefined) throw unknownRef(ref)
   const { tracking } = deps

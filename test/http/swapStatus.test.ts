@@ -404,22 +404,29 @@ describe.each(storeDrivers())('swap status on $name', (driver) => {
     })
 
     it('is 404 problem+json for a well-formed reference nobody recorded, and 400 naming ref for a malformed one', async () => {
-      for (const ref of ['swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
+      // In any case: the ULID is case-insensitive, and the answer names it as recorded.
+      for (const ref of ['swp_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'swp_01arz3ndektsv4rrffq69g5fav']) {
         const { response, body } = await status(ref)
         expect(response.status).toBe(404)
         expect(response.headers.get('content-type')).toBe('application/problem+json')
-        expect(body).toMatchObject({ code: 'not_found', ref })
+        expect(body).toMatchObject({ code: 'not_found', ref: `${ref.slice(0, 4)}${ref.slice(4).toUpperCase()}` })
       }
-      for (const ref of [
-        'swp_short',
-        'swp_01arz3ndektsv4rrffq69g5fav',
-        'abc_01ARZ3NDEKTSV4RRFFQ69G5FAV',
-        'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV.1',
-      ]) {
+      for (const ref of ['swp_short', 'abc_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'dsb_01ARZ3NDEKTSV4RRFFQ69G5FAV.1']) {
         const { response, body } = await status(ref)
         expect(response.status, ref).toBe(400)
         expect(body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'ref' }] })
       }
+    })
+
+    it('reads a reference in any case (a ULID is case-insensitive), answering it as the build did', async () => {
+      const swap = await keyedSwap({})
+      const lower = `swp_${swap.swapEaziRef.slice(4).toLowerCase()}`
+      const { response, body } = await status(lower)
+      expect(response.status).toBe(200)
+      expect(body['ref']).toBe(swap.swapEaziRef)
+      const record = await get(app, `/api/v1/swap/${lower}`, { 'x-swapeazi-key': KEY })
+      expect(record.status).toBe(200)
+      expect((await readJson(record))['swapEaziRef']).toBe(swap.swapEaziRef)
     })
 
     it('is counted as an anonymous read: over the per-IP limit it is 429', async () => {

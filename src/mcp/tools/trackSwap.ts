@@ -55,7 +55,8 @@ export const trackSwap = defineTool({
   inputSchema: {
     ref: z
       .string()
-      .regex(TRACKED_REF_PATTERN, 'must be swp_ or dsb_ and 26 characters, as build_swap answered it (swapEaziRef)')
+      // Its ULID in any case, as the service reads it.
+      .regex(new RegExp(TRACKED_REF_PATTERN.source, 'i'), 'must be swp_ or dsb_ and 26 characters, as build_swap answered it (swapEaziRef)')
       .describe('The swapEaziRef build_swap answered (swp_…), or a batch disbursementRef (dsb_…)'),
   },
   outputSchema: SwapStatusWire.shape,
