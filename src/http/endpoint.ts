@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import type * as z from 'zod'
 import type { AppDeps, AppEnv } from './appEnv.ts'
 import { parseJsonBody, readJsonText } from './readJsonBody.ts'
+import { ServiceError } from '../service/serviceError.ts'
 
 export type Method = 'GET' | 'POST'
 
@@ -87,12 +88,26 @@ export function defineEndpoint<Body = never>(declaration: EndpointDeclaration<Bo
     routePath: path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1'),
     makeHandler(deps, scope) {
       const handle = declaration.handler(deps, scope)
-      return (c) =>
-        handle(c, {
+      // An /api/v1 GET that declares no query parameter refuses any: `?chain=pol` on the corridor list used to answer
+      // every corridor as if filtered. An endpoint that declares some checks its own (intelligence's amount).
+      const refusesQuery =
+        method === 'GET' && path.startsWith('/api/v1/') && !(doc?.parameters ?? []).some((parameter) => parameter.in === 'query')
+      return (c) => {
+        if (refusesQuery) refuseQueryParameters(c.req.url)
+        return handle(c, {
           body: async () => parse(await readJsonText(c, bodyName)),
           bodyText: () => readJsonText(c, bodyName),
           parse,
         })
+      }
     },
   }
+}
+
+/** 400 naming the query parameters sent to an endpoint that takes none; nothing when there are none. */
+function refuseQueryParameters(url: string): void {
+  const names = [...new Set(new URL(url).searchParams.keys())]
+  if (names.length === 0) return
+  const message = `has ${names.map((name) => `"${name.slice(0, 40)}"`).join(', ')}, but this endpoint takes no query parameters: they are refused, not ignored (nothing here filters or pages)`
+  throw new ServiceError('invalid_request', `The query string ${message}.`, { errors: [{ field: '(query)', message }] })
 }

@@ -23,3 +23,17 @@ describe('the /api/v1 answers every key and limit may give', () => {
     expect(await readJson(response)).toMatchObject({ code: 'invalid_key' })
   })
 })
+
+describe('an /api/v1 GET that takes no query parameter', () => {
+  it('refuses one (?chain=pol on the corridor list was answered as if it filtered), and answers without', async () => {
+    const app = testApp()
+    const filtered = await get(app, '/api/v1/corridors?chain=pol')
+    expect(filtered.status).toBe(400)
+    expect(await readJson(filtered)).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ field: '(query)', message: expect.stringContaining('"chain", but this endpoint takes no query parameters') }],
+    })
+    expect((await get(app, '/api/v1/corridors')).status).toBe(200)
+    expect((await get(app, '/api/v1/health?verbose=1')).status).toBe(400)
+  })
+})
