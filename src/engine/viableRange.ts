@@ -57,12 +57,35 @@ function routeRange(catalogue: Catalogue, route: CandidateRoute, points: readonl
   }
 }
 
+/** The span of the routes' own ranges. */
+function spanOf(catalogue: Catalogue, routes: readonly CandidateRoute[], points: readonly bigint[]): ViableRange | undefined {
+  let range: ViableRange | undefined
+  for (const route of routes) {
+    const own = routeRange(catalogue, route, points)
+    if (!own) continue
+    range = range
+      ? { minIn: own.minIn < range.minIn ? own.minIn : range.minIn, maxIn: own.maxIn > range.maxIn ? own.maxIn : range.maxIn }
+      : own
+  }
+  return range
+}
+
 /**
  * DESIGN 3: the smallest and largest amounts a pair can take fall out of the rule that a route never costs more
  * than the fee it earns. Scans a log grid of amounts per route and refines both edges by bisection; the pair's
  * range is the span of its routes' ranges. Undefined when no amount is viable.
+ *
+ * `isUsable`: only the routes it says true of count (those a deployment sells); that range is not memoised, so a
+ * caller keeps it where it is asked for often.
  */
-export function viableRange(catalogue: Catalogue, from: Token, to: Token): ViableRange | undefined {
+export function viableRange(
+  catalogue: Catalogue,
+  from: Token,
+  to: Token,
+  isUsable?: (route: CandidateRoute) => boolean,
+): ViableRange | undefined {
+  const points = grid(from.decimals)
+  if (isUsable !== undefined) return spanOf(catalogue, candidateRoutes(catalogue, from, to).filter(isUsable), points)
   let cache = memo.get(catalogue)
   if (!cache) {
     cache = new Map()
@@ -70,15 +93,7 @@ export function viableRange(catalogue: Catalogue, from: Token, to: Token): Viabl
   }
   const key = `${from.key}>${to.key}`
   if (cache.has(key)) return cache.get(key)
-  const points = grid(from.decimals)
-  let range: ViableRange | undefined
-  for (const route of candidateRoutes(catalogue, from, to)) {
-    const own = routeRange(catalogue, route, points)
-    if (!own) continue
-    range = range
-      ? { minIn: own.minIn < range.minIn ? own.minIn : range.minIn, maxIn: own.maxIn > range.maxIn ? own.maxIn : range.maxIn }
-      : own
-  }
+  const range = spanOf(catalogue, candidateRoutes(catalogue, from, to), points)
   cache.set(key, range)
   return range
 }
@@ -86,10 +101,17 @@ export function viableRange(catalogue: Catalogue, from: Token, to: Token): Viabl
 /**
  * The range a quote at this slippage takes: viableRange (the routes' own, at no slippage) with its least amount raised
  * to the least whose minimum is not 0 (smallestQuotableAmount). What the quote's 422, the corridor listing and probes
- * advertise, so an amount inside it is never refused for its size. Undefined when no amount is viable.
+ * advertise, so an amount inside it is never refused for its size. Undefined when no amount is viable. `isUsable` as
+ * for viableRange.
  */
-export function quotableRange(catalogue: Catalogue, from: Token, to: Token, slippageE18: bigint): ViableRange | undefined {
-  const range = viableRange(catalogue, from, to)
+export function quotableRange(
+  catalogue: Catalogue,
+  from: Token,
+  to: Token,
+  slippageE18: bigint,
+  isUsable?: (route: CandidateRoute) => boolean,
+): ViableRange | undefined {
+  const range = viableRange(catalogue, from, to, isUsable)
   if (range === undefined) return undefined
   const quotable = smallestQuotableAmount(catalogue, from, to, slippageE18, range.maxIn) ?? range.minIn
   return quotable > range.minIn ? { minIn: quotable, maxIn: range.maxIn } : range

@@ -68,6 +68,12 @@ export const Problem = z
       .optional()
       .describe('amount_out_of_range with limit token_supply: the most one amount, or a batch, may carry, in whole tokens'),
     field: z.string().optional().describe('The field the problem is about, where one is'),
+    routerChains: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "router_not_deployed: the agent-callable chains with a router of this service's operator's own (`chains` names those the swap would need one on): swaps from them that swap on arrival only on them are sold",
+      ),
   })
   .catchall(z.unknown())
   .meta({ id: 'Problem' })

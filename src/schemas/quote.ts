@@ -92,6 +92,27 @@ export const RouteWire = z
   })
   .meta({ id: 'Route' })
 
+/**
+ * Extension: why a quoted route is not sold by this service, and what to do instead. A route that would use SwapEazi's
+ * inert default router or executor, on a chain where the operator set no router of their own, is refused by the paid
+ * swap (422 router_not_deployed) before any payment.
+ */
+export const NotSoldWire = z
+  .object({
+    reason: z.literal('router_not_deployed'),
+    detail: z.string().describe("Which chain lacks a router of the operator's own, and what this service sells instead"),
+    chains: z
+      .array(ChainCode)
+      .describe("The chains where the route would use SwapEazi's inert default router (its source) or executor (a swap on arrival)"),
+    routerChains: z
+      .array(ChainCode)
+      .describe(
+        "The agent-callable chains with a router of the operator's own: routes from them that swap on arrival only on them are sold",
+      ),
+  })
+  .meta({ id: 'NotSold' })
+export type NotSoldWire = z.infer<typeof NotSoldWire>
+
 /** Spec 2.2 plus what an agent needs to judge the quote: the fee, the route and its costs, and the expiry. */
 export const QuoteResult = z
   .object({
@@ -144,6 +165,9 @@ export const QuoteResult = z
       .array(z.string())
       .optional()
       .describe('What the market state means for this quote, when it matters: an FX rate held through the weekend FX closure'),
+    notSold: NotSoldWire.optional().describe(
+      'Present when this service does not sell the route (a paid swap refuses it, 422 router_not_deployed, before any payment): why, and what to ask for instead. Absent: build_swap or POST /api/x402/swap builds it',
+    ),
   })
   .meta({ id: 'QuoteResult' })
 export type QuoteResult = z.infer<typeof QuoteResult>
@@ -151,9 +175,15 @@ export type QuoteResult = z.infer<typeof QuoteResult>
 /** Why a pair or corridor cell is not served (an extension field beside the spec's): a stable reason, the figures. */
 export const NotServedWire = z.object({
   reason: z
-    .enum(['no_pair', 'not_buildable', 'cost_exceeds_fee', 'no_route'])
-    .describe('not_buildable: a step no transaction can be built through yet; cost_exceeds_fee: never sold at a loss'),
+    .enum(['no_pair', 'not_buildable', 'cost_exceeds_fee', 'no_route', 'router_not_deployed'])
+    .describe(
+      "not_buildable: a step no transaction can be built through yet; cost_exceeds_fee: never sold at a loss; router_not_deployed: every route would use SwapEazi's router or executor on a chain where this service's operator set none of their own (`chains`), so a paid swap refuses it",
+    ),
   detail: z.string(),
+  chains: z
+    .array(ChainCode)
+    .optional()
+    .describe("router_not_deployed: the chains without a router of the operator's own that the routes would use"),
   costBps: z.number().int().optional().describe("cost_exceeds_fee: the cheapest route's real cost at the reference amount"),
   feeBps: z.number().int().optional().describe('cost_exceeds_fee: what the 0.5% fee covers'),
 })

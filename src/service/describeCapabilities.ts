@@ -4,6 +4,8 @@ import type { CapabilityManifest } from '../schemas/discovery.ts'
 import type { NotServedWire } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
+import { listCorridors } from './listCorridors.ts'
+import { soldRoutesOf } from './routerNotSold.ts'
 
 type NotServedOn = (NotServedWire & { chain: CorridorEntry['chains'][number] })[]
 
@@ -31,6 +33,18 @@ function notServedChains(catalogue: Catalogue, row: CorridorEntry): NotServedOn 
   return found
 }
 
+/**
+ * The listed chains where a row routes but none of its routes is sold here, as the corridor listing says
+ * (router_not_deployed): only where this deployment's paid swap refuses routes that need a router it has not set.
+ */
+function unsoldChains(deps: ServiceDeps, index: number): NotServedOn {
+  if (soldRoutesOf(deps) === undefined) return []
+  const row = listCorridors(deps).corridors[index]
+  return (row?.byChain ?? []).flatMap(({ chain, notServed }) =>
+    notServed?.reason === 'router_not_deployed' ? [{ chain, ...notServed }] : [],
+  )
+}
+
 /** The capability manifest of spec 2.7, built from the catalogue; `{app_url}` is filled from configuration. */
 export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
   const { files, catalogue, appUrl } = deps
@@ -47,9 +61,9 @@ export function describeCapabilities(deps: ServiceDeps): CapabilityManifest {
   return {
     chains: files.chains.chains.map((chain) => ({ ...chain, ...(chain.note ? { note: fillAppUrl(chain.note, appUrl) } : {}) })),
     supportedTokens,
-    corridors: files.corridors.corridors.map((row) => {
+    corridors: files.corridors.corridors.map((row, index) => {
       // The spec's row as the catalogue advertises it; where it is not served now, why (DESIGN 7.20).
-      const notServedOn = notServedChains(catalogue, row)
+      const notServedOn = [...notServedChains(catalogue, row), ...unsoldChains(deps, index)]
       return { ...row, description: fillAppUrl(row.description, appUrl), ...(notServedOn.length === 0 ? {} : { notServedOn }) }
     }),
     moat: pricing.moat,

@@ -5,6 +5,7 @@ import {
   type FindRoutesReturnType,
   type NotViableReason,
   pairNotServed,
+  type PricedRoute,
   type QuoteAmounts,
   quotableRange,
 } from '../engine/index.ts'
@@ -14,6 +15,7 @@ import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
 import { preferredRoutes } from './inertRouter.ts'
+import { routeNotSold } from './routerNotSold.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { ServiceError } from './serviceError.ts'
 
@@ -184,12 +186,22 @@ function bindingLimit(reasons: readonly NotViableReason[], isTooSmall: boolean):
   return reasons.length > 0 && reasons.every((reason) => reason === 'above_bridge_maximum') ? 'bridge_maximum' : 'liquidity'
 }
 
+/**
+ * A route's quote as the free quote answers it: marked `notSold` where a paid swap here would refuse it (it needs a
+ * router the operator has not set), so it never reads as something build_swap sells.
+ */
+function quoteOf(deps: ServiceDeps, request: ResolvedQuoteRequest, amounts: QuoteAmounts, priced: PricedRoute): QuoteResult {
+  const quote = formatQuote(deps, request, amounts, priced)
+  const notSold = routeNotSold(deps, priced.route)
+  return notSold === undefined ? quote : { ...quote, notSold }
+}
+
 /** The free quote (spec 2.2): the BALANCED route, as the swap would use it. */
 export function getQuote(deps: ServiceDeps, params: QuoteParams): GetQuoteReturnType {
   const routed = routeQuoteRequest(deps, params)
   if ('kind' in routed) return routed
   const { request, found } = routed
-  return { kind: 'quote', quote: formatQuote(deps, request, found.amounts, found.ranked.BALANCED) }
+  return { kind: 'quote', quote: quoteOf(deps, request, found.amounts, found.ranked.BALANCED) }
 }
 
 /** The v1 ranked quote: full quotes for the FASTEST, BALANCED and CHEAPEST routes, each with its own quoteId. */
@@ -199,7 +211,7 @@ export function getRankedQuote(deps: ServiceDeps, params: QuoteParams): GetRanke
   const { request, found } = routed
   const routes = (['FASTEST', 'BALANCED', 'CHEAPEST'] as const).map((ranking) => ({
     ranking,
-    ...formatQuote(deps, request, found.amounts, found.ranked[ranking]),
+    ...quoteOf(deps, request, found.amounts, found.ranked[ranking]),
   }))
   return { kind: 'ranked', body: { routes, viableRoutes: found.viable.length, candidateRoutes: found.candidates } }
 }

@@ -1,9 +1,10 @@
 import { type Address, formatEther, hexToBigInt, isAddressEqual } from 'viem'
-import { DEFAULT_ROUTER_ADDRESS } from '../contracts/deployRouter.ts'
+import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../contracts/deployRouter.ts'
 import type { CandidateRoute, Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { BuildRouteTransactionReturnType } from '../tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
+import type { ServiceDeps } from './deps.ts'
 import { ServiceError } from './serviceError.ts'
 
 /** The inert default router and its executor, deployed nowhere (docs/router-contract.md). */
@@ -28,8 +29,13 @@ export function inertChainsOf(catalogue: Catalogue, routerOn: (chain: ChainCode)
     .map((chain) => chain.id)
 }
 
+/** Where a deployment's routers are: the operator's own, or the inert default. */
+type RouterOn = (chain: ChainCode) => { router: Address }
+
 type InertRouting = {
   chains: ReadonlySet<ChainCode>
+  /** The agent-callable chains with a router of the operator's own, in the catalogue's order. */
+  routed: readonly ChainCode[]
   /** What routing prefers, where there is something to prefer (preferredRoutes). */
   prefer: ((route: CandidateRoute) => boolean) | undefined
 }
@@ -37,28 +43,61 @@ type InertRouting = {
 /** Per deployment (its routerOn): the chains are the configuration's, read once; the catalogue's prices may change. */
 const routings = new WeakMap<object, InertRouting>()
 
-function inertRoutingOf(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): InertRouting {
+function inertRoutingOf(catalogue: Catalogue, routerOn: RouterOn): InertRouting {
   const known = routings.get(routerOn)
   if (known !== undefined) return known
   const chains = new Set(inertChainsOf(catalogue, routerOn))
-  const callable = [...catalogue.chains.values()].filter((chain) => chain.isAgentCallable).length
+  const callable = [...catalogue.chains.values()].filter((chain) => chain.isAgentCallable).map((chain) => chain.id)
   const routing: InertRouting = {
     chains,
+    routed: callable.filter((chain) => !chains.has(chain)),
     prefer:
-      chains.size === 0 || chains.size === callable
+      chains.size === 0 || chains.size === callable.length
         ? undefined
-        : (route) =>
-            chains.has(route.from.chain) ||
-            route.bridge === undefined ||
-            route.destinationSwaps.length === 0 ||
-            !chains.has(route.bridge.to.chain),
+        : (route) => chains.has(route.from.chain) || inertChainsOn(chains, route).length === 0,
   }
   routings.set(routerOn, routing)
   return routing
 }
 
+/** The chains of `inert` whose default contract a route uses: its source chain's router, and the executor of a swap on arrival. */
+function inertChainsOn(inert: ReadonlySet<ChainCode>, route: CandidateRoute): ChainCode[] {
+  const chains: ChainCode[] = []
+  if (inert.has(route.from.chain)) chains.push(route.from.chain)
+  // A bridge alone delivers to the recipient; only a swap on arrival runs in the executor there.
+  const lane = route.bridge
+  if (lane !== undefined && route.destinationSwaps.length > 0 && inert.has(lane.to.chain)) chains.push(lane.to.chain)
+  return chains
+}
+
+/**
+ * The chains where a route would use SwapEazi's inert default contracts under this deployment's routers, found from
+ * the route alone (no transaction built): its source chain, where the user's transaction calls the router, and the
+ * destination chain of a swap on arrival, which runs in the executor there. Empty when it needs neither.
+ */
+export function inertChainsOfRoute(catalogue: Catalogue, routerOn: RouterOn, route: CandidateRoute): ChainCode[] {
+  return inertChainsOn(inertRoutingOf(catalogue, routerOn).chains, route)
+}
+
+/** The agent-callable chains with a router of the operator's own (read once per deployment). */
+export function routerChainsOf(catalogue: Catalogue, routerOn: RouterOn): readonly ChainCode[] {
+  return inertRoutingOf(catalogue, routerOn).routed
+}
+
+/**
+ * Whether a paid swap here is refused (422 router_not_deployed) when its transactions would use the inert default
+ * router or executor: everywhere but the embedded demonstration, whose x402 payments are worth nothing (ledger
+ * settlement to the inert 0x…dEaD) and whose swaps are answered with "do not sign". A ledger recording payments to a
+ * wallet of the operator's can still collect them, and MPP (`offersMpp`: the challenge also offers it) always moves
+ * money. Discovery asks it for the paid swap of /api/x402/swap and build_swap, which offer x402 only.
+ */
+export function refusesInertRouter(deps: Pick<ServiceDeps, 'settler' | 'payTo'>, offersMpp: boolean): boolean {
+  const isWorthless = deps.settler.mode === 'ledger' && isAddressEqual(deps.payTo, INERT_OWNER) && !offersMpp
+  return !isWorthless
+}
+
 /** Whether some agent-callable chain has no router of the operator's own (read once per deployment). */
-export function hasInertChains(catalogue: Catalogue, routerOn: (chain: ChainCode) => { router: Address }): boolean {
+export function hasInertChains(catalogue: Catalogue, routerOn: RouterOn): boolean {
   return inertRoutingOf(catalogue, routerOn).chains.size > 0
 }
 
@@ -67,10 +106,7 @@ export function hasInertChains(catalogue: Catalogue, routerOn: (chain: ChainCode
  * one of them, when its source chain has a router (from a chain without one nothing can be built, whatever the route).
  * Undefined where every chain has a router, or none has: nothing to prefer.
  */
-export function preferredRoutes(
-  catalogue: Catalogue,
-  routerOn: (chain: ChainCode) => { router: Address },
-): ((route: CandidateRoute) => boolean) | undefined {
+export function preferredRoutes(catalogue: Catalogue, routerOn: RouterOn): ((route: CandidateRoute) => boolean) | undefined {
   return inertRoutingOf(catalogue, routerOn).prefer
 }
 
@@ -108,6 +144,16 @@ function consequence(use: RouterUse): string {
 const chainsOf = (uses: readonly RouterUse[]): string => [...new Set(uses.map((use) => use.chain))].join(' and ')
 
 /**
+ * What this service does sell, for an answer that refuses or marks something it does not (its router is missing on
+ * `inert`): swaps from the chains with a router of its operator's own that swap on arrival only on those, or nothing.
+ */
+export function soldInsteadText(routed: readonly ChainCode[], inert: readonly ChainCode[]): string {
+  const elsewhere = `use a SwapEazi service that runs its own router on ${inert.join(' and ')}`
+  if (routed.length === 0) return `This service sells no swap: its operator has set no router of their own on any chain; ${elsewhere}.`
+  return `This service sells swaps from ${routed.join(', ')} (the chains with a router of its operator's own) that swap on arrival only on those: quote another route or pair among them (GET /api/v1/corridors lists what is sold), or ${elsewhere}.`
+}
+
+/**
  * The one next step of a swap or batch whose transaction depends on SwapEazi's inert default router on some chain
  * (its operator set no router there): the answer must say so before anyone signs. None otherwise.
  */
@@ -121,15 +167,18 @@ export function inertRouterSteps(uses: readonly RouterUse[]): string[] {
 
 /**
  * A paid swap that would charge real money for transactions that depend on the inert default router: refused (422
- * router_not_deployed) before any payment is asked or taken, since what it would sell cannot work. A swap whose
- * payment is only recorded (x402's ledger mode, the embedded demo) is answered, its one next step saying not to sign.
+ * router_not_deployed) before any payment is asked or taken, since what it would sell cannot work; the refusal names
+ * what is sold instead (`routerChains`: the chains with a router of the operator's own). A swap whose payment is only
+ * recorded (x402's ledger mode, the embedded demo) is answered, its one next step saying not to sign.
  */
-export function refuseChargeOnInertRouter(uses: readonly RouterUse[]): void {
+export function refuseChargeOnInertRouter(deps: Pick<ServiceDeps, 'catalogue' | 'routerOn'>, uses: readonly RouterUse[]): void {
   const inert = inertUses(uses)
   if (inert.length === 0) return
+  const chains = [...new Set(inert.map((use) => use.chain))]
+  const routerChains = routerChainsOf(deps.catalogue, deps.routerOn)
   throw new ServiceError(
     'router_not_deployed',
-    `This swap is not sold here: ${inert.map(consequence).join('; and ')}. This service's operator has not set a router of its own on ${chainsOf(inert)}; nothing was charged. Other pairs and chains may be served, or use a SwapEazi service that runs its own router there.`,
-    { chains: [...new Set(inert.map((use) => use.chain))] },
+    `This swap is not sold here: ${inert.map(consequence).join('; and ')}. This service's operator has not set a router of its own on ${chainsOf(inert)}; nothing was charged. ${soldInsteadText(routerChains, chains)}`,
+    { chains, routerChains: [...routerChains] },
   )
 }

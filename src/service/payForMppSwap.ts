@@ -97,7 +97,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     await screenSwapAddresses(deps, params)
     built = buildSwapTransaction(deps, { params, swapEaziRef })
     // An MPP payment is always real money: none is taken for transactions that depend on the inert default router.
-    refuseChargeOnInertRouter(routerUsesOf(built.build))
+    refuseChargeOnInertRouter(deps, routerUsesOf(built.build))
     await preflightBuild(deps, {
       built: swapTransactionOf(built, deps.routerOn),
       requestKey,

@@ -4,7 +4,7 @@ import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import type { PaymentRejection, SettlementMode } from '../payments/x402/settlement.ts'
 import { decodePaymentSignature, normalisePaymentV2, paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import { verifyPayment } from '../payments/x402/verifyPayment.ts'
-import { getAddress, isAddressEqual } from 'viem'
+import { getAddress } from 'viem'
 import type { QuoteParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import type { PaymentPayload, PaymentReceipt, PaymentRequiredV2, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
@@ -12,8 +12,7 @@ import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
-import { hasInertChains, refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
-import { INERT_OWNER } from '../contracts/deployRouter.ts'
+import { hasInertChains, refuseChargeOnInertRouter, refusesInertRouter, routerUsesOf } from './inertRouter.ts'
 import { demonstrationNotice, paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
@@ -300,6 +299,5 @@ function rejected(
  * authorizations to a wallet of the operator's can still collect them, and MPP always moves money.
  */
 export function refuseChargeOnDemoRouter(deps: ServiceDeps, built: ReturnType<typeof buildSwapTransaction>, offersMpp: boolean): void {
-  const isWorthless = deps.settler.mode === 'ledger' && isAddressEqual(deps.payTo, INERT_OWNER) && !offersMpp
-  if (!isWorthless) refuseChargeOnInertRouter(routerUsesOf(built.build))
+  if (refusesInertRouter(deps, offersMpp)) refuseChargeOnInertRouter(deps, routerUsesOf(built.build))
 }

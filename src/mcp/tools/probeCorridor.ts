@@ -37,6 +37,10 @@ type QuoteAnswer =
 function readQuote(response: ServiceResponse): QuoteAnswer {
   if (response.status === 200) {
     const quote = QuoteResult.safeParse(response.body)
+    // A route this service does not sell (its paid swap would refuse it) is not served, whatever the quote prices.
+    const notSold = quote.success ? quote.data.notSold : undefined
+    if (notSold !== undefined)
+      return { kind: 'refused', reason: notSold.reason, detail: notSold.detail, appUrl: null, viableRange: null, fields: [] }
     if (quote.success) return { kind: 'served', quote: quote.data }
     const unsupported = UnsupportedPair.safeParse(response.body)
     if (!unsupported.success)
@@ -157,7 +161,7 @@ export const probeCorridor = defineTool({
       .string()
       .nullable()
       .describe(
-        'Why not at amountTested, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range (see viableRange), invalid_request (the amount has more fraction digits than the token has decimals; detail gives a valid one), ...',
+        "Why not at amountTested, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range (see viableRange), invalid_request (the amount has more fraction digits than the token has decimals; detail gives a valid one), router_not_deployed (the route would use a router this service's operator has not set on a chain, so its paid swap refuses it; detail says what is sold instead), ...",
       ),
     detail: z.string().nullable().describe('The reason in words, with what to send instead'),
     amountTested: z.string(),
@@ -216,13 +220,13 @@ export const probeCorridor = defineTool({
     const appUrl = (tested.kind === 'refused' ? tested.appUrl : null) ?? listed?.appUrl ?? null
     // The service's own answer for this amount first: it is the range at the quote's slippage.
     let viableRange = (tested.kind === 'refused' ? tested.viableRange : null) ?? leg?.viableRange ?? null
-    const reason = tested.kind === 'served' ? null : tested.reason
+    let reason = tested.kind === 'served' ? null : tested.reason
     let detail = tested.kind === 'served' ? null : tested.detail
 
     // An answer about the amount, not the pair: quote the pair once more at an amount it takes, so the answer can
     // say whether the pair is served and show the route, the bridges and the duration as for any served amount.
     const invalidAmount = tested.kind === 'refused' && tested.reason === 'invalid_request' && tested.fields.includes('fromAmount')
-    const outOfRange = tested.kind === 'refused' && tested.reason === 'amount_out_of_range'
+    let outOfRange = tested.kind === 'refused' && tested.reason === 'amount_out_of_range'
     let example: string | null = null
     if (invalidAmount) {
       const decimals = await decimalsOf(client, args.fromChain, args.fromToken)
@@ -231,6 +235,13 @@ export const probeCorridor = defineTool({
         detail = `amount has more fraction digits than ${args.fromToken} on ${args.fromChain} has decimals (${decimals}); send at most ${decimals}${example ? `, for example "${example}"` : ''}.`
     } else if (outOfRange && viableRange) example = nearestBound(amount, viableRange)
     const retried = example === null ? null : readQuote(await quoteAt(example))
+    // Amounts the pair takes are priced but not sold here: that is the answer, not the amount.
+    if (outOfRange && retried?.kind === 'refused' && retried.reason === 'router_not_deployed') {
+      reason = retried.reason
+      detail = retried.detail
+      outOfRange = false
+      viableRange = leg?.viableRange ?? null
+    }
     const sample = tested.kind === 'served' ? tested.quote : retried?.kind === 'served' ? retried.quote : null
 
     // A pair the listing does not carry (one token on two chains): its range is what the service answers for an
