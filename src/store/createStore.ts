@@ -313,14 +313,27 @@ async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<voi
 /** The columns insertSwaps writes per swap. */
 const INSERTED_SWAP_COLUMNS = 18
 
+/** The insert of `count` swaps, by count: the same few texts, built once (each is a prepared statement of its own). */
+const insertSwapsText = new Map<number, string>()
+
+function insertSwapsTextOf(count: number): string {
+  let text = insertSwapsText.get(count)
+  if (text === undefined) {
+    const rows = Array.from(
+      { length: count },
+      (_, row) =>
+        `(${Array.from({ length: INSERTED_SWAP_COLUMNS }, (_, column) => `$${row * INSERTED_SWAP_COLUMNS + column + 1}`).join(', ')})`,
+    )
+    text = `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce, key_id) values ${rows.join(', ')}`
+    insertSwapsText.set(count, text)
+  }
+  return text
+}
+
 /** Inserts swaps in one statement (all or none). */
 async function insertSwaps(tx: Pick<Sql, 'query'>, swaps: readonly SwapRecord[]): Promise<void> {
-  const rows = swaps.map(
-    (_, row) =>
-      `(${Array.from({ length: INSERTED_SWAP_COLUMNS }, (_, column) => `$${row * INSERTED_SWAP_COLUMNS + column + 1}`).join(', ')})`,
-  )
   await tx.query(
-    `insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce, key_id) values ${rows.join(', ')}`,
+    insertSwapsTextOf(swaps.length),
     swaps.flatMap((swap) => [
       ...swapValues(swap),
       swap.payment?.payer.toLowerCase() ?? null,
