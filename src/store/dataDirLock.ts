@@ -21,7 +21,8 @@ import { DataDirHolder } from '../schemas/dataDirLock.ts'
 // created with O_EXCL, naming its pid; a second process refuses to open the directory while that pid lives.
 //
 // A lock is stale, and is taken over, when:
-// - its pid is not alive (the holder was killed: kill -9, a crash, a power cut);
+// - its pid is not alive (the holder was killed: kill -9, a crash, a power cut), or, on Linux, is a zombie: exited,
+//   not yet reaped by its parent;
 // - its pid is this process's and this process does not hold it (a container restarted with the same pids);
 // - on Linux, the process with its pid started after the lock was taken (the pid was reused), unless the holder's
 //   operator socket still answers (a wall clock stepped forward under a live holder).
@@ -212,10 +213,25 @@ async function isHolderAlive(path: string, holder: DataDirHolder): Promise<boole
 function isPidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     // EPERM: it lives, under another user.
     return codeOf(error) === 'EPERM'
+  }
+  return !isZombie(pid)
+}
+
+/**
+ * Whether, on Linux, the pid is a process that has exited and not yet been reaped (state Z or X in /proc/PID/stat):
+ * signal 0 still reaches it, but it runs nothing and holds no file, as after a kill -9 whose parent (a supervisor, or
+ * a container's PID 1 that reaps nothing) has not waited for it. False where /proc cannot tell.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state === 'Z' || state === 'X'
+  } catch {
+    return false
   }
 }
 

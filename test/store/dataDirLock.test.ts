@@ -110,6 +110,33 @@ describe('the lock on a PGlite data directory', () => {
   })
 
   it.skipIf(process.platform !== 'linux')(
+    'takes over a lock whose process has exited but is not yet reaped (a zombie, as after kill -9 under a parent that has not waited)',
+    async () => {
+      // The shell starts a child that exits at once, then becomes `sleep`, which never waits for it: a zombie for 5 s.
+      const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'])
+      const [line] = (await once(createInterface({ input: parent.stdout }), 'line')) as [string]
+      const zombie = Number(line)
+      try {
+        let state = ''
+        for (let tries = 0; tries < 100 && state !== 'Z'; tries += 1) {
+          const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8')
+          state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+          if (state !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        expect(state).toBe('Z')
+        const dataDir = freshDir()
+        plantLock(dataDir, { pid: zombie })
+        expect(await findDataDirHolder(dataDir)).toBeUndefined()
+        const lock = await acquireDataDirLock(dataDir)
+        expect(readHolder(dataDir).pid).toBe(process.pid)
+        lock.release()
+      } finally {
+        parent.kill()
+      }
+    },
+  )
+
+  it.skipIf(process.platform !== 'linux')(
     'takes over a lock whose pid now belongs to a process started after it (a reused pid)',
     async () => {
       const dataDir = freshDir()
