@@ -1,4 +1,4 @@
-import pg from 'pg'
+import type pg from 'pg'
 import type { Sql } from './sql.ts'
 
 /** How long the first connection may take before start-up gives up: never a hang on an address that drops packets. */
@@ -19,8 +19,10 @@ export type OpenPostgresSqlOptions = {
 export async function openPostgresSql(url: string, options: OpenPostgresSqlOptions = {}): Promise<Sql> {
   const { schema } = options
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`not a plain schema name: ${schema}`)
-  await probe(url, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)
-  const pool = new pg.Pool({
+  // pg is loaded only here: the embedded default never needs it, and loading it cost about 60 ms of every start.
+  const { default: driver } = await import('pg')
+  await probe(driver, url, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)
+  const pool = new driver.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
@@ -81,8 +83,8 @@ async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
  * One bounded connection before the pool is made. The pool's own connections wait without a limit (requests queue
  * for a free one under load), so the first check cannot rely on them to give up.
  */
-async function probe(url: string, timeoutMs: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs })
+async function probe(driver: typeof pg, url: string, timeoutMs: number): Promise<void> {
+  const client = new driver.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs })
   client.on('error', () => {})
   try {
     await client.connect()
