@@ -55,7 +55,11 @@ export type AcrossFeesClientParameters = {
   url?: string
   /** Default: an undici Agent of its own, keep-alive, with the timeouts below. */
   dispatcher?: Dispatcher
-  /** Per request: connecting, then the headers, then the body. Default 10 000 each. */
+  /**
+   * Per attempt, from when it is sent to the answer's last byte: a deadline over the whole answer, not only each gap
+   * between its parts (undici's own timeouts, also set to it, would let a body that trickles in run for minutes).
+   * Default 10 000.
+   */
   timeoutMs?: number
   /** Attempts of one request before it fails, on a transport error, a timeout, 429 or 5xx. Default 3. */
   attempts?: number
@@ -164,6 +168,16 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
   async function once(query: SuggestedFeesQuery, isWarming: boolean, signal?: AbortSignal): Promise<SuggestedFees | { retry: string }> {
     await waitForSlot(isWarming)
     if (signal?.aborted === true) throw new AcrossApiError('stopped before the request was sent', { isTransient: true })
+    // The attempt is cut at its deadline or by the caller's signal, whichever comes first; undici rejects the request,
+    // or fails the body being read, with the reason.
+    const cut = new AbortController()
+    const onStop = (): void => cut.abort(signal?.reason)
+    signal?.addEventListener('abort', onStop, { once: true })
+    const deadline = setTimeout(() => {
+      const timeout = new Error(`no whole answer within ${timeoutMs} ms`)
+      timeout.name = 'TimeoutError'
+      cut.abort(timeout)
+    }, timeoutMs)
     let statusCode: number
     let text: string
     try {
@@ -172,12 +186,15 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
         path: pathOf(query),
         method: 'GET',
         headers: { accept: 'application/json' },
-        ...(signal === undefined ? {} : { signal }),
+        signal: cut.signal,
       })
       statusCode = response.statusCode
       text = await readBounded(response.body)
     } catch (error) {
       return { retry: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }
+    } finally {
+      clearTimeout(deadline)
+      signal?.removeEventListener('abort', onStop)
     }
     if (statusCode === 429 || statusCode >= 500) return { retry: `HTTP ${statusCode}` }
     if (statusCode !== 200) throw new AcrossApiError(`Across answered HTTP ${statusCode}: ${text.slice(0, 300)}`)

@@ -47,6 +47,7 @@ afterAll(async () => {
 afterEach(() => {
   stand.failNext(0, 503)
   stand.setDelayMs(0)
+  stand.setDribbleMs(0)
   stand.requests.length = 0
   stand.sockets.clear()
 })
@@ -168,6 +169,26 @@ describe('createAcrossFeesClient', () => {
       // undici's timers are coarse (about half a second), but both attempts end long before one answer would come.
       expect(Date.now() - started).toBeLessThan(4000)
       expect(stand.requests).toHaveLength(2)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('cuts an answer whose body does not end within the timeout, however steadily it trickles', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick, timeoutMs: 1000, attempts: 1 })
+    try {
+      // Headers at once, then a byte every 100 ms: no gap reaches undici's body timeout, and the answer would take
+      // over a minute.
+      stand.setDribbleMs(100)
+      const started = Date.now()
+      const outcome = await client.suggestedFees({ ...query, amount: USDC }).catch((error: unknown) => error)
+      expect(Date.now() - started).toBeLessThan(2000)
+      expect(outcome).toBeInstanceOf(AcrossApiError)
+      expect(outcome).toMatchObject({
+        isTransient: true,
+        message: expect.stringMatching(/could not be asked \(1 attempts; last: TimeoutError: no whole answer within 1000 ms\)$/),
+      })
+      expect(stand.requests).toHaveLength(1)
     } finally {
       await client.close()
     }

@@ -99,6 +99,8 @@ export type AcrossStandIn = {
   failNext(count: number, status: number): void
   /** Each answer waits this long before its headers (a timeout). */
   setDelayMs(ms: number): void
+  /** Each answer sends its headers at once, then its body one byte every `ms` (0: all at once), as a stalled proxy might. */
+  setDribbleMs(ms: number): void
   laneOf(originChainId: number, destinationChainId: number): StandInLane
   close(): Promise<void>
 }
@@ -109,6 +111,7 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
   const sockets = new Set<unknown>()
   let failures = { count: 0, status: 503 }
   let delayMs = 0
+  let dribbleMs = 0
   const laneOf = (origin: number, destination: number): StandInLane => lanes.get(`${origin}>${destination}`) ?? DEFAULT_LANE
 
   /** The status and body a request gets. */
@@ -142,7 +145,21 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
     const send = (): void => {
       if (response.destroyed) return
       response.writeHead(status, { 'content-type': 'application/json' })
-      response.end(JSON.stringify(body))
+      const text = JSON.stringify(body)
+      if (dribbleMs <= 0) {
+        response.end(text)
+        return
+      }
+      let at = 0
+      const timer = setInterval(() => {
+        if (response.destroyed) clearInterval(timer)
+        else if (at < text.length) response.write(text.charAt(at++))
+        else {
+          clearInterval(timer)
+          response.end()
+        }
+      }, dribbleMs)
+      response.on('close', () => clearInterval(timer))
     }
     if (delayMs > 0) setTimeout(send, delayMs)
     else send()
@@ -163,6 +180,9 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
     },
     setDelayMs(ms) {
       delayMs = ms
+    },
+    setDribbleMs(ms) {
+      dribbleMs = ms
     },
     laneOf,
     async close() {
