@@ -7,7 +7,7 @@ import { TRACKED_REF_PATTERN } from '../schemas/swapStatus.ts'
 import { ORDER_SIGNING_WINDOW_SEC } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { explorerTxUrl } from './explorerTxUrl.ts'
-import { hasInertChains, inertRouterSteps, type RouterUse } from './inertRouter.ts'
+import { hasInertChains, inertRouterSteps, type RouterUse, recordedExecutorUsesOf } from './inertRouter.ts'
 import { orderDeadlineOf } from './orderDeadlineOf.ts'
 import { type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
 import { type BuiltOrder, orderStatus } from './orderStatus.ts'
@@ -51,53 +51,74 @@ const RecordedCall = z.object({ to: z.string(), value: z.string().optional() })
 /** What a recorded swap's quote says of its route: a swap step after the bridge runs on our executor there. */
 const RecordedRoute = z.object({ route: z.object({ steps: z.array(z.object({ type: z.string() })) }) })
 
+/** The router a recorded transaction calls on its source chain, with the native value it sends; undefined if none. */
+function recordedRouterUseOf(chain: ChainCode, transactionRequest: unknown): RouterUse | undefined {
+  const call = RecordedCall.safeParse(transactionRequest)
+  if (!call.success || !isAddress(call.data.to, { strict: false })) return undefined
+  return {
+    chain,
+    address: call.data.to,
+    role: 'router',
+    ...(call.data.value === undefined || !isHex(call.data.value) ? {} : { valueWei: hexToBigInt(call.data.value) }),
+  }
+}
+
 /**
- * Why a recorded order's transaction must not be signed: it calls the inert default router, or (a swap on arrival)
- * delivers to the inert executor on its destination chain; undefined when neither.
+ * For a record whose calldata is not a call of our router (none this service builds): the executor its quote's route
+ * would deliver to (a swap on arrival), as this deployment configures it today.
+ */
+function configuredExecutorUsesOf(deps: GetSwapStatusDeps, toChain: ChainCode, quote: unknown): RouterUse[] {
+  const route = RecordedRoute.safeParse(quote)
+  const steps = route.success ? route.data.route.steps : []
+  const bridgeAt = steps.findIndex((step) => step.type === 'bridge')
+  if (bridgeAt < 0 || !steps.slice(bridgeAt + 1).some((step) => step.type === 'swap')) return []
+  return [{ chain: toChain, address: deps.routerOn(toChain).executor, role: 'executor' }]
+}
+
+/**
+ * Why a recorded swap's transaction must not be signed: it calls the inert default router, or (a swap on arrival) its
+ * bridge delivers to the inert executor on the destination chain; undefined when neither. Both are read from the
+ * recorded transaction itself (its `to`, and the executor its deposit names in its calldata), not from the routers
+ * configured now: a swap built while a chain had no router still delivers to the inert executor after the operator
+ * sets one there.
  */
 function doNotSignOf(
   deps: GetSwapStatusDeps,
-  order: { fromChain: ChainCode; toChain: ChainCode; transactionRequest: unknown; quote?: unknown },
+  order: { fromChain: ChainCode; toChain: ChainCode; transactionRequest: unknown; quote: unknown },
 ): string | undefined {
-  const call = RecordedCall.safeParse(order.transactionRequest)
-  if (!call.success || !isAddress(call.data.to, { strict: false })) return undefined
-  const uses: RouterUse[] = [
-    {
-      chain: order.fromChain,
-      address: call.data.to,
-      role: 'router',
-      ...(call.data.value === undefined || !isHex(call.data.value) ? {} : { valueWei: hexToBigInt(call.data.value) }),
-    },
-  ]
-  const route = RecordedRoute.safeParse(order.quote)
-  const steps = route.success ? route.data.route.steps : []
-  const bridgeAt = steps.findIndex((step) => step.type === 'bridge')
-  if (bridgeAt >= 0 && steps.slice(bridgeAt + 1).some((step) => step.type === 'swap'))
-    uses.push({ chain: order.toChain, address: deps.routerOn(order.toChain).executor, role: 'executor' })
-  return inertRouterSteps(uses)[0]
+  const router = recordedRouterUseOf(order.fromChain, order.transactionRequest)
+  if (router === undefined) return undefined
+  const executors =
+    recordedExecutorUsesOf(order.transactionRequest, () => order.toChain) ?? configuredExecutorUsesOf(deps, order.toChain, order.quote)
+  return inertRouterSteps([router, ...executors])[0]
 }
 
-/** Why a batch's transaction must not be signed (doNotSignOf, over its call and each bridged leg); undefined if none. */
+/**
+ * Why a batch's transaction must not be signed (doNotSignOf, over its call and each order's bridge deposit: order k
+ * of executeBatch pays recipient k); undefined if none.
+ */
 async function batchDoNotSignOf(
   deps: GetSwapStatusDeps,
   ref: string,
   batch: { fromChain: string; transactionRequest: unknown },
   items: readonly DisbursementItem[],
 ): Promise<string | undefined> {
-  const fromChain = ChainCode.parse(batch.fromChain)
-  const own = doNotSignOf(deps, { fromChain, toChain: fromChain, transactionRequest: batch.transactionRequest })
+  const router = recordedRouterUseOf(ChainCode.parse(batch.fromChain), batch.transactionRequest)
+  if (router === undefined) return undefined
+  const chainOf = (index: number): ChainCode | undefined => {
+    const chain = ChainCode.safeParse(items[index]?.toChain)
+    return chain.success ? chain.data : undefined
+  }
+  const recorded = recordedExecutorUsesOf(batch.transactionRequest, chainOf)
+  if (recorded !== undefined) return inertRouterSteps([router, ...recorded])[0]
+  const own = inertRouterSteps([router])[0]
   // Where every chain has a router of the operator's own, no leg can need the inert executor: no reads.
   if (own !== undefined || !hasInertChains(deps.catalogue, deps.routerOn)) return own
   for (const item of items) {
     if (item.kind !== 'bridge') continue
     const leg = await deps.store.lifecycle.getTracked(`${ref}.${item.index}`)
     if (leg === undefined) continue
-    const found = doNotSignOf(deps, {
-      fromChain,
-      toChain: ChainCode.parse(leg.swap.toChain),
-      transactionRequest: batch.transactionRequest,
-      quote: leg.swap.quote,
-    })
+    const found = inertRouterSteps([router, ...configuredExecutorUsesOf(deps, ChainCode.parse(leg.swap.toChain), leg.swap.quote)])[0]
     if (found !== undefined) return found
   }
   return undefined
@@ -228,7 +249,7 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   const items = DisbursementItem.array().parse(batch.items)
   const deadlineMs = deadlineMsOf(batch.transactionRequest, batch.createdAt)
   // The batch's one transaction pays every recipient: it must not be signed if it calls the inert router, or if any
-  // bridged leg swaps on arrival on the inert executor (each leg's record holds its route).
+  // bridged leg delivers to the inert executor for a swap on arrival (read from the calldata of its order).
   const doNotSign = await batchDoNotSignOf(deps, ref, batch, items)
   const legs = new Map((await deps.store.lifecycle.getBatchLegs(ref)).map((leg) => [leg.legIndex, leg]))
   const orders = await Promise.all(

@@ -1,7 +1,9 @@
-import { type Address, formatEther, hexToBigInt, isAddressEqual } from 'viem'
+import { type Address, decodeFunctionData, formatEther, getAddress, type Hex, hexToBigInt, isAddressEqual, sliceHex, zeroHash } from 'viem'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../contracts/deployRouter.ts'
+import { swapEaziRouterAbi } from '../contracts/routerArtifact.ts'
 import type { CandidateRoute, Catalogue } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
+import { acrossSpokePoolAbi, cctpTokenMessengerV2Abi, oftAbi } from '../tx/abis.ts'
 import type { BuildRouteTransactionReturnType } from '../tx/buildRouteTransaction.ts'
 import { routerDeployment } from '../tx/routerDeployment.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -123,6 +125,71 @@ export function routerUsesOf(build: BuildRouteTransactionReturnType): RouterUse[
   const lane = build.sized.route.bridge
   if (build.destinationExecutor !== undefined && lane !== undefined)
     uses.push({ chain: lane.to.chain, address: build.destinationExecutor, role: 'executor' })
+  return uses
+}
+
+/** Every bridge deposit a built route may end in (encodeBridgeCall), to read back where it delivers. */
+const depositAbi = [...cctpTokenMessengerV2Abi, ...acrossSpokePoolAbi, ...oftAbi]
+
+const addressOfWord = (word: Hex): Address => getAddress(sliceHex(word, 12, 32))
+
+/**
+ * Where a router call that is a bridge deposit carrying a destination order delivers it (encodeBridgeCall): the
+ * executor it names, CCTP's mintRecipient and destinationCaller of a burn with a hook, Across's recipient of a deposit
+ * with a message, LayerZero's `to` of a send with a compose message. None for a deposit to the recipient itself (no
+ * message) or a call that is no deposit (a swap).
+ */
+function executorsOfDeposit(data: Hex): Address[] {
+  let deposit: ReturnType<typeof decodeFunctionData<typeof depositAbi>>
+  try {
+    deposit = decodeFunctionData({ abi: depositAbi, data })
+  } catch {
+    return []
+  }
+  let named: Hex[] = []
+  if (deposit.functionName === 'depositForBurnWithHook') named = [deposit.args[2], deposit.args[4]]
+  else if (deposit.functionName === 'deposit' && deposit.args[11] !== '0x') named = [deposit.args[1]]
+  else if (deposit.functionName === 'send' && deposit.args[0].composeMsg !== '0x') named = [deposit.args[0].to]
+  const executors: Address[] = []
+  for (const word of named) {
+    if (word === zeroHash) continue
+    const address = addressOfWord(word)
+    if (!executors.some((known) => isAddressEqual(known, address))) executors.push(address)
+  }
+  return executors
+}
+
+/**
+ * The executors a recorded router transaction's bridge deposits deliver to on their destination chains, where a swap
+ * on arrival runs, read from its calldata (execute, executeWithPermit, or a batch's executeBatch, order by order):
+ * what the transaction actually does, whatever routers this deployment is configured with today. `chainOf` names the
+ * destination chain of the order at an index (a swap's toChain, a batch recipient's). Undefined when the data is not
+ * a call of our router, or an order that bridges to an executor has no known destination chain.
+ */
+export function recordedExecutorUsesOf(
+  transactionRequest: unknown,
+  chainOf: (orderIndex: number) => ChainCode | undefined,
+): RouterUse[] | undefined {
+  const data = (transactionRequest as { data?: unknown } | null | undefined)?.data
+  if (typeof data !== 'string' || !data.startsWith('0x')) return undefined
+  type Order = { calls: readonly { data: Hex }[] }
+  let orders: readonly Order[]
+  try {
+    const call = decodeFunctionData({ abi: swapEaziRouterAbi, data: data as Hex })
+    if (call.functionName === 'execute' || call.functionName === 'executeWithPermit') orders = [call.args[0] as Order]
+    else if (call.functionName === 'executeBatch') orders = call.args[0] as readonly Order[]
+    else return undefined
+  } catch {
+    return undefined
+  }
+  const uses: RouterUse[] = []
+  for (const [index, order] of orders.entries()) {
+    const executors = order.calls.flatMap((call) => executorsOfDeposit(call.data))
+    if (executors.length === 0) continue
+    const chain = chainOf(index)
+    if (chain === undefined) return undefined
+    for (const address of executors) uses.push({ chain, address, role: 'executor' })
+  }
   return uses
 }
 

@@ -270,3 +270,58 @@ describe('a batch whose leg swaps on arrival on a chain without a router of the 
     expect(signableStatus.next.action).toBe('sign_and_broadcast')
   })
 })
+
+describe('a recorded swap read after the operator set a router on a chain that had none', () => {
+  const isSwapOnArrival = (swap: SwapResult): boolean => {
+    const bridgeAt = swap.route.steps.findIndex((step) => step.type === 'bridge')
+    return bridgeAt >= 0 && swap.route.steps.slice(bridgeAt + 1).some((step) => step.type === 'swap')
+  }
+  const demoSwap = async (app: ReturnType<typeof testApp>): Promise<SwapResult> => {
+    const { header } = await signPayment(payer, { payTo: INERT_OWNER, nowSec: Math.floor(Date.now() / 1000) })
+    const response = await postJson(app, SWAP, toPolygonEure, { 'x-payment': header })
+    expect(response.status).toBe(200)
+    return SwapResult.parse(await readJson(response))
+  }
+  const statusOf = async (app: ReturnType<typeof testApp>, ref: string) =>
+    SwapStatusWire.parse(await readJson(await get(app, `/api/v1/swap/${ref}/status`)))
+
+  it('still says do_not_sign: its burn names the inert executor on POL, whatever POL has now', async () => {
+    const before = testApp({ store, clock: Date.now, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    const swap = await demoSwap(before)
+    expect(swap.route.id).toContain('cctp')
+    expect(isSwapOnArrival(swap)).toBe(true)
+    // Restarted with a router of the operator's own on POL (and everywhere else): the recorded burn is unchanged.
+    const after = testApp({ store, clock: Date.now, payTo: INERT_OWNER })
+    const status = await statusOf(after, swap.swapEaziRef)
+    expect(status.next).toMatchObject({ action: 'do_not_sign', message: swap.nextSteps[0], deadline: null })
+    expect(status.next.message).toContain(`${INERT.executor} on POL`)
+  })
+
+  it('says sign_and_broadcast for a swap built with a router of the operator own on POL', async () => {
+    const own = testApp({ store, clock: Date.now, payTo: INERT_OWNER })
+    const swap = await demoSwap(own)
+    expect(isSwapOnArrival(swap)).toBe(true)
+    expect(swap.nextSteps.join(' ')).not.toContain('Do not sign')
+    expect((await statusOf(own, swap.swapEaziRef)).next.action).toBe('sign_and_broadcast')
+    // Its burn names the operator's executor on POL, deployed: a later configuration without one there changes nothing.
+    const without = testApp({ store, clock: Date.now, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    expect((await statusOf(without, swap.swapEaziRef)).next.action).toBe('sign_and_broadcast')
+  })
+
+  it('still says do_not_sign for a batch whose leg bridges to the inert executor on POL', async () => {
+    const key = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef01234567', tier: 'free', iat: NOW_MS / 1000 })
+    const before = testApp({ store, routerOn: routersBut('POL'), payTo: INERT_OWNER })
+    const body = {
+      fromChain: 'BAS',
+      fromToken: 'USDC',
+      fromAddress: FROM_ADDRESS,
+      recipients: [{ address: RECIPIENT, toChain: 'POL', toToken: 'EURe', amount: '50' }],
+    }
+    const batch = DisbursementResult.parse(
+      await readJson(await postJson(before, '/api/v1/batch/disburse', body, { 'x-swapeazi-key': key })),
+    )
+    expect(batch.nextSteps[0]).toMatch(/^Do not sign these transactions/)
+    const status = SwapStatusWire.parse(await readJson(await get(testApp({ store }), `/api/v1/swap/${batch.disbursementRef}/status`)))
+    expect(status.next).toMatchObject({ action: 'do_not_sign', message: batch.nextSteps[0] })
+  })
+})
