@@ -340,15 +340,19 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           nonce,
           reason: `the key's nonce on ${destination.chain} was taken by ${submission.receipt.transactionHash}, not one of ours (another sender with the key); a later call reads usedNonces again`,
         }
-      if (submission.kind === 'not_mined') stuck.set(lease, { nonce: txNonce, fees: submission.fees })
+      // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows.
+      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') stuck.set(lease, { nonce: txNonce, fees: submission.fees })
       else stuck.delete(lease)
-      if (submission.kind === 'not_mined') {
+      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') {
         // Still pending: a later call reads usedNonces; if one of these mines later, a resubmission only reverts.
         const hash = submission.hashes[submission.hashes.length - 1] as Hash
         return {
           kind: 'failed',
           nonce,
-          reason: `${what} ${hash} not mined within ${receiptTimeoutMs / 1000} s (${submission.hashes.length} submissions, fees raised each ${bumpAfterMs / 1000} s)`,
+          reason:
+            submission.kind === 'not_mined'
+              ? `${what} ${hash} not mined within ${receiptTimeoutMs / 1000} s (${submission.hashes.length} submissions, fees raised each ${bumpAfterMs / 1000} s)`
+              : `${what} ${hash}: its receipt could not be read on ${destination.chain} (RPC error: ${submission.reason}); it may still be mined`,
           transaction: hash,
         }
       }

@@ -218,6 +218,13 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     })
     if (submission.kind === 'not_mined')
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }
+    if (submission.kind === 'rpc_failed')
+      return {
+        kind: 'failed',
+        chain,
+        guid: alert.guid,
+        reason: `lzCompose receipt could not be read (RPC error: ${submission.reason}); it may still be mined`,
+      }
     if (submission.kind === 'nonce_taken')
       return {
         kind: 'failed',

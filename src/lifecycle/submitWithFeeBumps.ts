@@ -1,4 +1,10 @@
-import type { Hash } from 'viem'
+import {
+  BaseError,
+  type Hash,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+} from 'viem'
 
 /** EIP-1559 fees of one submission, wei per gas. */
 export type SubmissionFees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
@@ -35,6 +41,8 @@ export type SubmitWithFeeBumpsParameters = {
   /** How long one submission may stay unmined before it is replaced with higher fees. */
   bumpAfterMs: number
   clock: () => number
+  /** Tests: the pause after a receipt read the RPC failed to answer. */
+  sleep?: (ms: number) => Promise<void>
   /** Called after each replacement, for the log. */
   onReplaced?: (replacement: { hash: Hash; fees: SubmissionFees; cancel: boolean }) => void
   /**
@@ -51,6 +59,11 @@ export type Submission =
   | { kind: 'not_mined'; hashes: Hash[]; fees: SubmissionFees }
   /** The nonce was taken by a transaction that is none of these (another sender with the key): none of ours can run. */
   | { kind: 'nonce_taken'; receipt: SubmissionReceipt; hashes: Hash[] }
+  /**
+   * The RPC failed the last receipt reads before `timeoutMs`: whether one was mined is unknown (the last may still be;
+   * `fees`: what it offers). `reason`: the RPC's short error, without its URL.
+   */
+  | { kind: 'rpc_failed'; hashes: Hash[]; fees: SubmissionFees; reason: string }
 
 /**
  * Each replacement pays at least an eighth more than the last, on both fees: geth and most nodes refuse a replacement
@@ -60,6 +73,10 @@ const BUMP_NUMERATOR = 9n
 const BUMP_DENOMINATOR = 8n
 /** Replacements stop at this multiple of the first submission's fees: a fee spike is waited out, not chased. */
 export const MAX_FEE_MULTIPLE = 5n
+
+/** After a receipt read the RPC failed, the next waits this long, doubled after each failure in a row up to the most. */
+const READ_RETRY_FIRST_MS = 500
+const READ_RETRY_MOST_MS = 5_000
 
 const bump = (value: bigint): bigint => (value * BUMP_NUMERATOR + BUMP_DENOMINATOR - 1n) / BUMP_DENOMINATOR
 const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b)
@@ -80,10 +97,13 @@ export function nextFees(first: SubmissionFees, last: SubmissionFees, now: Submi
  * sent when the base fee was low would otherwise sit in the mempool, and every later transaction from the key (the
  * next relay takes the next nonce) behind it. Each `bumpAfterMs` without a receipt: if someone else did the work, the
  * submission is cancelled (a 0 transfer to self at the same nonce, with higher fees); otherwise it is sent again with
- * `nextFees`. Whichever of the submissions is mined ends it; they share one nonce, so only one can be.
+ * `nextFees`. Whichever of the submissions is mined ends it; they share one nonce, so only one can be. A receipt read
+ * the RPC fails is no round without a receipt: it is retried after a pause (READ_RETRY_FIRST_MS, doubled, at most
+ * READ_RETRY_MOST_MS), nothing is replaced until the node answers, and reads still failing at the end are `rpc_failed`.
  */
 export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameters): Promise<Submission> {
   const { publicClient, clock } = parameters
+  const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const estimated = await publicClient.estimateFeesPerGas()
   const first =
     parameters.replacing === undefined ? estimated : (nextFees(parameters.replacing, parameters.replacing, estimated) ?? estimated)
@@ -94,18 +114,38 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   // When the current round began (the first send, or the last decision to replace or not): the next waits a whole
   // bumpAfterMs after it.
   let roundFrom = clock()
+  // The pause after a failed read: doubled while reads fail in a row, back to the first once the RPC answers.
+  let retryMs = READ_RETRY_FIRST_MS
   for (;;) {
     const bumpAt = roundFrom + parameters.bumpAfterMs
     const waitMs = Math.max(1, Math.min(bumpAt, deadline) - clock())
     const latest = hashes[hashes.length - 1] as Hash
     // viem follows a replaced transaction to whatever took its nonce: only one of our own hashes counts as ours.
-    const mined = await publicClient.waitForTransactionReceipt({ hash: latest, timeout: waitMs }).catch(() => undefined)
+    const waited = await publicClient.waitForTransactionReceipt({ hash: latest, timeout: waitMs }).then(
+      (receipt) => ({ receipt, error: undefined }),
+      (error: unknown) => ({ receipt: undefined, error: isNotMinedAnswer(error) ? undefined : error }),
+    )
+    const mined = waited.receipt
     if (mined !== undefined && !hashes.some((hash) => hash.toLowerCase() === mined.transactionHash.toLowerCase()))
       return { kind: 'nonce_taken', receipt: mined, hashes: [...hashes] }
-    const receipt = mined ?? (await minedEarlier(publicClient, hashes.slice(0, -1)))
+    // Each receipt is read again even after the wait timed out: viem's wait also times out when the RPC fails every
+    // poll, and only an answer of the node ("no receipt") says a submission is unmined.
+    const read = mined === undefined ? await minedAmong(publicClient, hashes) : { receipt: mined, error: undefined }
+    const { receipt } = read
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
+    const error = waited.error ?? read.error
+    if (error !== undefined) {
+      if (clock() >= deadline) return { kind: 'rpc_failed', hashes: [...hashes], fees: last, reason: rpcErrorReason(error) }
+      // Not a round without a receipt: nothing is replaced on a submission that could not be checked, and the next read
+      // waits, so a failing RPC is not asked in a tight loop.
+      await sleep(Math.max(1, Math.min(retryMs, deadline - clock())))
+      retryMs = Math.min(retryMs * 2, READ_RETRY_MOST_MS)
+      continue
+    }
+    retryMs = READ_RETRY_FIRST_MS
     if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last }
-    // A timer may fire a little before the clock reaches its end: waiting that out is not a reason to pay more.
+    // A timer may fire a little before the clock reaches its end: waiting that out is not a reason to pay more. An
+    // answer past bumpAt after failed reads is enough: a submission unmined now was unmined all the round.
     if (clock() < bumpAt) continue
     roundFrom = clock()
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
@@ -131,11 +171,36 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   }
 }
 
-/** The receipt of whichever earlier submission was mined, if one was. */
-async function minedEarlier(publicClient: SubmissionPublicClient, hashes: readonly Hash[]): Promise<SubmissionReceipt | undefined> {
+/** True when the error is the node's answer that there is no receipt yet (or viem's wait ran out), not a failed read. */
+function isNotMinedAnswer(error: unknown): boolean {
+  return (
+    error instanceof WaitForTransactionReceiptTimeoutError ||
+    error instanceof TransactionReceiptNotFoundError ||
+    error instanceof TransactionNotFoundError
+  )
+}
+
+/** What a failed read says, for the outcome: viem's short message (its full one carries the RPC URL, a provider's key). */
+function rpcErrorReason(error: unknown): string {
+  if (error instanceof BaseError) return error.shortMessage
+  return error instanceof Error ? error.name : String(error)
+}
+
+/**
+ * The receipt of whichever submission was mined, if one was; `error` when the RPC failed to answer for one of them
+ * (then none of the others it answered for was mined either).
+ */
+async function minedAmong(
+  publicClient: SubmissionPublicClient,
+  hashes: readonly Hash[],
+): Promise<{ receipt: SubmissionReceipt | undefined; error: unknown }> {
+  let failed: unknown
   for (const hash of hashes) {
-    const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined)
-    if (receipt !== undefined) return receipt
+    try {
+      return { receipt: await publicClient.getTransactionReceipt({ hash }), error: undefined }
+    } catch (error) {
+      if (!isNotMinedAnswer(error)) failed = error
+    }
   }
-  return undefined
+  return { receipt: undefined, error: failed }
 }

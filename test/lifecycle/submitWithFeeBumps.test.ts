@@ -1,4 +1,4 @@
-import type { Hash } from 'viem'
+import { type Hash, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError } from 'viem'
 import { describe, expect, it } from 'vitest'
 import {
   MAX_FEE_MULTIPLE,
@@ -38,8 +38,9 @@ function scriptedChain(options: { minedAbove: () => bigint; refuseSends?: number
   const sent: { hash: Hash; fees: SubmissionFees; cancel: boolean }[] = []
   let mined: SubmissionReceipt | undefined
   let refusals = options.refuseSends ?? 0
-  const receiptOf = (hash: Hash): SubmissionReceipt => {
-    if (mined?.transactionHash !== hash) throw new Error('not mined')
+  // What viem throws when the node answers that there is no receipt yet: the wait's timeout, the read's not-found.
+  const receiptOf = (hash: Hash, notMined: () => Error): SubmissionReceipt => {
+    if (mined?.transactionHash !== hash) throw notMined()
     return mined
   }
   const mineBest = (): void => {
@@ -62,9 +63,9 @@ function scriptedChain(options: { minedAbove: () => bigint; refuseSends?: number
       estimateFeesPerGas: async () => fees(100n, 10n),
       waitForTransactionReceipt: async ({ hash }: { hash: Hash }) => {
         mineBest()
-        return receiptOf(hash)
+        return receiptOf(hash, () => new WaitForTransactionReceiptTimeoutError({ hash }))
       },
-      getTransactionReceipt: async ({ hash }: { hash: Hash }) => receiptOf(hash),
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => receiptOf(hash, () => new TransactionReceiptNotFoundError({ hash })),
     },
     send: submit(false),
     cancel: submit(true),
@@ -190,6 +191,41 @@ describe('submitWithFeeBumps', () => {
     })
     expect(result.kind).toBe('not_mined')
     expect(chain.sent).toHaveLength(1)
+  })
+
+  it('a receipt read the RPC fails is retried after a pause, replaces nothing, and ends rpc_failed, never not_mined', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    // Each read fails at once (the node is unreachable); the clock moves a millisecond per reading of it.
+    let now = 0
+    let waits = 0
+    const unreachable = async (): Promise<SubmissionReceipt> => {
+      throw new Error('fetch failed')
+    }
+    const result = await submitWithFeeBumps({
+      ...chain,
+      publicClient: {
+        ...chain.publicClient,
+        waitForTransactionReceipt: async () => {
+          waits += 1
+          return unreachable()
+        },
+        getTransactionReceipt: unreachable,
+      },
+      isDoneElsewhere: async () => false,
+      timeoutMs: 120_000,
+      bumpAfterMs: 30_000,
+      clock: () => {
+        now += 1
+        return now
+      },
+      sleep: async (ms) => {
+        now += ms
+      },
+    })
+    expect(waits).toBeLessThan(100)
+    // No fee bump on a submission that could not be checked.
+    expect(chain.sent).toHaveLength(1)
+    expect(result).toEqual({ kind: 'rpc_failed', hashes: [hashOf(1)], fees: fees(100n, 10n), reason: 'Error' })
   })
 
   it('a nonce taken by a transaction that is none of ours is nonce_taken, never counted as our submission mined', async () => {
