@@ -99,6 +99,13 @@ const DEFAULT_ATTEMPTS = 3
 const DEFAULT_RETRY_DELAY_MS = 1_000
 const DEFAULT_MAX_REQUESTS_PER_SECOND = 5
 const DEFAULT_WARMING_REQUESTS_PER_SECOND = 10
+/**
+ * The slowest fill estimate that is taken as one, in seconds: a day. Across estimates seconds, or its rebalance time
+ * (900 s; 1,800 s to Polygon), and our deposits are refunded after their 6 h fill deadline, so anything longer is a
+ * broken answer, not a slow lane; and bounded, the p95 (three times it) and the deadlines built on it stay whole
+ * seconds (1e308 made the p95 Infinity, and the destination order's deadline threw).
+ */
+export const ACROSS_MAX_FILL_SEC = 86_400
 /** A body larger than this is not one lane's fees. */
 const MAX_BODY_BYTES = 200_000
 
@@ -116,11 +123,11 @@ const SuggestedFeesAnswer = z.object({
   isAmountTooLow: z.boolean(),
   limits: z.object({ minDeposit: ExactInteger, maxDeposit: ExactInteger, maxDepositInstant: ExactInteger }),
   // A number in Across's API and SDK types; some integrations pass it on as a string. Across's timings may have a
-  // fraction of a second.
-  estimatedFillTimeSec: z.union([
-    z.number().nonnegative().finite(),
-    z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative number of seconds'),
-  ]),
+  // fraction of a second (rounded up below).
+  estimatedFillTimeSec: z
+    .union([z.number(), z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative number of seconds')])
+    .transform(Number)
+    .pipe(z.number().nonnegative('must not be negative').max(ACROSS_MAX_FILL_SEC, `must be at most ${ACROSS_MAX_FILL_SEC} s (one day)`)),
 })
 
 /** A client of Across's `/suggested-fees` (or a service answering in its shape, such as a local stand-in). */
@@ -249,7 +256,7 @@ function suggestedFeesOf(text: string): SuggestedFees {
       maxDeposit: BigInt(data.limits.maxDeposit),
       maxDepositInstant: BigInt(data.limits.maxDepositInstant),
     },
-    estimatedFillTimeSec: wholeFillSec(Number(data.estimatedFillTimeSec)),
+    estimatedFillTimeSec: wholeFillSec(data.estimatedFillTimeSec),
   }
 }
 

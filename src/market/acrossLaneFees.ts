@@ -3,6 +3,7 @@ import * as z from 'zod'
 import { type Catalogue, ceilDiv, type DurationPrior, E18, formatAtomic, pow10, type Token } from '../engine/index.ts'
 import type { ChainCode, LaneFees } from '../schemas/catalogue.ts'
 import {
+  ACROSS_MAX_FILL_SEC,
   AcrossApiError,
   type AcrossFeesClient,
   type LaneFeeModel,
@@ -168,7 +169,7 @@ const KeptFigures = z.strictObject({
         isAmountTooLow: z.boolean(),
         // Optional: reads kept before these were kept lack them, and such a lane is read afresh (modelOfKept).
         limits: z.strictObject({ minDeposit: KeptInteger, maxDeposit: KeptInteger, maxDepositInstant: KeptInteger.optional() }),
-        estimatedFillTimeSec: z.number().int().positive().optional(),
+        estimatedFillTimeSec: z.number().int().positive().max(ACROSS_MAX_FILL_SEC).optional(),
       }),
     }),
   ),

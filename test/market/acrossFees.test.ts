@@ -450,6 +450,38 @@ describe('createAcrossLaneFees', () => {
     }
   })
 
+  it('a lane whose fill estimate is no number of seconds up to a day is out of service, saying why', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick })
+    const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })
+    try {
+      for (const [fillTimeSec, why] of [
+        // As JSON carries it: 1e+308, which would make the p95 Infinity and the destination deadline throw.
+        [1e308, 'must be at most 86400 s (one day)'],
+        [86_401, 'must be at most 86400 s (one day)'],
+        ['9'.repeat(400), 'Invalid input: expected number, received Infinity'],
+        [-5, 'must not be negative'],
+      ] as const) {
+        stand.setLane(1, 10, { fillTimeSec })
+        await source.refresh()
+        const state = target(Date.now())
+        source.apply(state)
+        expect(state.laneGaps.get('across-usdc:ETH>OPT'), String(fillTimeSec)).toBe(
+          `its Across fees could not be read: Across's answer is not suggested fees: estimatedFillTimeSec: ${why}`,
+        )
+        expect(state.bridgeFees['across-usdc']).toBeUndefined()
+      }
+      // A day at most is a fill time, a fraction rounded up.
+      stand.setLane(1, 10, { fillTimeSec: 86_399.5 })
+      await source.refresh()
+      const slow = target(Date.now())
+      source.apply(slow)
+      expect(slow.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({ durationP50Sec: 86_400, durationP95Sec: 3 * 86_400 })
+    } finally {
+      stand.setLane(1, 10, { fillTimeSec: 2 })
+      await client.close()
+    }
+  })
+
   it('a lane whose every size Across says is too low is a gap', async () => {
     const client = createAcrossFeesClient({ url: stand.url, ...quick })
     const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })
