@@ -125,10 +125,14 @@ describe('submitWithFeeBumps', () => {
 
     const never = scriptedChain({ minedAbove: () => 10n ** 30n })
     let now = 0
+    let rounds = 0
     const stuck = await submitWithFeeBumps({
       ...never,
-      isDoneElsewhere: async () => false,
-      timeoutMs: 1_000,
+      isDoneElsewhere: async () => {
+        rounds += 1
+        return false
+      },
+      timeoutMs: 20_000,
       bumpAfterMs: 1,
       clock: () => {
         now += 100
@@ -136,9 +140,13 @@ describe('submitWithFeeBumps', () => {
       },
     })
     expect(stuck.kind).toBe('not_mined')
-    // Bumped up to the cap and no further: the last fee cap is at most MAX_FEE_MULTIPLE times the first.
+    // Bumped by the 9/8 rule (rounded up) from 100 to 473, the last at or below 5 × 100 (the next, 533, is not),
+    // and no further, though rounds went on past it.
     const caps = never.sent.map((entry) => entry.fees.maxFeePerGas)
-    expect(caps.at(-1)! <= 100n * MAX_FEE_MULTIPLE).toBe(true)
+    expect(caps).toEqual([100n, 113n, 128n, 144n, 162n, 183n, 206n, 232n, 261n, 294n, 331n, 373n, 420n, 473n])
+    expect(nextFees(fees(100n, 10n), never.sent.at(-1)!.fees, fees(100n, 10n))).toBeUndefined()
+    expect(100n * MAX_FEE_MULTIPLE).toBe(500n)
+    expect(rounds).toBeGreaterThan(caps.length + 2)
     expect(stuck.hashes).toEqual(never.sent.map((entry) => entry.hash))
   })
 
