@@ -186,7 +186,7 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
       cut.abort(timeout)
     }, timeoutMs)
     let statusCode: number
-    let text: string
+    let text: string | undefined
     try {
       const response = await dispatcher.request({
         origin: baseUrl.origin,
@@ -204,6 +204,9 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
       signal?.removeEventListener('abort', onStop)
     }
     if (statusCode === 429 || statusCode >= 500) return { retry: `HTTP ${statusCode}` }
+    // Too large to be one lane's fees: what Across (or what answers in its place) sends, not a failure to reach it, so
+    // asking again would get the same.
+    if (text === undefined) throw new AcrossApiError(`Across's answer exceeds ${MAX_BODY_BYTES} bytes`)
     if (statusCode !== 200) throw new AcrossApiError(`Across answered HTTP ${statusCode}: ${text.slice(0, 300)}`)
     return suggestedFeesOf(text)
   }
@@ -263,13 +266,14 @@ function suggestedFeesOf(text: string): SuggestedFees {
 /** Seconds rounded up, at least 1: a duration never promises a fill sooner than Across says. */
 const wholeFillSec = (seconds: number): number => Math.max(1, Math.ceil(seconds))
 
-async function readBounded(body: AsyncIterable<Buffer | Uint8Array | string>): Promise<string> {
+/** The body as text, or undefined once it passes MAX_BODY_BYTES (the rest is not read: the stream is destroyed). */
+async function readBounded(body: AsyncIterable<Buffer | Uint8Array | string>): Promise<string | undefined> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of body) {
     const buffer = Buffer.from(chunk)
     size += buffer.length
-    if (size > MAX_BODY_BYTES) throw new AcrossApiError(`Across's answer exceeds ${MAX_BODY_BYTES} bytes`)
+    if (size > MAX_BODY_BYTES) return undefined
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')

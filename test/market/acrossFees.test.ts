@@ -160,6 +160,20 @@ describe('createAcrossFeesClient', () => {
     }
   })
 
+  it('refuses an answer too large to be one lane’s fees at once, without asking again', async () => {
+    const client = createAcrossFeesClient({ url: stand.url, ...quick, attempts: 3 })
+    try {
+      stand.setLane(1, 10, { paddingBytes: 300_000 })
+      const outcome = await client.suggestedFees({ ...query, amount: USDC }).catch((error: unknown) => error)
+      expect(outcome).toBeInstanceOf(AcrossApiError)
+      expect(outcome).toMatchObject({ isTransient: false, message: "Across's answer exceeds 200000 bytes" })
+      expect(stand.requests).toHaveLength(1)
+    } finally {
+      stand.setLane(1, 10, { paddingBytes: 0 })
+      await client.close()
+    }
+  })
+
   it('times out a request that does not answer, within its attempts', async () => {
     const client = createAcrossFeesClient({ url: stand.url, ...quick, timeoutMs: 200, attempts: 2 })
     try {

@@ -28,6 +28,8 @@ export type StandInLane = {
   isTotalWithoutLp?: boolean
   /** Answer without `estimatedFillTimeSec` and `limits.maxDepositInstant`, as an older API might. */
   isWithoutFillFigures?: boolean
+  /** Pad each answer with a field of this many bytes (0: none), as an answer that is not one lane's fees. */
+  paddingBytes?: number
   /** Answer this lane with this HTTP status, whatever it asks (0: answer it). */
   failWith?: number
 }
@@ -134,6 +136,8 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
       const { maxDepositInstant: _instant, ...otherLimits } = limits
       return { status: 200, body: { ...rest, limits: otherLimits } }
     }
+    if (lane.paddingBytes !== undefined && lane.paddingBytes > 0)
+      return { status: 200, body: { ...fees, padding: 'x'.repeat(lane.paddingBytes) } }
     return { status: 200, body: fees }
   }
 
