@@ -53,7 +53,7 @@ export class AcrossApiError extends Error {
 export type AcrossFeesClientParameters = {
   /** Default ACROSS_API_URL. */
   url?: string
-  /** Default: an undici Agent of its own, keep-alive, with the timeouts below. */
+  /** Default: an undici Agent of its own, keep-alive, with the timeouts below, closed by close(). */
   dispatcher?: Dispatcher
   /**
    * Per attempt, from when it is sent to the answer's last byte: a deadline over the whole answer, not only each gap
@@ -91,6 +91,10 @@ export type AcrossFeesClient = {
   suggestedFees(query: SuggestedFeesQuery, options?: { isWarming?: boolean; signal?: AbortSignal }): Promise<SuggestedFees>
   /** The rates the requests are spaced at, a second: what an estimate of when a lane is read goes by. */
   requestsPerSecond: { steady: number; warming: number }
+  /**
+   * Closes its keep-alive connections once the requests under way have ended (a `dispatcher` given is the caller's to
+   * close); a request after it opens new ones.
+   */
   close(): Promise<void>
 }
 
@@ -134,11 +138,16 @@ const SuggestedFeesAnswer = z.object({
 export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = {}): AcrossFeesClient {
   const baseUrl = new URL((parameters.url ?? ACROSS_API_URL).replace(/\/+$/, ''))
   const timeoutMs = parameters.timeoutMs ?? DEFAULT_TIMEOUT_MS
-  const ownAgent =
-    parameters.dispatcher === undefined
-      ? new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000 })
-      : undefined
-  const dispatcher = parameters.dispatcher ?? (ownAgent as Dispatcher)
+  /** Its own pool, opened at the first request after start or close(), so a source stopped and started again reads on. */
+  let ownAgent: Agent | undefined
+  const dispatcherOf = (): Dispatcher =>
+    parameters.dispatcher ??
+    (ownAgent ??= new Agent({
+      connect: { timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 30_000,
+    }))
   const attempts = parameters.attempts ?? DEFAULT_ATTEMPTS
   const retryDelayMs = parameters.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS
   const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
@@ -188,7 +197,7 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
     let statusCode: number
     let text: string | undefined
     try {
-      const response = await dispatcher.request({
+      const response = await dispatcherOf().request({
         origin: baseUrl.origin,
         path: pathOf(query),
         method: 'GET',
@@ -226,7 +235,9 @@ export function createAcrossFeesClient(parameters: AcrossFeesClientParameters = 
     },
     requestsPerSecond,
     async close() {
-      await ownAgent?.close()
+      const agent = ownAgent
+      ownAgent = undefined
+      await agent?.close()
     },
   }
 }

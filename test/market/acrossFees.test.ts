@@ -496,6 +496,29 @@ describe('createAcrossLaneFees', () => {
     }
   })
 
+  it('stop() closes the client’s connections, and a start after it opens new ones', async () => {
+    // A stand-in of its own: only this client's connections are counted.
+    const own = await startAcrossStandIn()
+    const client = createAcrossFeesClient({ url: own.url, ...quick })
+    const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: own.url, clock: Date.now, log })
+    try {
+      await source.refresh()
+      expect(await own.openConnections()).toBeGreaterThan(0)
+      await source.stop()
+      // Well before the stand-in's own keep-alive timeout (5 s) would close them.
+      await vi.waitFor(async () => expect(await own.openConnections()).toBe(0), { timeout: 1000 })
+      source.start(() => {})
+      await source.refresh()
+      const state = target(Date.now())
+      source.apply(state)
+      expect(state.laneGaps.size).toBe(0)
+      expect(own.requests).toHaveLength(4)
+    } finally {
+      await source.stop()
+      await own.close()
+    }
+  })
+
   it('a lane whose every size Across says is too low is a gap', async () => {
     const client = createAcrossFeesClient({ url: stand.url, ...quick })
     const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })

@@ -104,6 +104,8 @@ export type AcrossStandIn = {
   /** Each answer sends its headers at once, then its body one byte every `ms` (0: all at once), as a stalled proxy might. */
   setDribbleMs(ms: number): void
   laneOf(originChainId: number, destinationChainId: number): StandInLane
+  /** The connections open to it now (a client's keep-alive pool holds them open between requests). */
+  openConnections(): Promise<number>
   close(): Promise<void>
 }
 
@@ -189,6 +191,8 @@ export async function startAcrossStandIn(): Promise<AcrossStandIn> {
       dribbleMs = ms
     },
     laneOf,
+    openConnections: () =>
+      new Promise((resolve, reject) => server.getConnections((error, count) => (error === null ? resolve(count) : reject(error)))),
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
