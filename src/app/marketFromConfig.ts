@@ -20,6 +20,7 @@ import { FeedCatalogue } from '../market/feedCatalogue.ts'
 import { createLiveMarket, type LiveMarket } from '../market/liveMarket.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { type ChainIdChecks, chainIdChecksFromConfig, checkedRpcTransport, LIVE_CHAINS } from './chainIdCheck.ts'
+import { redactUrls } from './createLogger.ts'
 
 /** The feeds file beside the catalogue: `feeds.json`, or one line naming it and what to change. */
 export function loadFeedCatalogue(manifestDir: string): FeedCatalogue {
@@ -120,7 +121,8 @@ export async function marketFromConfig(
       degraded: status.isDegraded,
       stale: status.chains.filter((chain) => chain.stale.length > 0).map(({ chain, stale, error }) => ({ chain, stale, error })),
       ...(isRead ? {} : { first_read_pending: true }),
-      across: config.market.acrossApiUrl ?? 'off',
+      // Cut to scheme and host, as RPC URLs are: a proxy in front of Across may carry a key in its path or query.
+      across: config.market.acrossApiUrl === undefined ? 'off' : redactUrls(config.market.acrossApiUrl),
     },
     `market: live on ${market.liveChains.join(', ')}; the snapshot of ${files.market.asOf} prices the other chains${status.isDegraded ? '; degraded: routes needing stale figures are not offered' : ''}${isRead ? '' : `; the first read took longer than ${firstReadWaitMs} ms: routes on the chains not read yet answer 503 until it lands`}`,
   )
