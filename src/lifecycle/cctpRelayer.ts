@@ -204,7 +204,9 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         if (clock() >= deadlineMs || stopping.signal.aborted) return 'lease_unavailable'
         await sleep(LEASE_RETRY_MS)
       }
-      // Renewed while the work runs; once a renewal is refused (another replica took it), the work sends nothing more.
+      // Renewed while the work runs; once a renewal is refused (another replica took it) or fails (the database is
+      // unreachable, so the lease may lapse unseen and another replica take it), the work sends nothing more, as the
+      // compose retrier counts a failed renewal as a lost lease.
       let isHeld = true
       const renewal = setInterval(
         () => {
@@ -213,7 +215,10 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
             .then((renewed) => {
               if (!renewed) isHeld = false
             })
-            .catch((error: unknown) => log.warn({ event: 'relay_lease_renew_failed', lease: name, err: error }))
+            .catch((error: unknown) => {
+              isHeld = false
+              log.warn({ event: 'relay_lease_renew_failed', lease: name, err: error }, 'relay_lease_renew_failed')
+            })
         },
         Math.max(1_000, Math.floor(leaseTtlMs / 3)),
       )
@@ -293,6 +298,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           ? destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })
           : destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' }))
         const gas = (estimated * GAS_MARGIN_PERCENT) / 100n
+        // The reads and the simulation take time: the nonce is ours to send at only while the lease still is.
+        if (!holds()) return { kind: 'failed', nonce, reason: `the relayer lease ${lease} was lost before sending; nothing was sent` }
         submission = await submitWithFeeBumps({
           ...(replacing === undefined ? {} : { replacing: replacing.fees }),
           publicClient: destination.publicClient,
