@@ -169,6 +169,10 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           caller: ip.ipHash,
           offersMpp: mpp !== undefined,
         })
+        if (outcome.kind === 'refused') {
+          local.noteRefusal(ip, deps.clock())
+          throw outcome.error
+        }
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
           const challenge =

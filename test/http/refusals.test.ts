@@ -1,7 +1,10 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
+import { DEFAULT_ROUTER_ADDRESS } from '../../src/contracts/deployRouter.ts'
+import type { ChainCode } from '../../src/schemas/catalogue.ts'
+import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { signPayment } from '../payments/signPayment.ts'
-import { lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, testApp } from './testApp.ts'
+import { lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, ROUTER_ADDRESS, testApp } from './testApp.ts'
 
 // Issue 15 item 5: payments whose signature fails count toward the sender's IP, so a flood of them is refused before
 // any work (no screening, routing or signature recovery) once the IP's anonymous allowance is spent.
@@ -49,5 +52,22 @@ describe('bad payment signatures on POST /api/x402/swap', () => {
     const statuses: number[] = []
     for (let k = 0; k < 4; k++) statuses.push((await postJson(app, '/api/x402/swap', body, { 'x-forwarded-for': '198.51.100.9' })).status)
     expect(statuses).toEqual([402, 402, 402, 402])
+  })
+
+  it('undecodable payments for a swap refused anyway (no router on its chain, or no route) are counted all the same', async () => {
+    // Routers of the operator's own everywhere but Polygon, payments real (a ledger to the operator's wallet).
+    const routerOn = (chain: ChainCode) => routerDeployment(chain === 'POL' ? DEFAULT_ROUTER_ADDRESS : ROUTER_ADDRESS)
+    const app = testApp({ clock: Date.now, store, routerOn, rateLimits: { anonymous: 2, free: 60, pro: 600, holdRefusalsMs: 0 } })
+    const from = { 'x-forwarded-for': '198.51.100.10', 'x-payment': 'not-base64-json' }
+    const toPolygonEure = quoteBody({ fromChain: 'BAS', toChain: 'POL', toToken: 'EURe', fromAddress: payer.address.toLowerCase() })
+    const unsold = await postJson(app, '/api/x402/swap', toPolygonEure, from)
+    expect(unsold.status).toBe(422)
+    expect(await readJson(unsold)).toMatchObject({ code: 'router_not_deployed' })
+    const unroutable = await postJson(app, '/api/x402/swap', { ...body, toToken: 'NOPE' }, from)
+    expect(unroutable.status).toBe(422)
+    expect(await readJson(unroutable)).toMatchObject({ code: 'unsupported_token' })
+    const limited = await postJson(app, '/api/x402/swap', body, from)
+    expect(limited.status).toBe(429)
+    expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'anonymous' })
   })
 })
