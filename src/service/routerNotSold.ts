@@ -60,9 +60,13 @@ export function routeNotSold(
       ? [`it swaps on arrival on ${lane.to.chain}, in SwapEazi's executor there`]
       : []),
   ]
-  // The token the bridge delivers needs no swap on arrival: a quote for it is sold where the source chain is.
+  // The token the bridge delivers needs no swap on arrival: a quote for it is sold where the source chain is, if
+  // quotes take it (a hub such as USDC.e on GNO only passes through routes, and is refused as unsupported_token).
   const bridged =
-    lane !== undefined && !chains.includes(route.from.chain) && chains.includes(lane.to.chain)
+    lane !== undefined &&
+    !chains.includes(route.from.chain) &&
+    chains.includes(lane.to.chain) &&
+    deps.catalogue.tokensByLowerKey.has(`${lane.to.chain}:${lane.to.symbol.toLowerCase()}`)
       ? ` A quote for ${lane.to.symbol} on ${lane.to.chain}, the token the bridge delivers, needs no swap on arrival.`
       : ''
   return {

@@ -51,8 +51,8 @@ describe('a quote of a route this deployment does not sell', () => {
     expect(quoted.notSold).toMatchObject({ reason: 'router_not_deployed', chains: ['GNO'] })
     expect(quoted.notSold?.routerChains).toContain('BAS')
     expect(quoted.notSold?.routerChains).not.toContain('GNO')
-    // The token the bridge delivers needs no swap on arrival: the way to a sold quote.
-    expect(quoted.notSold?.detail).toMatch(/A quote for USDC\.e on GNO, the token the bridge delivers, needs no swap on arrival/)
+    // The token the bridge delivers there, USDC.e, is a hub quotes do not take: it is not offered instead.
+    expect(quoted.notSold?.detail).not.toContain('USDC.e')
     expect(agentTextOffences(quoted.notSold?.detail ?? '')).toEqual([])
 
     const refused = await paidSwap(app, toGnosisEure, PAY_TO)
@@ -62,6 +62,17 @@ describe('a quote of a route this deployment does not sell', () => {
       chains: ['GNO'],
       routerChains: quoted.notSold?.routerChains,
     })
+  })
+
+  it('offers the token the bridge delivers instead where quotes take it, and a quote for it is sold', async () => {
+    const withoutPolygon = testApp({ store, clock: Date.now, routerOn: routersBut('POL') })
+    const toPolygonEure = quoteBody({ fromChain: 'BAS', toChain: 'POL', toToken: 'EURe', fromAddress: payer.address })
+    const quoted = await quote(withoutPolygon, toPolygonEure)
+    expect(quoted.notSold?.chains).toEqual(['POL'])
+    const offered = /A quote for (\S+) on POL, the token the bridge delivers, needs no swap on arrival/.exec(quoted.notSold?.detail ?? '')
+    expect(offered?.[1]).toBe('USDC')
+    const instead = await quote(withoutPolygon, { ...toPolygonEure, toToken: offered?.[1] })
+    expect(instead.notSold).toBeUndefined()
   })
 
   it('marks every ranked route that needs the missing router, each as the paid swap would', async () => {
