@@ -20,6 +20,8 @@ export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock
    * pre-flight and tracker; track's tracker), so each URL is asked once and a mismatch logged once.
    */
   chainIds: ChainIdChecks
+  /** Tests: how often the relay sweep, the compose retries and the balance checks run. Default 60 000. */
+  sweepIntervalMs?: number
 }
 
 export type Relaying = {
@@ -28,7 +30,11 @@ export type Relaying = {
    * the background, so the tracker's poll never waits for Circle's attestation. Absent when the relayer is off.
    */
   hooks: { onSourceFinal?: (record: RelayRecord | SourceFinalRecord, receipt: RelayReceipt) => void }
-  /** Stops the reconciler and the relays in progress (they end; a message not yet submitted waits for a retry). */
+  /**
+   * Stops the reconciler, the relays and the compose retries, and resolves once those in progress have ended (a
+   * submission under way is waited for; a message or compose not yet submitted waits for a retry), so the store may
+   * be closed then.
+   */
   stop(): Promise<void>
 }
 
@@ -90,14 +96,15 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
     scheduler?.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
     lzRetrier?.sweep().catch((error: unknown) => log.warn({ event: 'lz_compose_sweep_failed', err: error }, 'lz_compose_sweep_failed'))
     checkBalances()
-  }, RELAY_SWEEP_INTERVAL_MS)
+  }, deps.sweepIntervalMs ?? RELAY_SWEEP_INTERVAL_MS)
   sweeping.unref()
   return {
     hooks: scheduler === undefined ? {} : { onSourceFinal: (record, receipt) => scheduler.schedule(record, receipt) },
     async stop() {
       clearInterval(sweeping)
       await reconciler?.stop()
-      await relayer?.close()
+      // A compose retry mid-submission goes on to its receipt: waited for, as the relays are, before the store closes.
+      await Promise.all([relayer?.close(), lzRetrier?.close()])
       await scheduler?.idle()
     },
   }

@@ -24,7 +24,8 @@ export type TrackIo = {
  * tracker too (startRelaying): the CCTP relayer and LayerZero compose retries with SWAPEAZI_RELAYER_PRIVATE_KEY, the
  * reconciler of `onchain` payments; replicas doing the same share the work through leases. Like `serve`, it first
  * checks each URL's chain id (within FIRST_READ_WAIT_MS): a URL of another chain rejects with one line. Runs until
- * SIGINT or SIGTERM, then finishes its poll and the relays under way, gives up its leases and closes the store.
+ * SIGINT or SIGTERM, then finishes its poll and the relays and compose retries under way (each submission to its
+ * receipt, or its wait's end), gives up its leases and closes the store.
  */
 export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   if (Object.keys(config.market.rpcUrls).length === 0)

@@ -82,6 +82,11 @@ export type LzComposeRetrier = {
    * recorded swap still pending to that chain.
    */
   sweep(): Promise<LzComposeRetryOutcome[]>
+  /**
+   * Stops: no sweep starts after it, the sweep under way retries no further compose (the one it is submitting is
+   * waited for), and it resolves once that sweep has ended, so the store may be closed then.
+   */
+  close(): Promise<void>
 }
 
 /** The store the retrier reads: the swaps an order's reference names, and its scan position per chain. */
@@ -151,6 +156,9 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
   const open = new Map<string, Map<string, ComposeAlert>>()
   /** Chains scanned since this process started: the first scan also rereads the lookback for alerts still open. */
   const started = new Set<string>()
+  /** The sweep under way: one at a time (two would both send from the key under its re-entrant lease). */
+  let running: Promise<LzComposeRetryOutcome[]> | undefined
+  let isClosed = false
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -301,6 +309,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     await readAlerts(destination, known)
     const outcomes: LzComposeRetryOutcome[] = []
     for (const [key, alert] of known) {
+      if (isClosed) break
       let outcome: Awaited<ReturnType<typeof retryOne>>
       try {
         outcome = await retryOne(destination, alert, holdsLease)
@@ -327,27 +336,41 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     return outcomes
   }
 
-  return {
-    async sweep() {
-      const outcomes: LzComposeRetryOutcome[] = []
-      for (const destination of destinations) {
-        const lease = relayerLeaseName(destination.chain, destination.walletClient.account.address)
-        if (!(await leases.tryAcquire(lease, holder, leaseTtlMs))) continue
-        let held = true
-        const renew = async (): Promise<boolean> => {
-          held = held && (await leases.renew(lease, holder, leaseTtlMs).catch(() => false))
-          return held
-        }
-        // Renewed while receipts are waited for, as the CCTP relayer does, so the lease never lapses mid-send.
-        const renewal = setInterval(() => void renew(), Math.max(1_000, Math.floor(leaseTtlMs / 3)))
-        try {
-          outcomes.push(...(await sweepChain(destination, renew)))
-        } finally {
-          clearInterval(renewal)
-          await leases.release(lease, holder).catch(() => {})
-        }
+  async function sweepAll(): Promise<LzComposeRetryOutcome[]> {
+    const outcomes: LzComposeRetryOutcome[] = []
+    for (const destination of destinations) {
+      if (isClosed) break
+      const lease = relayerLeaseName(destination.chain, destination.walletClient.account.address)
+      if (!(await leases.tryAcquire(lease, holder, leaseTtlMs))) continue
+      let held = true
+      const renew = async (): Promise<boolean> => {
+        held = held && (await leases.renew(lease, holder, leaseTtlMs).catch(() => false))
+        return held
       }
-      return outcomes
+      // Renewed while receipts are waited for, as the CCTP relayer does, so the lease never lapses mid-send.
+      const renewal = setInterval(() => void renew(), Math.max(1_000, Math.floor(leaseTtlMs / 3)))
+      try {
+        outcomes.push(...(await sweepChain(destination, renew)))
+      } finally {
+        clearInterval(renewal)
+        await leases.release(lease, holder).catch(() => {})
+      }
+    }
+    return outcomes
+  }
+
+  return {
+    sweep() {
+      if (isClosed) return Promise.resolve([])
+      // A sweep asked for while one runs (a slow sweep outlasting the interval) is that one.
+      running ??= sweepAll().finally(() => {
+        running = undefined
+      })
+      return running
+    },
+    async close() {
+      isClosed = true
+      await running?.catch(() => {})
     },
   }
 }

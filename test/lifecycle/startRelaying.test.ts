@@ -1,6 +1,7 @@
 // What serve starts beside the tracker (src/app/startRelaying.ts), wired from configuration as serve wires it: off
 // without a relayer key; with one, the tracker's hook relays a CCTP message on the chains of SWAPEAZI_RPC_URLS through
-// the configured attestation service; the payment reconciler runs only with the onchain settler.
+// the configured attestation service; the payment reconciler runs only with the onchain settler. Stopping waits for a
+// LayerZero compose retry under way.
 import { PassThrough } from 'node:stream'
 import pino from 'pino'
 import { getAddress, parseEventLogs, stringToHex, toHex } from 'viem'
@@ -13,9 +14,10 @@ import { loadConfig } from '../../src/config.ts'
 import { swapEaziExecutorAbi } from '../../src/contracts/routerArtifact.ts'
 import { compileCatalogue } from '../../src/engine/index.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
-import { ANVIL_MNEMONIC, anvilAccounts } from '../chain/anvil.ts'
+import { ANVIL_MNEMONIC, anvilAccounts, writeContractAndWait } from '../chain/anvil.ts'
 import { type CatalogueOnChains, deployCatalogueOnChains } from '../chain/deployCatalogue.ts'
-import { executeSwap, planSwap, setupOf } from '../chain/routeExecution.ts'
+import { executeSwap, planSwap, relay, setupOf } from '../chain/routeExecution.ts'
+import { standInAbi, standInEvents } from '../chain/standIns.ts'
 import { testDeps } from '../http/testApp.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 import { type AttestationStandIn, startAttestationStandIn } from './attestationStandIn.ts'
@@ -148,4 +150,93 @@ describe('startRelaying', () => {
       await relaying.stop()
     }
   })
+
+  it('stop() resolves only once the LayerZero compose retry under way has ended (after the store may close)', async () => {
+    const { log, text } = logs()
+    const pol = setupOf(world, 'POL').instance
+    const ref = newSwapRef(Date.now())
+    const plan = await planSwap(
+      world,
+      'BAS:USDC',
+      'POL:EURe',
+      1000n,
+      (id) => id.startsWith('stargate-usdc-taxi:BAS>POL|pol-univ3-eure-usdc-500'),
+      { ref: stringToHex(ref, { size: 32 }) },
+    )
+    // The LayerZero executor gives the compose too little gas: it is alerted and stays queued for a retry.
+    const setGas = (gas: bigint) =>
+      writeContractAndWait(pol, pol.accounts[0]!, {
+        address: getAddress(plan.priced.route.bridge!.deliveredBy!),
+        abi: standInAbi('LayerZeroEndpointStandIn'),
+        functionName: 'setComposeGasLimit',
+        args: [gas],
+      })
+    await setGas(30_000n)
+    const receipt = await executeSwap(world, plan)
+    const delivery = await relay(world, plan, receipt)
+    await setGas(0n)
+    expect(standInEvents('LayerZeroEndpointStandIn', delivery.logs, { eventName: 'LzComposeAlert' })).toHaveLength(1)
+    await opened.store.recordKeyedSwap({
+      ref,
+      channel: 'api_key',
+      status: 'built',
+      fromChain: 'BAS',
+      toChain: 'POL',
+      fromToken: 'USDC',
+      toToken: 'EURe',
+      fromAmount: '1000',
+      toAmount: String(plan.toAmount),
+      toAmountMin: String(plan.toAmountMin),
+      fromAddress: plan.sender.address,
+      toAddress: plan.recipient,
+      quote: {},
+      transactionRequest: plan.build.transactionRequest,
+      keyId: 'k_relaying',
+      createdAt: new Date(),
+    })
+    const source = {
+      chain: 'BAS',
+      txHash: receipt.transactionHash,
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+      logIndex: 0,
+    }
+    expect((await opened.store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built']))?.updated).toBe(
+      true,
+    )
+
+    const config = loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls(), SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey() })
+    const relayerAddress = anvilAccounts()[7]!.address
+    // Nothing is mined while the retry waits for its receipt: the sweep is held inside its submission.
+    await pol.testClient.setAutomine(false)
+    try {
+      const relaying = startRelaying(config, { ...depsFor(log), chainIds: chainIdChecksFromConfig(config, log), sweepIntervalMs: 200 })
+      const retry = await pendingFrom(pol, relayerAddress)
+      let logsAtStop: string | undefined
+      const stopping = relaying.stop().then(() => {
+        logsAtStop = text()
+      })
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      expect(logsAtStop).toBeUndefined()
+      await pol.testClient.mine({ blocks: 1 })
+      await stopping
+      expect(logsAtStop).toMatch(new RegExp(`"event":"lz_compose_retried"[^\\n]*"transaction":"${retry}"`))
+      expect((await pol.publicClient.getTransactionReceipt({ hash: retry })).status).toBe('success')
+    } finally {
+      await pol.testClient.mine({ blocks: 1 })
+      await pol.testClient.setAutomine(true)
+    }
+  }, 60_000)
 })
+
+/** The first transaction from `sender` in the chain's pool, once there is one. */
+async function pendingFrom(chain: ReturnType<typeof setupOf>['instance'], sender: string): Promise<`0x${string}`> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    const pool = await chain.testClient.getTxpoolContent()
+    const entries = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === sender.toLowerCase())?.[1]
+    const [transaction] = Object.values(entries ?? {})
+    if (transaction !== undefined) return transaction.hash
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`no pending transaction from ${sender}`)
+}
