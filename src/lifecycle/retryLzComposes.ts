@@ -59,7 +59,7 @@ export type LzRetryDestination = {
     }): Promise<readonly { args: Partial<Record<string, unknown>>; blockNumber: bigint | null }[]>
     readContract(parameters: ComposeQueueRead): Promise<unknown>
     simulateContract(parameters: LzComposeCall & { account: Address }): Promise<unknown>
-    getTransactionCount(parameters: { address: Address; blockTag: 'pending' }): Promise<number>
+    getTransactionCount(parameters: { address: Address; blockTag: 'pending' | 'latest' }): Promise<number>
     /** The call's gas on the latest block. */
     estimateContractGas(parameters: LzComposeCall & { account: Address; blockTag: 'latest' }): Promise<bigint>
   } & SubmissionPublicClient
@@ -159,6 +159,11 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
   /** The sweep under way: one at a time (two would both send from the key under its re-entrant lease). */
   let running: Promise<LzComposeRetryOutcome[]> | undefined
   let isClosed = false
+  /**
+   * Per chain, a retry given up on while still unmined: the next retry from the key takes its nonce (with fees above
+   * it), as the CCTP relayer's next relay does, instead of queueing another lzCompose behind it at the next nonce.
+   */
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees }>()
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -204,10 +209,18 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     }
     // The nonce read below is the next one only while no other sender holds the key's lease.
     if (!(await holdsLease())) return 'lease_lost'
-    const nonce = await publicClient.getTransactionCount({ address: account, blockTag: 'pending' })
+    const [minedCount, pendingCount] = await Promise.all([
+      publicClient.getTransactionCount({ address: account, blockTag: 'latest' }),
+      publicClient.getTransactionCount({ address: account, blockTag: 'pending' }),
+    ])
+    const held = stuck.get(chain)
+    if (held !== undefined && held.nonce < minedCount) stuck.delete(chain)
+    const replacing = held !== undefined && held.nonce === minedCount ? held : undefined
+    const nonce = replacing?.nonce ?? pendingCount
     // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
     const gas = ((await publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })) * 130n) / 100n
     const submission = await submitWithFeeBumps({
+      ...(replacing === undefined ? {} : { replacing: replacing.fees }),
       publicClient,
       send: (fees) => walletClient.writeContract({ ...call, nonce, gas, ...fees }),
       cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
@@ -224,6 +237,9 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       // Waiting on the chain is wall time, whatever clock the rest reads.
       clock: Date.now,
     })
+    // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
+    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') stuck.set(chain, { nonce, fees: submission.fees })
+    else stuck.delete(chain)
     if (submission.kind === 'not_mined')
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }
     if (submission.kind === 'rpc_failed')

@@ -1,0 +1,144 @@
+// A LayerZero compose retry given up on while still unmined (review of the relayer): the next sweep replaces it at its
+// nonce with higher fees, as the CCTP relayer replaces a stuck relay, instead of sending another lzCompose at the next
+// nonce behind it each minute. The chain is a scripted client that mines nothing; the store is PGlite.
+import pino from 'pino'
+import {
+  type Address,
+  concatHex,
+  encodeAbiParameters,
+  type Hash,
+  type Hex,
+  keccak256,
+  padHex,
+  stringToHex,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+} from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLzComposeRetrier, type LzRetryDestination } from '../../src/lifecycle/retryLzComposes.ts'
+import type { SubmissionFees } from '../../src/lifecycle/submitWithFeeBumps.ts'
+import { newSwapRef } from '../../src/service/swapRef.ts'
+import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
+import { runDestinationInputs } from '../../src/tx/abis.ts'
+import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
+
+const executor: Address = '0x000000000000000000000000000000000000dEaD'
+const oft: Address = '0x0000000000000000000000000000000000000F70'
+/** The key's next nonce on chain: nothing of ours is mined from here on. */
+const MINED_NONCE = 7
+let opened: OpenedStore
+
+beforeAll(async () => {
+  opened = await storeDrivers()[0]!.open()
+})
+afterAll(async () => {
+  await opened?.cleanup()
+})
+
+/** An OFT compose message (nonce, srcEid, amountLD, composeFrom: 76 bytes) carrying a DestinationOrder for `ref`. */
+function composeMessage(ref: string): Hex {
+  const order = {
+    ref: stringToHex(ref, { size: 32 }),
+    token: oft,
+    tokenOut: oft,
+    minOut: 1n,
+    recipient: executor,
+    deadline: 2n ** 40n,
+    calls: [],
+  }
+  return concatHex([
+    padHex('0x01', { size: 12 }),
+    padHex('0x64', { size: 32 }),
+    padHex(oft),
+    encodeAbiParameters(runDestinationInputs, [order]),
+  ])
+}
+
+/** ARB with one alert for `ref`, still queued; every lzCompose sent goes to the pool and stays there. */
+function chainThatMinesNothing(ref: string) {
+  const sent: ({ nonce: number } & SubmissionFees)[] = []
+  const destination = {
+    chain: 'ARB',
+    endpoint: '0x1a44076050125825900e736c501f859c50fE728c',
+    executor,
+    publicClient: {
+      getBlockNumber: async () => 1_000n,
+      getLogs: async () => [
+        { args: { from: oft, guid: `0x${'9'.repeat(64)}`, index: 0, message: composeMessage(ref), extraData: '0x' }, blockNumber: 900n },
+      ],
+      readContract: async () => keccak256(composeMessage(ref)),
+      simulateContract: async () => ({}),
+      // The pool's count: one past the highest nonce sent.
+      getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) =>
+        blockTag === 'latest' ? MINED_NONCE : Math.max(MINED_NONCE, ...sent.map((entry) => entry.nonce + 1)),
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }),
+      estimateContractGas: async () => 200_000n,
+      waitForTransactionReceipt: async ({ hash, timeout }: { hash: Hash; timeout: number }) => {
+        await new Promise((resolve) => setTimeout(resolve, timeout))
+        throw new WaitForTransactionReceiptTimeoutError({ hash })
+      },
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => {
+        throw new TransactionReceiptNotFoundError({ hash })
+      },
+    },
+    walletClient: {
+      account: { address: '0x000000000000000000000000000000000000bEEF' },
+      writeContract: async ({ nonce, maxFeePerGas, maxPriorityFeePerGas }: { nonce: number } & SubmissionFees) => {
+        sent.push({ nonce, maxFeePerGas, maxPriorityFeePerGas })
+        return `0x${String(sent.length).padStart(64, '0')}` as Hash
+      },
+    },
+  } as unknown as LzRetryDestination
+  return { destination, sent }
+}
+
+const freeLeases: LeaseStore = { tryAcquire: async () => true, renew: async () => true, release: async () => {} }
+
+async function recordPending(ref: string): Promise<void> {
+  await opened.store.recordKeyedSwap({
+    ref,
+    channel: 'api_key',
+    status: 'built',
+    fromChain: 'BAS',
+    toChain: 'ARB',
+    fromToken: 'USDC',
+    toToken: 'USDC',
+    fromAmount: '1',
+    toAmount: '1',
+    toAmountMin: '1',
+    fromAddress: executor,
+    toAddress: executor,
+    quote: {},
+    transactionRequest: {},
+    keyId: 'k_lz_stuck',
+    createdAt: new Date(),
+  })
+  const source = { chain: 'BAS', txHash: `0x${'ab'.repeat(32)}`, blockNumber: 1n, blockHash: `0x${'cd'.repeat(32)}`, logIndex: 0 }
+  await opened.store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built'])
+}
+
+describe('a compose retry given up on while still unmined', () => {
+  it('is replaced by the next sweep at its nonce, an eighth above its fees, never followed by another at the next nonce', async () => {
+    const ref = newSwapRef(Date.now())
+    await recordPending(ref)
+    const chain = chainThatMinesNothing(ref)
+    const retrier = createLzComposeRetrier({
+      destinations: [chain.destination],
+      leases: freeLeases,
+      lifecycle: opened.store.lifecycle,
+      holder: 'h',
+      log: pino({ level: 'silent' }),
+      // No replacement within one sweep: each ends with its retry still in the pool.
+      receiptTimeoutMs: 300,
+      bumpAfterMs: 60_000,
+    })
+    for (let sweep = 0; sweep < 3; sweep++)
+      expect(await retrier.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.3 s' }])
+    await retrier.close()
+    expect(chain.sent).toEqual([
+      { nonce: MINED_NONCE, maxFeePerGas: 100n, maxPriorityFeePerGas: 10n },
+      { nonce: MINED_NONCE, maxFeePerGas: 113n, maxPriorityFeePerGas: 12n },
+      { nonce: MINED_NONCE, maxFeePerGas: 128n, maxPriorityFeePerGas: 14n },
+    ])
+  })
+})
