@@ -1,15 +1,13 @@
-import { pino } from 'pino'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from '../../src/contracts/deployRouter.ts'
 import { corridorPairs } from '../../src/engine/index.ts'
-import { createToolContext } from '../../src/mcp/toolContext.ts'
 import type { ChainCode } from '../../src/schemas/catalogue.ts'
 import { CapabilityManifest, CorridorsResponse } from '../../src/schemas/discovery.ts'
 import { QuoteResult, RankedQuote } from '../../src/schemas/quote.ts'
 import { SwapResult } from '../../src/schemas/swap.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
-import { callTool, connectInMemory, inProcessClient, textOf } from '../mcp/mcpHarness.ts'
+import { callTool, connectToApp, textOf } from '../mcp/mcpHarness.ts'
 import { signPayment } from '../payments/signPayment.ts'
 import { agentTextOffences } from '../support/agentText.ts'
 import { get, lazyMemoryStore, PAY_TO, postJson, quoteBody, readJson, ROUTER_ADDRESS, type TestApp, testApp, testDeps } from './testApp.ts'
@@ -156,15 +154,7 @@ describe('discovery where some routes are not sold', () => {
 
 describe('the MCP tools where a route is not sold', () => {
   it('probe_corridor answers router_not_deployed and get_quote does not offer build_swap', async () => {
-    const connected = await connectInMemory(
-      createToolContext({
-        client: inProcessClient(app),
-        settings: { dailyBudgetAtomic: 0n },
-        budget: store.budget,
-        clock: Date.now,
-        log: pino({ level: 'silent' }),
-      }),
-    )
+    const connected = await connectToApp(app, store)
     try {
       const probed = await callTool(connected.client, 'probe_corridor', {
         fromChain: 'BAS',

@@ -1,10 +1,8 @@
-import { pino } from 'pino'
 import * as z from 'zod'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NO_WALLET } from '../../src/mcp/tools/buildSwap.ts'
 import { TOOLS } from '../../src/mcp/tools/index.ts'
 import { CAPABILITIES_URI } from '../../src/mcp/tool.ts'
-import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { CapabilityManifest } from '../../src/schemas/discovery.ts'
 import { get, lazyMemoryStore, quoteBody, readJson, testApp } from '../http/testApp.ts'
 import {
@@ -14,7 +12,7 @@ import {
   callTool,
   clientOver,
   connectInMemory,
-  inProcessClient,
+  connectToApp,
   textOf,
 } from './mcpHarness.ts'
 
@@ -24,15 +22,7 @@ const app = testApp({ store })
 let connected: ConnectedClient
 
 beforeAll(async () => {
-  connected = await connectInMemory(
-    createToolContext({
-      client: inProcessClient(app),
-      settings: { dailyBudgetAtomic: 1_000_000n },
-      budget: store.budget,
-      clock: Date.now,
-      log: pino({ level: 'silent' }),
-    }),
-  )
+  connected = await connectToApp(app, store, 1_000_000n)
 })
 afterAll(async () => {
   await connected.close()

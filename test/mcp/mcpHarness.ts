@@ -4,8 +4,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { type Logger, pino } from 'pino'
 import { createMcpServer } from '../../src/mcp/createMcpServer.ts'
+import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { createServiceClient, type FetchLike, inProcessFetch } from '../../src/mcp/serviceClient.ts'
 import type { ToolContext } from '../../src/mcp/tool.ts'
+import type { Store } from '../../src/store/createStore.ts'
 import { PUBLIC_URL, type TestApp, VERSION } from '../http/testApp.ts'
 
 /** The tools of DESIGN 8 and track_swap (issue 18), in the order tools/index.ts lists them. */
@@ -61,6 +63,22 @@ export async function connectInMemory(context: ToolContext, log: Logger = pino({
       await server.close()
     },
   }
+}
+
+/**
+ * connectInMemory to tools that call `app` in process, with no wallet, `store`'s daily budget (`dailyBudgetAtomic`,
+ * default 0) and the wall clock: the context most tool tests share.
+ */
+export function connectToApp(app: TestApp, store: Store, dailyBudgetAtomic = 0n): Promise<ConnectedClient> {
+  return connectInMemory(
+    createToolContext({
+      client: inProcessClient(app),
+      settings: { dailyBudgetAtomic },
+      budget: store.budget,
+      clock: Date.now,
+      log: pino({ level: 'silent' }),
+    }),
+  )
 }
 
 /** Calls a tool and returns the result as the spec types it (the SDK's return type is wider for old protocol versions). */

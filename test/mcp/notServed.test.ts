@@ -1,8 +1,6 @@
-import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { lazyMemoryStore, quoteBody, testApp } from '../http/testApp.ts'
-import { type ConnectedClient, callTool, connectInMemory, inProcessClient, textOf } from './mcpHarness.ts'
+import { type ConnectedClient, callTool, connectToApp, textOf } from './mcpHarness.ts'
 
 // A cell the catalogue advertises but does not serve: every tool an agent would ask says so, and why, with figures.
 const store = lazyMemoryStore()
@@ -10,15 +8,7 @@ const app = testApp({ store })
 let connected: ConnectedClient
 
 beforeAll(async () => {
-  connected = await connectInMemory(
-    createToolContext({
-      client: inProcessClient(app),
-      settings: { dailyBudgetAtomic: 0n },
-      budget: store.budget,
-      clock: Date.now,
-      log: pino({ level: 'silent' }),
-    }),
-  )
+  connected = await connectToApp(app, store)
 })
 afterAll(async () => {
   await connected.close()

@@ -1,8 +1,6 @@
-import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createToolContext } from '../../src/mcp/toolContext.ts'
 import { lazyMemoryStore, testApp } from '../http/testApp.ts'
-import { type ConnectedClient, callTool, connectInMemory, inProcessClient, textOf } from './mcpHarness.ts'
+import { type ConnectedClient, callTool, connectToApp, textOf } from './mcpHarness.ts'
 
 // What probe_corridor says about a pair when only the amount is wrong, and in which form it names bridges.
 const store = lazyMemoryStore()
@@ -10,15 +8,7 @@ const app = testApp({ store })
 let connected: ConnectedClient
 
 beforeAll(async () => {
-  connected = await connectInMemory(
-    createToolContext({
-      client: inProcessClient(app),
-      settings: { dailyBudgetAtomic: 0n },
-      budget: store.budget,
-      clock: Date.now,
-      log: pino({ level: 'silent' }),
-    }),
-  )
+  connected = await connectToApp(app, store)
 })
 afterAll(async () => {
   await connected.close()

@@ -11,7 +11,7 @@ import { SwapStatusWire } from '../../src/schemas/swapStatus.ts'
 import type { LegPosition } from '../../src/store/createStore.ts'
 import { agentTextOffences } from '../support/agentText.ts'
 import { KEY_SECRET, lazyMemoryStore, NOW_MS, postJson, quoteBody, readJson, testApp } from '../http/testApp.ts'
-import { type ConnectedClient, callTool, connectInMemory, inProcessClient, LEAK_PATTERNS, textOf } from './mcpHarness.ts'
+import { type ConnectedClient, callTool, connectInMemory, connectToApp, inProcessClient, LEAK_PATTERNS, textOf } from './mcpHarness.ts'
 
 // Issue 18 item 6: track_swap answers the status of GET /api/v1/swap/{ref}/status in words a user can be told, with
 // the status as structured content; through a real SDK Client, over lifecycles the store records as the tracker does.
@@ -24,15 +24,7 @@ const app = testApp({
 let connected: ConnectedClient
 
 beforeAll(async () => {
-  connected = await connectInMemory(
-    createToolContext({
-      client: inProcessClient(app),
-      settings: { dailyBudgetAtomic: 1_000_000n },
-      budget: store.budget,
-      clock: Date.now,
-      log: pino({ level: 'silent' }),
-    }),
-  )
+  connected = await connectToApp(app, store, 1_000_000n)
 })
 afterAll(async () => {
   await connected.close()
