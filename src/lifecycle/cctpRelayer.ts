@@ -156,8 +156,9 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   /**
    * Per relayer lease, a submission given up on while still unmined: the next submission from the key takes its nonce
    * (with fees above it) instead of queueing behind it; its message, still unreceived, is relayed again by the sweep.
+   * `hashes`: every submission still pending at that nonce (any of them may be mined yet, and each is ours).
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees }>()
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[] }>()
 
   /**
    * The burns of the swap's source transaction the relayer delivers, each with its destination: a burn whose hook data
@@ -284,6 +285,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       }
       let submission: Submission
       let txNonce: number
+      // The earlier submissions at txNonce this one replaces (a relay given up on), if any.
+      let replaced: Hash[] = []
       try {
         const [mined, pending] = await Promise.all([
           destination.publicClient.getTransactionCount({ address: account, blockTag: 'latest' }),
@@ -293,6 +296,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         if (held !== undefined && held.nonce < mined) stuck.delete(lease)
         const replacing = held !== undefined && held.nonce === mined ? held : undefined
         txNonce = replacing?.nonce ?? pending
+        replaced = replacing?.hashes ?? []
         // With a margin: the state it runs on may differ from the estimate's (a mint or swap before it in the block).
         const estimated = await (call.functionName === 'relayCctp'
           ? destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })
@@ -301,7 +305,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         // The reads and the simulation take time: the nonce is ours to send at only while the lease still is.
         if (!holds()) return { kind: 'failed', nonce, reason: `the relayer lease ${lease} was lost before sending; nothing was sent` }
         submission = await submitWithFeeBumps({
-          ...(replacing === undefined ? {} : { replacing: replacing.fees }),
+          ...(replacing === undefined ? {} : { replacing: replacing.fees, replacingHashes: replacing.hashes }),
           publicClient: destination.publicClient,
           send: (fees) =>
             call.functionName === 'relayCctp'
@@ -347,9 +351,25 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           nonce,
           reason: `the key's nonce on ${destination.chain} was taken by ${submission.receipt.transactionHash}, not one of ours (another sender with the key); a later call reads usedNonces again`,
         }
-      // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows.
-      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') stuck.set(lease, { nonce: txNonce, fees: submission.fees })
+      // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows, with
+      // the submissions it replaced.
+      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
+        stuck.set(lease, { nonce: txNonce, fees: submission.fees, hashes: [...replaced, ...submission.hashes] })
       else stuck.delete(lease)
+      if (submission.kind === 'earlier_mined') {
+        // Our own stuck relay took the nonce (its message is received); this message is not, unless someone did it.
+        const received = await destination.publicClient
+          .readContract({ address: destination.transmitter, abi: messageTransmitterAbi, functionName: 'usedNonces', args: [nonce] })
+          .then((used) => used === 1n)
+          .catch(() => false)
+        if (received) return { kind: 'already_received', nonce }
+        return {
+          kind: 'failed',
+          nonce,
+          reason: `the stuck relay this replaced at the key's nonce ${txNonce} on ${destination.chain} was mined instead (${submission.receipt.transactionHash}); this message is relayed again by the sweep`,
+          transaction: submission.receipt.transactionHash,
+        }
+      }
       if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') {
         // Still pending: a later call reads usedNonces; if one of these mines later, a resubmission only reverts.
         const hash = submission.hashes[submission.hashes.length - 1] as Hash

@@ -163,7 +163,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
    * Per chain, a retry given up on while still unmined: the next retry from the key takes its nonce (with fees above
    * it), as the CCTP relayer's next relay does, instead of queueing another lzCompose behind it at the next nonce.
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees }>()
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[] }>()
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -219,27 +219,39 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     const nonce = replacing?.nonce ?? pendingCount
     // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
     const gas = ((await publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })) * 130n) / 100n
+    const isDoneElsewhere = async (): Promise<boolean> =>
+      (await publicClient.readContract({
+        address: endpoint,
+        abi: endpointV2ComposeAbi,
+        functionName: 'composeQueue',
+        args: [alert.from, executor, alert.guid, alert.index],
+      })) === RECEIVED_MESSAGE_HASH
     const submission = await submitWithFeeBumps({
-      ...(replacing === undefined ? {} : { replacing: replacing.fees }),
+      ...(replacing === undefined ? {} : { replacing: replacing.fees, replacingHashes: replacing.hashes }),
       publicClient,
       send: (fees) => walletClient.writeContract({ ...call, nonce, gas, ...fees }),
       cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
       canReplace: holdsLease,
-      isDoneElsewhere: async () =>
-        (await publicClient.readContract({
-          address: endpoint,
-          abi: endpointV2ComposeAbi,
-          functionName: 'composeQueue',
-          args: [alert.from, executor, alert.guid, alert.index],
-        })) === RECEIVED_MESSAGE_HASH,
+      isDoneElsewhere,
       timeoutMs: receiptTimeoutMs,
       bumpAfterMs,
       // Waiting on the chain is wall time, whatever clock the rest reads.
       clock: Date.now,
     })
     // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
-    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') stuck.set(chain, { nonce, fees: submission.fees })
+    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
+      stuck.set(chain, { nonce, fees: submission.fees, hashes: [...(replacing?.hashes ?? []), ...submission.hashes] })
     else stuck.delete(chain)
+    // Our own stuck retry took the nonce: this compose is delivered if it was its (or someone delivered it meanwhile).
+    if (submission.kind === 'earlier_mined')
+      return (await isDoneElsewhere().catch(() => false))
+        ? 'done'
+        : {
+            kind: 'failed',
+            chain,
+            guid: alert.guid,
+            reason: `the stuck retry this replaced was mined instead (${submission.receipt.transactionHash}); retried next sweep`,
+          }
     if (submission.kind === 'not_mined')
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }
     if (submission.kind === 'rpc_failed')

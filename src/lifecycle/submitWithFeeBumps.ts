@@ -50,6 +50,11 @@ export type SubmitWithFeeBumpsParameters = {
    * replaces it, so it pays at least an eighth more on both fees.
    */
   replacing?: SubmissionFees
+  /**
+   * The hashes of that earlier submission and its replacements: they are ours, so one of them mined instead is
+   * `earlier_mined`, never `nonce_taken` (another sender with the key).
+   */
+  replacingHashes?: readonly Hash[]
 }
 
 export type Submission =
@@ -59,6 +64,11 @@ export type Submission =
   | { kind: 'not_mined'; hashes: Hash[]; fees: SubmissionFees }
   /** The nonce was taken by a transaction that is none of these (another sender with the key): none of ours can run. */
   | { kind: 'nonce_taken'; receipt: SubmissionReceipt; hashes: Hash[] }
+  /**
+   * The earlier submission this one replaced (`replacingHashes`) was mined instead: the nonce went to our own earlier
+   * work, not to this one.
+   */
+  | { kind: 'earlier_mined'; receipt: SubmissionReceipt; hashes: Hash[] }
   /**
    * The RPC failed the last receipt reads before `timeoutMs`: whether one was mined is unknown (the last may still be;
    * `fees`: what it offers). `reason`: the RPC's short error, without its URL.
@@ -107,6 +117,7 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   const estimated = await publicClient.estimateFeesPerGas()
   const first =
     parameters.replacing === undefined ? estimated : (nextFees(parameters.replacing, parameters.replacing, estimated) ?? estimated)
+  const earlier = parameters.replacingHashes ?? []
   const hashes: Hash[] = [await parameters.send(first)]
   const cancels = new Set<Hash>()
   const deadline = clock() + parameters.timeoutMs
@@ -126,12 +137,13 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
       (error: unknown) => ({ receipt: undefined, error: isNotMinedAnswer(error) ? undefined : error }),
     )
     const mined = waited.receipt
-    if (mined !== undefined && !hashes.some((hash) => hash.toLowerCase() === mined.transactionHash.toLowerCase()))
+    if (mined !== undefined && !isAmong(mined, hashes) && !isAmong(mined, earlier))
       return { kind: 'nonce_taken', receipt: mined, hashes: [...hashes] }
     // Each receipt is read again even after the wait timed out: viem's wait also times out when the RPC fails every
     // poll, and only an answer of the node ("no receipt") says a submission is unmined.
-    const read = mined === undefined ? await minedAmong(publicClient, hashes) : { receipt: mined, error: undefined }
+    const read = mined === undefined ? await minedAmong(publicClient, [...hashes, ...earlier]) : { receipt: mined, error: undefined }
     const { receipt } = read
+    if (receipt !== undefined && isAmong(receipt, earlier)) return { kind: 'earlier_mined', receipt, hashes: [...hashes] }
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
     const error = waited.error ?? read.error
     if (error !== undefined) {
@@ -170,6 +182,9 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     roundFrom = clock()
   }
 }
+
+const isAmong = (receipt: SubmissionReceipt, hashes: readonly Hash[]): boolean =>
+  hashes.some((hash) => hash.toLowerCase() === receipt.transactionHash.toLowerCase())
 
 /** True when the error is the node's answer that there is no receipt yet (or viem's wait ran out), not a failed read. */
 function isNotMinedAnswer(error: unknown): boolean {

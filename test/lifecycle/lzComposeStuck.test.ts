@@ -16,7 +16,7 @@ import {
 } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLzComposeRetrier, type LzRetryDestination } from '../../src/lifecycle/retryLzComposes.ts'
-import type { SubmissionFees } from '../../src/lifecycle/submitWithFeeBumps.ts'
+import type { SubmissionFees, SubmissionReceipt } from '../../src/lifecycle/submitWithFeeBumps.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
 import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
 import { runDestinationInputs } from '../../src/tx/abis.ts'
@@ -54,9 +54,14 @@ function composeMessage(ref: string): Hex {
   ])
 }
 
-/** ARB with one alert for `ref`, still queued; every lzCompose sent goes to the pool and stays there. */
+/**
+ * ARB with one alert for `ref`, still queued; every lzCompose sent goes to the pool and stays there. Once
+ * `mineFirstOnNextSend` is set, the next send is answered by the first retry being mined instead (the compose
+ * delivered), and viem's wait on the new one follows it there.
+ */
 function chainThatMinesNothing(ref: string) {
   const sent: ({ nonce: number } & SubmissionFees)[] = []
+  const state = { mineFirstOnNextSend: false, mined: undefined as SubmissionReceipt | undefined }
   const destination = {
     chain: 'ARB',
     endpoint: '0x1a44076050125825900e736c501f859c50fE728c',
@@ -66,18 +71,20 @@ function chainThatMinesNothing(ref: string) {
       getLogs: async () => [
         { args: { from: oft, guid: `0x${'9'.repeat(64)}`, index: 0, message: composeMessage(ref), extraData: '0x' }, blockNumber: 900n },
       ],
-      readContract: async () => keccak256(composeMessage(ref)),
+      readContract: async () => (state.mined === undefined ? keccak256(composeMessage(ref)) : `0x${'0'.repeat(63)}1`),
       simulateContract: async () => ({}),
       // The pool's count: one past the highest nonce sent.
       getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) =>
-        blockTag === 'latest' ? MINED_NONCE : Math.max(MINED_NONCE, ...sent.map((entry) => entry.nonce + 1)),
+        blockTag === 'latest' && state.mined === undefined ? MINED_NONCE : Math.max(MINED_NONCE, ...sent.map((entry) => entry.nonce + 1)),
       estimateFeesPerGas: async () => ({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }),
       estimateContractGas: async () => 200_000n,
       waitForTransactionReceipt: async ({ hash, timeout }: { hash: Hash; timeout: number }) => {
+        if (state.mined !== undefined) return state.mined
         await new Promise((resolve) => setTimeout(resolve, timeout))
         throw new WaitForTransactionReceiptTimeoutError({ hash })
       },
       getTransactionReceipt: async ({ hash }: { hash: Hash }) => {
+        if (state.mined?.transactionHash === hash) return state.mined
         throw new TransactionReceiptNotFoundError({ hash })
       },
     },
@@ -85,12 +92,15 @@ function chainThatMinesNothing(ref: string) {
       account: { address: '0x000000000000000000000000000000000000bEEF' },
       writeContract: async ({ nonce, maxFeePerGas, maxPriorityFeePerGas }: { nonce: number } & SubmissionFees) => {
         sent.push({ nonce, maxFeePerGas, maxPriorityFeePerGas })
-        return `0x${String(sent.length).padStart(64, '0')}` as Hash
+        if (state.mineFirstOnNextSend) state.mined = { status: 'success', gasUsed: 100_000n, transactionHash: hashOf(1) }
+        return hashOf(sent.length)
       },
     },
   } as unknown as LzRetryDestination
-  return { destination, sent }
+  return { destination, sent, state }
 }
+
+const hashOf = (n: number): Hash => `0x${String(n).padStart(64, '0')}`
 
 const freeLeases: LeaseStore = { tryAcquire: async () => true, renew: async () => true, release: async () => {} }
 
@@ -140,5 +150,26 @@ describe('a compose retry given up on while still unmined', () => {
       { nonce: MINED_NONCE, maxFeePerGas: 113n, maxPriorityFeePerGas: 12n },
       { nonce: MINED_NONCE, maxFeePerGas: 128n, maxPriorityFeePerGas: 14n },
     ])
+  })
+
+  it('once the stuck retry, not its replacement, is mined, the compose is delivered: nothing more, never "not ours"', async () => {
+    const ref = newSwapRef(Date.now())
+    await recordPending(ref)
+    const chain = chainThatMinesNothing(ref)
+    const retrier = createLzComposeRetrier({
+      destinations: [chain.destination],
+      leases: freeLeases,
+      lifecycle: opened.store.lifecycle,
+      holder: 'h',
+      log: pino({ level: 'silent' }),
+      receiptTimeoutMs: 300,
+      bumpAfterMs: 60_000,
+    })
+    expect(await retrier.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.3 s' }])
+    chain.state.mineFirstOnNextSend = true
+    expect(await retrier.sweep()).toEqual([])
+    expect(await retrier.sweep()).toEqual([])
+    await retrier.close()
+    expect(chain.sent.map((entry) => entry.nonce)).toEqual([MINED_NONCE, MINED_NONCE])
   })
 })

@@ -1,0 +1,126 @@
+// A CCTP relay that replaces a stuck one of ours (review of the relayer): when the earlier relay, not its replacement,
+// is the one mined, the nonce went to our own work, never to "another sender with the key". The destination is a
+// scripted client that mines nothing until it is told to mine the earlier relay.
+import pino from 'pino'
+import {
+  concatHex,
+  type Hash,
+  type Hex,
+  numberToHex,
+  padHex,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+} from 'viem'
+import { describe, expect, it } from 'vitest'
+import type { AttestationClient } from '../../src/lifecycle/attestationClient.ts'
+import { attestedMessageFields } from '../../src/lifecycle/cctpMessages.ts'
+import { type CctpDestination, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
+import type { SubmissionReceipt } from '../../src/lifecycle/submitWithFeeBumps.ts'
+
+const BASE_DOMAIN = 6
+const POLYGON_DOMAIN = 7
+/** The relayer key's next nonce on chain while nothing of ours is mined. */
+const KEY_NONCE = 5
+
+/** A CCTP v2 message to Polygon that anyone may receive (no destination caller): relayed with receiveMessage. */
+function messageOf(nonce: number): Hex {
+  const header = concatHex([
+    padHex('0x01', { size: 4 }),
+    padHex(numberToHex(BASE_DOMAIN), { size: 4 }),
+    padHex(numberToHex(POLYGON_DOMAIN), { size: 4 }),
+    padHex(numberToHex(nonce), { size: 32 }),
+    padHex('0x', { size: 96 }),
+    padHex('0x', { size: 8 }),
+  ])
+  const body = concatHex([
+    padHex('0x', { size: 36 }),
+    padHex('0x00000000000000000000000000000000000000ab'),
+    padHex(numberToHex(1_000n), { size: 32 }),
+    padHex('0x', { size: 128 }),
+  ])
+  return concatHex([header, body])
+}
+
+/**
+ * Polygon, mining nothing: every receipt wait runs out. Once `mineFirstOnNextSend` is set, the next send is answered by
+ * the first relay being mined instead (its message received), and viem's wait on the new one follows it there, as it
+ * follows any transaction replaced at its nonce.
+ */
+function scriptedChain() {
+  const sent: { hash: Hash; nonce: number; message: Hex }[] = []
+  const used = new Set<Hex>()
+  const state = { mineFirstOnNextSend: false, mined: undefined as SubmissionReceipt | undefined }
+  const destination = {
+    chain: 'POL',
+    domain: POLYGON_DOMAIN,
+    executor: '0x00000000000000000000000000000000000000e2',
+    transmitter: '0x00000000000000000000000000000000000000f1',
+    publicClient: {
+      readContract: async ({ args }: { args: readonly [Hex] }) => (used.has(args[0]) ? 1n : 0n),
+      simulateContract: async () => ({}),
+      getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) =>
+        state.mined !== undefined || (blockTag === 'pending' && sent.length > 0) ? KEY_NONCE + 1 : KEY_NONCE,
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }),
+      estimateContractGas: async () => 100_000n,
+      waitForTransactionReceipt: async ({ hash, timeout }: { hash: Hash; timeout: number }) => {
+        if (state.mined !== undefined) return state.mined
+        await new Promise((resolve) => setTimeout(resolve, timeout))
+        throw new WaitForTransactionReceiptTimeoutError({ hash })
+      },
+      getTransactionReceipt: async ({ hash }: { hash: Hash }) => {
+        if (state.mined?.transactionHash === hash) return state.mined
+        throw new TransactionReceiptNotFoundError({ hash })
+      },
+    },
+    walletClient: {
+      account: { address: '0x000000000000000000000000000000000000bEEF' },
+      writeContract: async ({ args, nonce }: { args: readonly [Hex, Hex]; nonce: number }) => {
+        const hash: Hash = `0x${(sent.length + 1).toString(16).padStart(64, '0')}`
+        sent.push({ hash, nonce, message: args[0] })
+        const first = sent[0]!
+        if (state.mineFirstOnNextSend) {
+          state.mined = { status: 'success', gasUsed: 100_000n, transactionHash: first.hash }
+          used.add(attestedMessageFields(first.message)!.nonce)
+        }
+        return hash
+      },
+    },
+  } as unknown as CctpDestination
+  return { destination, sent, state }
+}
+
+describe('a relay that replaces a stuck one of ours', () => {
+  it('when the stuck one is mined instead, says so (its message received, this one to relay again), not another sender', async () => {
+    const chain = scriptedChain()
+    const relayer = createCctpRelayer({
+      attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+      sourceDomains: { BAS: BASE_DOMAIN },
+      destinations: [chain.destination],
+      leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+      holder: 'replica-a',
+      log: pino({ level: 'silent' }),
+      // No replacement within a relay's wait: the first is given up on, still in the pool.
+      receiptTimeoutMs: 300,
+      bumpAfterMs: 60_000,
+    })
+    const [first, second] = [messageOf(1), messageOf(2)]
+    const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
+    expect(await relayer.relayMessage(chain.destination, attested(first))).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringMatching(/not mined within 0.3 s/),
+    })
+    chain.state.mineFirstOnNextSend = true
+    const replacing = await relayer.relayMessage(chain.destination, attested(second))
+    const again = await relayer.relayMessage(chain.destination, attested(first))
+    await relayer.close()
+    expect(chain.sent.map((entry) => entry.nonce)).toEqual([KEY_NONCE, KEY_NONCE])
+    const firstHash = chain.sent[0]!.hash
+    expect(replacing).toEqual({
+      kind: 'failed',
+      nonce: padHex(numberToHex(2), { size: 32 }),
+      reason: `the stuck relay this replaced at the key's nonce ${KEY_NONCE} on POL was mined instead (${firstHash}); this message is relayed again by the sweep`,
+      transaction: firstHash,
+    })
+    expect(again).toEqual({ kind: 'already_received', nonce: padHex(numberToHex(1), { size: 32 }) })
+  })
+})
