@@ -214,8 +214,8 @@ function isPidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
   } catch (error) {
-    // EPERM: it lives, under another user.
-    return codeOf(error) === 'EPERM'
+    // EPERM: it exists, under another user (and may be a zombie all the same).
+    if (codeOf(error) !== 'EPERM') return false
   }
   return !isZombie(pid)
 }
