@@ -1,3 +1,4 @@
+export { ACROSS_FILL_WINDOW_SEC } from './acrossFillWindow.ts'
 export { bridgeWireName, NO_BRIDGE } from './bridgeWireName.ts'
 export { candidateRoutes, swapPaths, type UnbuildableStep, unbuildableSteps } from './candidateRoutes.ts'
 export { checkViability } from './checkViability.ts'

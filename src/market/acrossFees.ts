@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher } from 'undici'
 import * as z from 'zod'
-import { ceilDiv, E18 } from '../engine/index.ts'
+import { ACROSS_FILL_WINDOW_SEC, ceilDiv, E18 } from '../engine/index.ts'
 
 /** Across's public API (docs.across.to); `/suggested-fees` is appended. */
 export const ACROSS_API_URL = 'https://app.across.to/api'
@@ -104,12 +104,13 @@ const DEFAULT_RETRY_DELAY_MS = 1_000
 const DEFAULT_MAX_REQUESTS_PER_SECOND = 5
 const DEFAULT_WARMING_REQUESTS_PER_SECOND = 10
 /**
- * The slowest fill estimate that is taken as one, in seconds: a day. Across estimates seconds, or its rebalance time
- * (900 s; 1,800 s to Polygon), and our deposits are refunded after their 6 h fill deadline, so anything longer is a
- * broken answer, not a slow lane; and bounded, the p95 (three times it) and the deadlines built on it stay whole
- * seconds (1e308 made the p95 Infinity, and the destination order's deadline threw).
+ * The slowest fill estimate that is taken as one, in seconds: two hours. Across estimates seconds, or its rebalance
+ * time (900 s; 1,800 s to Polygon). A lane's p95 is three times its estimate (ACROSS_P95_FILL_MULTIPLE), and our
+ * deposits are refunded after their 6 h fill window (ACROSS_FILL_WINDOW_SEC), so a slower estimate would price a route
+ * whose promised p95 runs past its refund: it is not a lane to sell (an 8 h estimate was taken). Bounded, the p95 and
+ * the deadlines built on it also stay whole seconds (1e308 made the p95 Infinity, and the destination deadline threw).
  */
-export const ACROSS_MAX_FILL_SEC = 86_400
+export const ACROSS_MAX_FILL_SEC = ACROSS_FILL_WINDOW_SEC / 3
 /** A body larger than this is not one lane's fees. */
 const MAX_BODY_BYTES = 200_000
 
@@ -131,7 +132,15 @@ const SuggestedFeesAnswer = z.object({
   estimatedFillTimeSec: z
     .union([z.number(), z.string().regex(/^[0-9]+(\.[0-9]+)?$/, 'must be a non-negative number of seconds')])
     .transform(Number)
-    .pipe(z.number().nonnegative('must not be negative').max(ACROSS_MAX_FILL_SEC, `must be at most ${ACROSS_MAX_FILL_SEC} s (one day)`)),
+    .pipe(
+      z
+        .number()
+        .nonnegative('must not be negative')
+        .max(
+          ACROSS_MAX_FILL_SEC,
+          `must be at most ${ACROSS_MAX_FILL_SEC} s (a p95 of three times it must end within the ${ACROSS_FILL_WINDOW_SEC} s fill window)`,
+        ),
+    ),
 })
 
 /** A client of Across's `/suggested-fees` (or a service answering in its shape, such as a local stand-in). */

@@ -14,6 +14,7 @@ import {
   type Token,
   transactionGasLimit,
   withGasMargin,
+  ACROSS_FILL_WINDOW_SEC,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { EncodingGap } from '../schemas/encodings.ts'
@@ -40,8 +41,6 @@ export const ORDER_SIGNING_WINDOW_SEC = 10 * 60
  * while one before it must still meet toAmountMin: so the deadline errs long.
  */
 export const DESTINATION_MARGIN_SEC = 30 * 60
-/** Across: how long relayers may fill the deposit before it is refunded to the depositor. */
-const ACROSS_FILL_WINDOW_SEC = 6 * 60 * 60
 
 /** The `Order` struct of contracts/SwapEaziTypes.sol. */
 export type RouterOrder = {

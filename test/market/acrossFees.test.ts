@@ -3,8 +3,9 @@
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
-import { ceilDiv, compileCatalogue } from '../../src/engine/index.ts'
+import { ACROSS_FILL_WINDOW_SEC, ceilDiv, compileCatalogue } from '../../src/engine/index.ts'
 import {
+  ACROSS_MAX_FILL_SEC,
   AcrossApiError,
   type AcrossFeesClient,
   createAcrossFeesClient,
@@ -13,6 +14,7 @@ import {
   type SuggestedFeesQuery,
 } from '../../src/market/acrossFees.ts'
 import {
+  ACROSS_P95_FILL_MULTIPLE,
   type AcrossFeesKeeper,
   acrossLaneExpectedByMs,
   acrossLanesOf,
@@ -464,14 +466,19 @@ describe('createAcrossLaneFees', () => {
     }
   })
 
-  it('a lane whose fill estimate is no number of seconds up to a day is out of service, saying why', async () => {
+  it('a lane whose fill estimate is no number of seconds within a sold p95 is out of service, saying why', async () => {
+    // The p95 priced from the largest estimate taken still ends within the deposit's fill window (else it is refunded).
+    expect(ACROSS_MAX_FILL_SEC * ACROSS_P95_FILL_MULTIPLE).toBeLessThanOrEqual(ACROSS_FILL_WINDOW_SEC)
     const client = createAcrossFeesClient({ url: stand.url, ...quick })
     const source = createAcrossLaneFees({ client, lanes: ethToOpt, apiUrl: stand.url, clock: Date.now, log })
+    const tooSlow = 'must be at most 7200 s (a p95 of three times it must end within the 21600 s fill window)'
     try {
       for (const [fillTimeSec, why] of [
         // As JSON carries it: 1e+308, which would make the p95 Infinity and the destination deadline throw.
-        [1e308, 'must be at most 86400 s (one day)'],
-        [86_401, 'must be at most 86400 s (one day)'],
+        [1e308, tooSlow],
+        // Eight hours: a p95 of a day, past the 6 h refund.
+        [28_800, tooSlow],
+        [7_201, tooSlow],
         ['9'.repeat(400), 'Invalid input: expected number, received Infinity'],
         [-5, 'must not be negative'],
       ] as const) {
@@ -484,12 +491,12 @@ describe('createAcrossLaneFees', () => {
         )
         expect(state.bridgeFees['across-usdc']).toBeUndefined()
       }
-      // A day at most is a fill time, a fraction rounded up.
-      stand.setLane(1, 10, { fillTimeSec: 86_399.5 })
+      // Two hours at most is a fill time, a fraction rounded up.
+      stand.setLane(1, 10, { fillTimeSec: 7_199.5 })
       await source.refresh()
       const slow = target(Date.now())
       source.apply(slow)
-      expect(slow.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({ durationP50Sec: 86_400, durationP95Sec: 3 * 86_400 })
+      expect(slow.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({ durationP50Sec: 7_200, durationP95Sec: 3 * 7_200 })
     } finally {
       stand.setLane(1, 10, { fillTimeSec: 2 })
       await client.close()
