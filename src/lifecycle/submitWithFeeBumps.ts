@@ -145,20 +145,28 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     const { receipt } = read
     if (receipt !== undefined && isAmong(receipt, earlier)) return { kind: 'earlier_mined', receipt, hashes: [...hashes] }
     if (receipt !== undefined) return { kind: 'mined', receipt, cancelled: cancels.has(receipt.transactionHash), hashes: [...hashes] }
-    const error = waited.error ?? read.error
-    if (error !== undefined) {
-      if (clock() >= deadline) return { kind: 'rpc_failed', hashes: [...hashes], fees: last, reason: rpcErrorReason(error) }
+    // Only the receipt reads decide: viem's wait also fails when a read it makes besides (getTransaction, the block
+    // number) does, while the node may plainly answer that no submission has a receipt, and that is a round unmined.
+    if (read.error !== undefined) {
+      if (clock() >= deadline) return { kind: 'rpc_failed', hashes: [...hashes], fees: last, reason: rpcErrorReason(read.error) }
       // Not a round without a receipt: nothing is replaced on a submission that could not be checked, and the next read
       // waits, so a failing RPC is not asked in a tight loop.
       await sleep(Math.max(1, Math.min(retryMs, deadline - clock())))
       retryMs = Math.min(retryMs * 2, READ_RETRY_MOST_MS)
       continue
     }
-    retryMs = READ_RETRY_FIRST_MS
     if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last }
     // A timer may fire a little before the clock reaches its end: waiting that out is not a reason to pay more. An
     // answer past bumpAt after failed reads is enough: a submission unmined now was unmined all the round.
-    if (clock() < bumpAt) continue
+    if (clock() < bumpAt) {
+      // A wait that failed at once ends the round's wait early: paused, as a failed read is, not asked again at once.
+      if (waited.error !== undefined) {
+        await sleep(Math.max(1, Math.min(retryMs, bumpAt - clock(), deadline - clock())))
+        retryMs = Math.min(retryMs * 2, READ_RETRY_MOST_MS)
+      } else retryMs = READ_RETRY_FIRST_MS
+      continue
+    }
+    retryMs = READ_RETRY_FIRST_MS
     roundFrom = clock()
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)

@@ -236,6 +236,37 @@ describe('submitWithFeeBumps', () => {
     expect(result).toEqual({ kind: 'rpc_failed', hashes: [hashOf(1)], fees: fees(100n, 10n), reason: 'Error' })
   })
 
+  it('a receipt wait that fails while the receipt read answers "not found" is a round unmined: replaced, then not_mined', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    // viem's wait rejects (its getTransaction is rate-limited), while getTransactionReceipt answers: no receipt.
+    let now = 0
+    let waits = 0
+    const result = await submitWithFeeBumps({
+      ...chain,
+      publicClient: {
+        ...chain.publicClient,
+        waitForTransactionReceipt: async () => {
+          waits += 1
+          throw new Error('429')
+        },
+      },
+      isDoneElsewhere: async () => false,
+      timeoutMs: 120_000,
+      bumpAfterMs: 30_000,
+      clock: () => {
+        now += 1
+        return now
+      },
+      sleep: async (ms) => {
+        now += ms
+      },
+    })
+    // Paused between failed waits, as after a failed read, not asked in a tight loop.
+    expect(waits).toBeLessThan(100)
+    expect(chain.sent.map((entry) => entry.fees.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
+    expect(result).toMatchObject({ kind: 'not_mined', hashes: chain.sent.map((entry) => entry.hash) })
+  })
+
   it('a nonce taken by a transaction that is none of ours is nonce_taken, never counted as our submission mined', async () => {
     const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
     const foreign = hashOf(99)
