@@ -23,14 +23,10 @@ import { TRANSFER_WITH_AUTHORIZATION_TYPES, verifyPayment } from '../src/payment
 import { QuoteParams } from '../src/schemas/quote.ts'
 import { PaymentPayload, type PaymentRequirements } from '../src/schemas/x402.ts'
 import { buildSwapTransaction } from '../src/service/buildSwapTransaction.ts'
-import { payForSwap, type PayForSwapReturnType } from '../src/service/payForSwap.ts'
+import { payForSwap } from '../src/service/payForSwap.ts'
 import { PAID_SWAP_PATHS, paymentRequirementsFor } from '../src/service/paymentRequirementsFor.ts'
 import { newSwapRef } from '../src/service/swapRef.ts'
 import { signPayment } from '../test/payments/signPayment.ts'
-
-/** Why payForSwap did not pay, in one line. */
-const refusalOf = (outcome: Exclude<PayForSwapReturnType, { kind: 'paid' }>): string =>
-  outcome.kind === 'refused' ? `${outcome.error.code}: ${outcome.error.message}` : `${outcome.challenge.error}: ${outcome.challenge.detail}`
 
 /** Distinct payers the authorizations are spread over (nonces are random 32 bytes, so never reused). */
 const PAYERS = 4
@@ -168,7 +164,9 @@ async function payFor(deps: ServerDeps, resource: string, pool: SignedPayment[],
     if (payment === undefined) break
     const outcome = await payForSwap(deps, { params: payment.params, paymentHeader: payment.header, resource, channel: 'x402' })
     if (outcome.kind !== 'paid')
-      throw new Error(`paid swap ${calls + 1} was refused (${refusalOf(outcome)}): a benchmark of rejections is worthless`)
+      throw new Error(
+        `paid swap ${calls + 1} was refused (${outcome.challenge.error}: ${outcome.challenge.detail}): a benchmark of rejections is worthless`,
+      )
     calls += 1
   }
   if (calls === 0) throw new Error('no paid swap was made: the pool of signed payments is empty')
@@ -234,7 +232,8 @@ async function breakDown(
     t = now()
     const outcome = await payForSwap(wrapped, { params: payment.params, paymentHeader: payment.header, resource, channel: 'x402' })
     ms['total'] += now() - t
-    if (outcome.kind !== 'paid') throw new Error(`breakdown swap ${i + 1} was refused (${refusalOf(outcome)})`)
+    if (outcome.kind !== 'paid')
+      throw new Error(`breakdown swap ${i + 1} was refused (${outcome.challenge.error}): ${outcome.challenge.detail}`)
   }
   const us = (key: string): number => ((ms[key] ?? 0) * 1_000) / calls
   // The settler's collect includes the store writes it makes (reserve, record), timed inside it as well.

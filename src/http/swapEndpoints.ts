@@ -10,6 +10,7 @@ import { payForMppSwap } from '../service/payForMppSwap.ts'
 import { payForSwap } from '../service/payForSwap.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { PUBLISHED_CACHE } from './cacheControl.ts'
+import { STATUS_BY_CODE } from './problem.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
 import { ADDRESS_SCREENED, jsonResponse, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
 import { clientIp } from './clientIp.ts'
@@ -151,8 +152,16 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           )
         const resource = `${deps.publicUrl}${path}`
         const mpp = isMppPath ? deps.mpp : undefined
+        // A request that carried a payment and is refused for what it sent (a 4xx) counts as a refusal of its source,
+        // as a payment that fails verification does: else a flood of junk credentials on requests refused before
+        // their verification (a swap not sold here, a body no route serves) would never be limited.
+        const counted = <T>(work: Promise<T>): Promise<T> =>
+          work.catch((error: unknown) => {
+            if (sent.length > 0 && error instanceof ServiceError && STATUS_BY_CODE[error.code] < 500) local.noteRefusal(ip, deps.clock())
+            throw error
+          })
         if (sent[0] === 'Authorization: Payment' && authorization !== undefined) {
-          const paid = await payForMppSwap(deps, { params, authorization, resource, mpp, caller: ip.ipHash })
+          const paid = await counted(payForMppSwap(deps, { params, authorization, resource, mpp, caller: ip.ipHash }))
           if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
           if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
           return c.json(paid.challenge, 402, {
@@ -160,19 +169,17 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
             ...(paid.wwwAuthenticate === undefined ? {} : { 'WWW-Authenticate': paid.wwwAuthenticate }),
           })
         }
-        const outcome = await payForSwap(deps, {
-          params,
-          paymentHeader,
-          paymentSignature,
-          resource,
-          channel: 'x402',
-          caller: ip.ipHash,
-          offersMpp: mpp !== undefined,
-        })
-        if (outcome.kind === 'refused') {
-          local.noteRefusal(ip, deps.clock())
-          throw outcome.error
-        }
+        const outcome = await counted(
+          payForSwap(deps, {
+            params,
+            paymentHeader,
+            paymentSignature,
+            resource,
+            channel: 'x402',
+            caller: ip.ipHash,
+            offersMpp: mpp !== undefined,
+          }),
+        )
         if (outcome.kind === 'payment_required') {
           if (outcome.isBadCredential === true) local.noteRefusal(ip, deps.clock())
           const challenge =

@@ -66,7 +66,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     // It offers x402 instead: not for a swap x402 would be refused.
     refuseChargeOnDemoRouter(deps, built, false)
     const where = deps.mpp === undefined ? NOT_ON_THIS_DEPLOYMENT : NOT_ON_THIS_PATH
-    return refusal(deps, undefined, resource)('unsupported_scheme', `${where} Nothing was charged.`)
+    return { ...(await refusal(deps, undefined, resource)('unsupported_scheme', `${where} Nothing was charged.`)), isBadCredential: true }
   }
   const refuse = refusal(deps, mpp, resource)
   const named = mpp.identify(authorization)

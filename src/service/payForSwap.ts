@@ -16,7 +16,6 @@ import { hasInertChains, refuseChargeOnInertRouter, refusesInertRouter, routerUs
 import { demonstrationNotice, paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
-import { ServiceError } from './serviceError.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
@@ -51,11 +50,6 @@ export type PayForSwapReturnType =
       /** settlement_pending: when to repeat the request (the Retry-After header). */
       retryAfterSec?: number
     }
-  /**
-   * A payment that could not be decoded, for a swap that would be refused anyway (router_not_deployed, or a request
-   * no route serves): the caller counts the bad credential (LocalLimits), then answers `error`.
-   */
-  | { kind: 'refused'; error: ServiceError; isBadCredential: true }
 
 type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' }>
 /** `errorV2`: the v2 offer's own `error` where the text names a header, which differs between the versions. */
@@ -106,19 +100,13 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
   const decoded = paymentHeader === undefined ? decodeV2(paymentSignature ?? '', requirements) : decodePaymentHeader(paymentHeader)
   if (!decoded.ok) {
     // Not asked to pay again for a swap that would be refused: where a paid swap refuses routes on a chain with no
-    // router (never the embedded demonstration), it is built first. Either way the bad credential is counted.
-    if (refusesInertRouter(deps, parameters.offersMpp === true) && hasInertChains(deps.catalogue, deps.routerOn)) {
-      try {
-        refuseChargeOnDemoRouter(
-          deps,
-          buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) }),
-          parameters.offersMpp === true,
-        )
-      } catch (error) {
-        if (error instanceof ServiceError) return { kind: 'refused', error, isBadCredential: true }
-        throw error
-      }
-    }
+    // router (never the embedded demonstration), it is built first (the HTTP edge counts that refusal too).
+    if (refusesInertRouter(deps, parameters.offersMpp === true) && hasInertChains(deps.catalogue, deps.routerOn))
+      refuseChargeOnDemoRouter(
+        deps,
+        buildSwapTransaction(deps, { params, swapEaziRef: newSwapRef(deps.clock()) }),
+        parameters.offersMpp === true,
+      )
     return { ...rejected(deps, challenge, decoded), isBadCredential: true }
   }
   const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))

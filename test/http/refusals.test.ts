@@ -54,7 +54,7 @@ describe('bad payment signatures on POST /api/x402/swap', () => {
     expect(statuses).toEqual([402, 402, 402, 402])
   })
 
-  it('undecodable payments for a swap refused anyway (no router on its chain, or no route) are counted all the same', async () => {
+  it('undecodable payments and MPP credentials for a swap refused anyway (no router on its chain, or no route) are counted all the same', async () => {
     // Routers of the operator's own everywhere but Polygon, payments real (a ledger to the operator's wallet).
     const routerOn = (chain: ChainCode) => routerDeployment(chain === 'POL' ? DEFAULT_ROUTER_ADDRESS : ROUTER_ADDRESS)
     const app = testApp({ clock: Date.now, store, routerOn, rateLimits: { anonymous: 2, free: 60, pro: 600, holdRefusalsMs: 0 } })
@@ -69,5 +69,14 @@ describe('bad payment signatures on POST /api/x402/swap', () => {
     const limited = await postJson(app, '/api/x402/swap', body, from)
     expect(limited.status).toBe(429)
     expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'anonymous' })
+
+    // An MPP credential, on a path that takes none, for the same swaps: counted the same way.
+    const mpp = { 'x-forwarded-for': '198.51.100.11', authorization: 'Payment junk' }
+    expect(await readJson(await postJson(app, '/api/x402/swap', toPolygonEure, mpp))).toMatchObject({ code: 'router_not_deployed' })
+    expect(await readJson(await postJson(app, '/api/x402/swap', body, mpp))).toMatchObject({ error: 'unsupported_scheme' })
+    expect((await postJson(app, '/api/x402/swap', body, mpp)).status).toBe(429)
+    // A request with no payment that is refused is no refusal of a credential: it is never limited here.
+    const none = { 'x-forwarded-for': '198.51.100.12' }
+    for (let k = 0; k < 4; k++) expect((await postJson(app, '/api/x402/swap', toPolygonEure, none)).status).toBe(422)
   })
 })
