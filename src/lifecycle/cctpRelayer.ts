@@ -3,7 +3,14 @@ import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type
 import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
 import type { LeaseStore } from '../store/createLifecycleStore.ts'
 import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
-import { type Submission, type SubmissionFees, type SubmissionPublicClient, submitWithFeeBumps } from './submitWithFeeBumps.ts'
+import {
+  MAX_FEE_MULTIPLE,
+  type ReplacedSubmission,
+  type Submission,
+  type SubmissionFees,
+  type SubmissionPublicClient,
+  submitWithFeeBumps,
+} from './submitWithFeeBumps.ts'
 import {
   attestedMessageFields,
   type CctpBurn,
@@ -156,9 +163,10 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   /**
    * Per relayer lease, a submission given up on while still unmined: the next submission from the key takes its nonce
    * (with fees above it) instead of queueing behind it; its message, still unreceived, is relayed again by the sweep.
-   * `hashes`: every submission still pending at that nonce (any of them may be mined yet, and each is ours).
+   * `hashes`: every submission still pending at that nonce (any of them may be mined yet, and each is ours);
+   * `feeCeiling`: the nonce's, from its first submission, which no replacement raises.
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[] }>()
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[]; feeCeiling: bigint }>()
 
   /**
    * The burns of the swap's source transaction the relayer delivers, each with its destination: a burn whose hook data
@@ -297,6 +305,12 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         const replacing = held !== undefined && held.nonce === mined ? held : undefined
         txNonce = replacing?.nonce ?? pending
         replaced = replacing?.hashes ?? []
+        // Outbid only while the node still holds one of them at the nonce (one dropped from the pool leaves nothing to
+        // outbid), always under the nonce's own ceiling.
+        const taking: ReplacedSubmission | undefined =
+          replacing === undefined
+            ? undefined
+            : { ...(pending > replacing.nonce ? { fees: replacing.fees } : {}), hashes: replacing.hashes, feeCeiling: replacing.feeCeiling }
         // With a margin: the state it runs on may differ from the estimate's (a mint or swap before it in the block).
         const estimated = await (call.functionName === 'relayCctp'
           ? destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })
@@ -305,7 +319,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         // The reads and the simulation take time: the nonce is ours to send at only while the lease still is.
         if (!holds()) return { kind: 'failed', nonce, reason: `the relayer lease ${lease} was lost before sending; nothing was sent` }
         submission = await submitWithFeeBumps({
-          ...(replacing === undefined ? {} : { replacing: replacing.fees, replacingHashes: replacing.hashes }),
+          ...(taking === undefined ? {} : { replacing: taking }),
           publicClient: destination.publicClient,
           send: (fees) =>
             call.functionName === 'relayCctp'
@@ -354,8 +368,20 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows, with
       // the submissions it replaced.
       if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
-        stuck.set(lease, { nonce: txNonce, fees: submission.fees, hashes: [...replaced, ...submission.hashes] })
-      else stuck.delete(lease)
+        stuck.set(lease, {
+          nonce: txNonce,
+          fees: submission.fees,
+          hashes: [...replaced, ...submission.hashes],
+          feeCeiling: submission.feeCeiling,
+        })
+      // Nothing sent: the stuck relay is kept as it was, still to be taken over (or mined) at its nonce.
+      if (submission.kind === 'not_sent')
+        return {
+          kind: 'failed',
+          nonce,
+          reason: `nothing sent: the key's nonce ${txNonce} on ${destination.chain} is held by a stuck relay of ours, and outbidding it would pass the nonce's fee ceiling (${submission.feeCeiling} wei per gas, ${MAX_FEE_MULTIPLE}× its first submission's); this message is relayed again by the sweep`,
+        }
+      if (submission.kind !== 'not_mined' && submission.kind !== 'rpc_failed') stuck.delete(lease)
       if (submission.kind === 'earlier_mined') {
         // Our own stuck relay took the nonce (its message is received); this message is not, unless someone did it.
         const received = await destination.publicClient

@@ -16,7 +16,13 @@ import {
 import type { ChainCursor, LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
 import { runDestinationInputs } from '../tx/abis.ts'
 import { relayerLeaseName } from './cctpRelayer.ts'
-import { type SubmissionFees, type SubmissionPublicClient, submitWithFeeBumps } from './submitWithFeeBumps.ts'
+import {
+  MAX_FEE_MULTIPLE,
+  type ReplacedSubmission,
+  type SubmissionFees,
+  type SubmissionPublicClient,
+  submitWithFeeBumps,
+} from './submitWithFeeBumps.ts'
 
 /** EndpointV2's alert of a compose that failed, retryable (LayerZero-v2 ILayerZeroEndpointV2 / IMessagingComposer). */
 export const lzComposeAlertEvent = parseAbiItem(
@@ -161,9 +167,10 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
   let isClosed = false
   /**
    * Per chain, a retry given up on while still unmined: the next retry from the key takes its nonce (with fees above
-   * it), as the CCTP relayer's next relay does, instead of queueing another lzCompose behind it at the next nonce.
+   * it, under the nonce's `feeCeiling`, which no replacement raises), as the CCTP relayer's next relay does, instead of
+   * queueing another lzCompose behind it at the next nonce.
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[] }>()
+  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[]; feeCeiling: bigint }>()
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -182,6 +189,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     destination: LzRetryDestination,
     alert: ComposeAlert,
     holdsLease: () => Promise<boolean>,
+    /** Called when the retry leaves the key's nonce held by a stuck retry (this one, or the one it did not replace). */
+    onNonceHeld: () => void,
   ): Promise<LzComposeRetryOutcome | 'done' | 'wait' | 'lease_lost'> {
     const { chain, endpoint, executor, publicClient, walletClient } = destination
     const pending = await isPendingTo(alert.orderRef, chain)
@@ -217,6 +226,15 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     if (held !== undefined && held.nonce < minedCount) stuck.delete(chain)
     const replacing = held !== undefined && held.nonce === minedCount ? held : undefined
     const nonce = replacing?.nonce ?? pendingCount
+    // Outbid only while the node still holds one of them at the nonce, always under the nonce's own ceiling.
+    const taking: ReplacedSubmission | undefined =
+      replacing === undefined
+        ? undefined
+        : {
+            ...(pendingCount > replacing.nonce ? { fees: replacing.fees } : {}),
+            hashes: replacing.hashes,
+            feeCeiling: replacing.feeCeiling,
+          }
     // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
     const gas = ((await publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })) * 130n) / 100n
     const isDoneElsewhere = async (): Promise<boolean> =>
@@ -227,7 +245,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
         args: [alert.from, executor, alert.guid, alert.index],
       })) === RECEIVED_MESSAGE_HASH
     const submission = await submitWithFeeBumps({
-      ...(replacing === undefined ? {} : { replacing: replacing.fees, replacingHashes: replacing.hashes }),
+      ...(taking === undefined ? {} : { replacing: taking }),
       publicClient,
       send: (fees) => walletClient.writeContract({ ...call, nonce, gas, ...fees }),
       cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
@@ -239,9 +257,26 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       clock: Date.now,
     })
     // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
-    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
-      stuck.set(chain, { nonce, fees: submission.fees, hashes: [...(replacing?.hashes ?? []), ...submission.hashes] })
-    else stuck.delete(chain)
+    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') {
+      stuck.set(chain, {
+        nonce,
+        fees: submission.fees,
+        hashes: [...(replacing?.hashes ?? []), ...submission.hashes],
+        feeCeiling: submission.feeCeiling,
+      })
+      onNonceHeld()
+    }
+    // Nothing sent: the stuck retry is kept as it was, waited out at its nonce.
+    if (submission.kind === 'not_sent') {
+      onNonceHeld()
+      return {
+        kind: 'failed',
+        chain,
+        guid: alert.guid,
+        reason: `nothing sent: the key's nonce ${nonce} is held by a stuck retry of ours, and outbidding it would pass the nonce's fee ceiling (${submission.feeCeiling} wei per gas, ${MAX_FEE_MULTIPLE}× its first submission's); retried next sweep`,
+      }
+    }
+    if (submission.kind !== 'not_mined' && submission.kind !== 'rpc_failed') stuck.delete(chain)
     // Our own stuck retry took the nonce: this compose is delivered if it was its (or someone delivered it meanwhile).
     if (submission.kind === 'earlier_mined')
       return (await isDoneElsewhere().catch(() => false))
@@ -336,11 +371,16 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     open.set(chain, known)
     await readAlerts(destination, known)
     const outcomes: LzComposeRetryOutcome[] = []
+    // Once a retry leaves the key's nonce stuck, the next would only replace it at that nonce: the other alerts wait for
+    // the next sweep, so a stuck retry is replaced a sweep later, not by each alert after it.
+    let nonceHeld = false
     for (const [key, alert] of known) {
-      if (isClosed) break
+      if (isClosed || nonceHeld) break
       let outcome: Awaited<ReturnType<typeof retryOne>>
       try {
-        outcome = await retryOne(destination, alert, holdsLease)
+        outcome = await retryOne(destination, alert, holdsLease, () => {
+          nonceHeld = true
+        })
       } catch (error) {
         // viem's message carries the RPC URL (a provider's key): its short message says what failed.
         outcome = {

@@ -46,22 +46,41 @@ export type SubmitWithFeeBumpsParameters = {
   /** Called after each replacement, for the log. */
   onReplaced?: (replacement: { hash: Hash; fees: SubmissionFees; cancel: boolean }) => void
   /**
-   * The fees of an earlier submission of ours still pending at this nonce (one given up on): the first submission
-   * replaces it, so it pays at least an eighth more on both fees.
+   * An earlier submission of ours at this nonce, given up on while still unmined, that the first send replaces: what a
+   * `not_mined` or `rpc_failed` outcome gave back, kept by the caller.
    */
-  replacing?: SubmissionFees
+  replacing?: ReplacedSubmission
+}
+
+/** An earlier submission of ours still pending at the nonce, as the next submission from the key takes it over. */
+export type ReplacedSubmission = {
+  /**
+   * What the last of them offers: the first send pays at least an eighth more on both fees. Absent when the node holds
+   * none of them now (the key's pending count is its mined count: dropped from the pool), so there is nothing to outbid.
+   */
+  fees?: SubmissionFees
   /**
    * The hashes of that earlier submission and its replacements: they are ours, so one of them mined instead is
    * `earlier_mined`, never `nonce_taken` (another sender with the key).
    */
-  replacingHashes?: readonly Hash[]
+  hashes: readonly Hash[]
+  /** The nonce's fee ceiling (`feeCeiling` of the outcome given up on): kept, never raised by a replacement. */
+  feeCeiling: bigint
 }
 
 export type Submission =
   /** One of the submissions was mined (its receipt: success, or reverted). `cancelled`: the mined one was the cancel. */
   | { kind: 'mined'; receipt: SubmissionReceipt; cancelled: boolean; hashes: Hash[] }
-  /** None was mined within `timeoutMs`; the last may still be (`fees`: what it offers). */
-  | { kind: 'not_mined'; hashes: Hash[]; fees: SubmissionFees }
+  /**
+   * None was mined within `timeoutMs`; the last may still be (`fees`: what it offers; `feeCeiling`: the nonce's ceiling,
+   * for the submission that replaces it).
+   */
+  | { kind: 'not_mined'; hashes: Hash[]; fees: SubmissionFees; feeCeiling: bigint }
+  /**
+   * Nothing was sent: outbidding the earlier submission replaced (`replacing`), or the chain's fees now, would pass the
+   * nonce's fee ceiling, so that submission is left pending as it is and waited out (the caller keeps it as it was).
+   */
+  | { kind: 'not_sent'; hashes: []; feeCeiling: bigint }
   /** The nonce was taken by a transaction that is none of these (another sender with the key): none of ours can run. */
   | { kind: 'nonce_taken'; receipt: SubmissionReceipt; hashes: Hash[] }
   /**
@@ -73,7 +92,7 @@ export type Submission =
    * The RPC failed the last receipt reads before `timeoutMs`: whether one was mined is unknown (the last may still be;
    * `fees`: what it offers). `reason`: the RPC's short error, without its URL.
    */
-  | { kind: 'rpc_failed'; hashes: Hash[]; fees: SubmissionFees; reason: string }
+  | { kind: 'rpc_failed'; hashes: Hash[]; fees: SubmissionFees; feeCeiling: bigint; reason: string }
 
 /**
  * Each replacement pays at least an eighth more than the last, on both fees: geth and most nodes refuse a replacement
@@ -81,8 +100,14 @@ export type Submission =
  */
 const BUMP_NUMERATOR = 9n
 const BUMP_DENOMINATOR = 8n
-/** Replacements stop at this multiple of the first submission's fees: a fee spike is waited out, not chased. */
+/**
+ * Replacements stop at this multiple of the fee cap of the first submission at a nonce: a fee spike is waited out, not
+ * chased. The ceiling is the nonce's, whatever replaces what: a later submission taking over a stuck one keeps it.
+ */
 export const MAX_FEE_MULTIPLE = 5n
+
+/** The fee ceiling of a nonce whose first submission offers `first`. */
+export const feeCeilingOf = (first: SubmissionFees): bigint => first.maxFeePerGas * MAX_FEE_MULTIPLE
 
 /** After a receipt read the RPC failed, the next waits this long, doubled after each failure in a row up to the most. */
 const READ_RETRY_FIRST_MS = 500
@@ -96,9 +121,14 @@ const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b)
  * now if that is more; undefined past MAX_FEE_MULTIPLE of the first.
  */
 export function nextFees(first: SubmissionFees, last: SubmissionFees, now: SubmissionFees): SubmissionFees | undefined {
+  return nextFeesUnder(feeCeilingOf(first), last, now)
+}
+
+/** nextFees under an absolute fee ceiling (the nonce's): undefined when the next fee cap would pass it. */
+function nextFeesUnder(ceiling: bigint, last: SubmissionFees, now: SubmissionFees): SubmissionFees | undefined {
   const maxPriorityFeePerGas = maxOf(bump(last.maxPriorityFeePerGas), now.maxPriorityFeePerGas)
   const maxFeePerGas = maxOf(maxOf(bump(last.maxFeePerGas), now.maxFeePerGas), maxPriorityFeePerGas)
-  if (maxFeePerGas > first.maxFeePerGas * MAX_FEE_MULTIPLE) return undefined
+  if (maxFeePerGas > ceiling) return undefined
   return { maxFeePerGas, maxPriorityFeePerGas }
 }
 
@@ -115,9 +145,19 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   const { publicClient, clock } = parameters
   const sleep = parameters.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const estimated = await publicClient.estimateFeesPerGas()
+  const { replacing } = parameters
+  // The nonce's ceiling comes from its first submission and stays: a replacement taking over a stuck submission pays
+  // above it but under the same ceiling, so replacements of replacements never raise it.
+  const ceiling = replacing?.feeCeiling ?? feeCeilingOf(estimated)
+  // A submission the node still holds is outbid (an eighth more); none held, the chain's fees do, under the ceiling.
   const first =
-    parameters.replacing === undefined ? estimated : (nextFees(parameters.replacing, parameters.replacing, estimated) ?? estimated)
-  const earlier = parameters.replacingHashes ?? []
+    replacing?.fees !== undefined
+      ? nextFeesUnder(ceiling, replacing.fees, estimated)
+      : estimated.maxFeePerGas > ceiling
+        ? undefined
+        : estimated
+  if (first === undefined) return { kind: 'not_sent', hashes: [], feeCeiling: ceiling }
+  const earlier = replacing?.hashes ?? []
   const hashes: Hash[] = [await parameters.send(first)]
   const cancels = new Set<Hash>()
   const deadline = clock() + parameters.timeoutMs
@@ -148,14 +188,15 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     // Only the receipt reads decide: viem's wait also fails when a read it makes besides (getTransaction, the block
     // number) does, while the node may plainly answer that no submission has a receipt, and that is a round unmined.
     if (read.error !== undefined) {
-      if (clock() >= deadline) return { kind: 'rpc_failed', hashes: [...hashes], fees: last, reason: rpcErrorReason(read.error) }
+      if (clock() >= deadline)
+        return { kind: 'rpc_failed', hashes: [...hashes], fees: last, feeCeiling: ceiling, reason: rpcErrorReason(read.error) }
       // Not a round without a receipt: nothing is replaced on a submission that could not be checked, and the next read
       // waits, so a failing RPC is not asked in a tight loop.
       await sleep(Math.max(1, Math.min(retryMs, deadline - clock())))
       retryMs = Math.min(retryMs * 2, READ_RETRY_MOST_MS)
       continue
     }
-    if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last }
+    if (clock() >= deadline) return { kind: 'not_mined', hashes: [...hashes], fees: last, feeCeiling: ceiling }
     // A timer may fire a little before the clock reaches its end: waiting that out is not a reason to pay more. An
     // answer past bumpAt after failed reads is enough: a submission unmined now was unmined all the round.
     if (clock() < bumpAt) {
@@ -170,7 +211,7 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     roundFrom = clock()
     if (parameters.canReplace !== undefined && !(await parameters.canReplace().catch(() => false))) continue
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
-    const capped = nextFees(first, last, now)
+    const capped = nextFeesUnder(ceiling, last, now)
     const cancel = cancels.size > 0 || (await parameters.isDoneElsewhere().catch(() => false))
     // Past the cap a relay is waited out, but a cancel (a plain transfer) is still worth its fees: the stuck nonce
     // holds back every later transaction from the key.

@@ -47,7 +47,7 @@ function messageOf(nonce: number): Hex {
  * follows any transaction replaced at its nonce.
  */
 function scriptedChain() {
-  const sent: { hash: Hash; nonce: number; message: Hex }[] = []
+  const sent: { hash: Hash; nonce: number; message: Hex; maxFeePerGas: bigint }[] = []
   const used = new Set<Hex>()
   const state = { mineFirstOnNextSend: false, mined: undefined as SubmissionReceipt | undefined }
   const destination = {
@@ -74,9 +74,9 @@ function scriptedChain() {
     },
     walletClient: {
       account: { address: '0x000000000000000000000000000000000000bEEF' },
-      writeContract: async ({ args, nonce }: { args: readonly [Hex, Hex]; nonce: number }) => {
+      writeContract: async ({ args, nonce, maxFeePerGas }: { args: readonly [Hex, Hex]; nonce: number; maxFeePerGas: bigint }) => {
         const hash: Hash = `0x${(sent.length + 1).toString(16).padStart(64, '0')}`
-        sent.push({ hash, nonce, message: args[0] })
+        sent.push({ hash, nonce, message: args[0], maxFeePerGas })
         const first = sent[0]!
         if (state.mineFirstOnNextSend) {
           state.mined = { status: 'success', gasUsed: 100_000n, transactionHash: first.hash }
@@ -122,5 +122,37 @@ describe('a relay that replaces a stuck one of ours', () => {
       transaction: firstHash,
     })
     expect(again).toEqual({ kind: 'already_received', nonce: padHex(numberToHex(1), { size: 32 }) })
+  })
+
+  it("never pays past 5× the first relay's fee cap at the nonce, though each relay that takes it over is replaced in turn", async () => {
+    const chain = scriptedChain()
+    const relayer = createCctpRelayer({
+      attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+      sourceDomains: { BAS: BASE_DOMAIN },
+      destinations: [chain.destination],
+      leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+      holder: 'replica-a',
+      log: pino({ level: 'silent' }),
+      // Replaced every 10 ms within a relay's 600 ms: each relay reaches the ceiling before it is given up on.
+      receiptTimeoutMs: 600,
+      bumpAfterMs: 10,
+    })
+    const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
+    const outcomes = []
+    for (const message of [messageOf(1), messageOf(2), messageOf(3)])
+      outcomes.push(await relayer.relayMessage(chain.destination, attested(message)))
+    await relayer.close()
+    // The chain asks 100: the nonce's ceiling is 500, whichever relay sends.
+    expect(chain.sent[0]).toMatchObject({ nonce: KEY_NONCE, maxFeePerGas: 100n })
+    expect(chain.sent.length).toBeGreaterThan(5)
+    expect(chain.sent.filter((entry) => entry.maxFeePerGas > 500n)).toEqual([])
+    expect(new Set(chain.sent.map((entry) => entry.nonce))).toEqual(new Set([KEY_NONCE]))
+    expect(outcomes[0]).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within 0.6 s/) })
+    // The stuck relay already offers what the ceiling allows: the next relays send nothing and say why.
+    for (const later of outcomes.slice(1))
+      expect(later).toMatchObject({
+        kind: 'failed',
+        reason: expect.stringMatching(/^nothing sent: the key's nonce 5 on POL is held by a stuck relay of ours, .* \(500 wei per gas/),
+      })
   })
 })

@@ -55,12 +55,13 @@ function composeMessage(ref: string): Hex {
 }
 
 /**
- * ARB with one alert for `ref`, still queued; every lzCompose sent goes to the pool and stays there. Once
+ * ARB with one alert for each of `refs`, still queued; every lzCompose sent goes to the pool and stays there. Once
  * `mineFirstOnNextSend` is set, the next send is answered by the first retry being mined instead (the compose
  * delivered), and viem's wait on the new one follows it there.
  */
-function chainThatMinesNothing(ref: string) {
+function chainThatMinesNothing(...refs: string[]) {
   const sent: ({ nonce: number } & SubmissionFees)[] = []
+  const alerts = refs.map((ref, at) => ({ from: oft, guid: `0x${(9 - at).toString(16).repeat(64)}` as Hex, index: 0, ref }))
   const state = { mineFirstOnNextSend: false, mined: undefined as SubmissionReceipt | undefined }
   const destination = {
     chain: 'ARB',
@@ -68,10 +69,12 @@ function chainThatMinesNothing(ref: string) {
     executor,
     publicClient: {
       getBlockNumber: async () => 1_000n,
-      getLogs: async () => [
-        { args: { from: oft, guid: `0x${'9'.repeat(64)}`, index: 0, message: composeMessage(ref), extraData: '0x' }, blockNumber: 900n },
-      ],
-      readContract: async () => (state.mined === undefined ? keccak256(composeMessage(ref)) : `0x${'0'.repeat(63)}1`),
+      getLogs: async () =>
+        alerts.map(({ ref, ...alert }) => ({ args: { ...alert, message: composeMessage(ref), extraData: '0x' }, blockNumber: 900n })),
+      readContract: async ({ args }: { args: readonly [Address, Address, Hex, number] }) => {
+        const alert = alerts.find((entry) => entry.guid === args[2])!
+        return state.mined === undefined ? keccak256(composeMessage(alert.ref)) : `0x${'0'.repeat(63)}1`
+      },
       simulateContract: async () => ({}),
       // The pool's count: one past the highest nonce sent.
       getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) =>
@@ -171,5 +174,35 @@ describe('a compose retry given up on while still unmined', () => {
     expect(await retrier.sweep()).toEqual([])
     await retrier.close()
     expect(chain.sent.map((entry) => entry.nonce)).toEqual([MINED_NONCE, MINED_NONCE])
+  })
+
+  it("never pays past 5× the first retry's fee cap at the nonce, however many alerts and sweeps replace it", async () => {
+    const [first, second] = [newSwapRef(Date.now()), newSwapRef(Date.now())]
+    await recordPending(first)
+    await recordPending(second)
+    const chain = chainThatMinesNothing(first, second)
+    const retrier = createLzComposeRetrier({
+      destinations: [chain.destination],
+      leases: freeLeases,
+      lifecycle: opened.store.lifecycle,
+      holder: 'h',
+      log: pino({ level: 'silent' }),
+      // Replaced every 10 ms within a retry's 600 ms: each retry reaches the ceiling before it is given up on.
+      receiptTimeoutMs: 600,
+      bumpAfterMs: 10,
+    })
+    const sweeps = []
+    for (let sweep = 0; sweep < 3; sweep++) sweeps.push(await retrier.sweep())
+    await retrier.close()
+    // The chain asks 100: the nonce's ceiling is 500, whichever alert or sweep sends.
+    expect(chain.sent[0]).toEqual({ nonce: MINED_NONCE, maxFeePerGas: 100n, maxPriorityFeePerGas: 10n })
+    expect(chain.sent.length).toBeGreaterThan(5)
+    expect(chain.sent.filter((entry) => entry.maxFeePerGas > 500n)).toEqual([])
+    expect(new Set(chain.sent.map((entry) => entry.nonce))).toEqual(new Set([MINED_NONCE]))
+    // The first sweep leaves the nonce stuck after one alert: the other waits a sweep, and then nothing fits under the
+    // ceiling, so nothing more is sent.
+    expect(sweeps[0]).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.6 s' }])
+    for (const later of sweeps.slice(1))
+      expect(later).toMatchObject([{ kind: 'failed', reason: expect.stringMatching(/^nothing sent: .* fee ceiling \(500 wei per gas/) }])
   })
 })

@@ -233,7 +233,7 @@ describe('submitWithFeeBumps', () => {
     expect(waits).toBeLessThan(100)
     // No fee bump on a submission that could not be checked.
     expect(chain.sent).toHaveLength(1)
-    expect(result).toEqual({ kind: 'rpc_failed', hashes: [hashOf(1)], fees: fees(100n, 10n), reason: 'Error' })
+    expect(result).toEqual({ kind: 'rpc_failed', hashes: [hashOf(1)], fees: fees(100n, 10n), feeCeiling: 500n, reason: 'Error' })
   })
 
   it('a receipt wait that fails while the receipt read answers "not found" is a round unmined: replaced, then not_mined', async () => {
@@ -265,6 +265,37 @@ describe('submitWithFeeBumps', () => {
     expect(waits).toBeLessThan(100)
     expect(chain.sent.map((entry) => entry.fees.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
     expect(result).toMatchObject({ kind: 'not_mined', hashes: chain.sent.map((entry) => entry.hash) })
+  })
+
+  it("taking over a stuck submission keeps the nonce's fee ceiling: outbids it under that ceiling, or sends nothing", async () => {
+    const run = async (replacing: Parameters<typeof submitWithFeeBumps>[0]['replacing']) => {
+      const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+      let now = 0
+      const result = await submitWithFeeBumps({
+        ...chain,
+        ...(replacing === undefined ? {} : { replacing }),
+        isDoneElsewhere: async () => false,
+        timeoutMs: 20_000,
+        bumpAfterMs: 1,
+        clock: () => {
+          now += 100
+          return now
+        },
+      })
+      return { result, caps: chain.sent.map((entry) => entry.fees.maxFeePerGas) }
+    }
+    // The stuck one offers 300 under a ceiling of 500 (its nonce's first submission offered 100): 338, 381, 429, 483.
+    const under = await run({ fees: fees(300n, 10n), hashes: [hashOf(90)], feeCeiling: 500n })
+    expect(under.caps).toEqual([338n, 381n, 429n, 483n])
+    expect(under.result).toMatchObject({ kind: 'not_mined', feeCeiling: 500n })
+    // Outbidding 473 would pass it: nothing is sent.
+    const at = await run({ fees: fees(473n, 10n), hashes: [hashOf(90)], feeCeiling: 500n })
+    expect(at).toEqual({ caps: [], result: { kind: 'not_sent', hashes: [], feeCeiling: 500n } })
+    // Dropped from the pool (no fees to outbid): the chain's fees, under the same ceiling.
+    const dropped = await run({ hashes: [hashOf(90)], feeCeiling: 200n })
+    expect(dropped.caps).toEqual([100n, 113n, 128n, 144n, 162n, 183n])
+    // A first submission at a nonce sets its ceiling: 5 × 100.
+    expect((await run(undefined)).result).toMatchObject({ kind: 'not_mined', feeCeiling: 500n })
   })
 
   it('a nonce taken by a transaction that is none of ours is nonce_taken, never counted as our submission mined', async () => {
