@@ -15,7 +15,7 @@ import type { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
 import { preferredRoutes } from './inertRouter.ts'
-import { routeNotSold } from './routerNotSold.ts'
+import { routeNotSold, soldRangeFilter, soldRoutesOf } from './routerNotSold.ts'
 import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { ServiceError } from './serviceError.ts'
 
@@ -54,8 +54,12 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
   if (found.kind !== 'routes') refuseOnMarketGaps(deps.catalogue, request, deps.clock())
   if (found.kind === 'no_route') return unsupported()
   if (found.kind === 'not_viable') {
-    // The routes' range, its least amount one whose minimum at the request's slippage is not 0.
-    const range = quotableRange(deps.catalogue, request.from, request.to, request.slippageE18)
+    // The routes' range, its least amount one whose minimum at the request's slippage is not 0: the sold routes'
+    // where some are not sold here, as the corridor listing shows it (else every route's).
+    const isSold = soldRangeFilter(soldRoutesOf(deps), deps.catalogue, request.from, request.to)
+    const range =
+      (isSold === undefined ? undefined : quotableRange(deps.catalogue, request.from, request.to, request.slippageE18, isSold)) ??
+      quotableRange(deps.catalogue, request.from, request.to, request.slippageE18)
     if (!range) return unsupported()
     const { from } = request
     const { minIn } = range

@@ -15,7 +15,7 @@ import { DEFAULT_SLIPPAGE } from '../schemas/quote.ts'
 import type { CorridorsResponse } from '../schemas/discovery.ts'
 import type { ServiceDeps } from './deps.ts'
 import { fillAppUrl } from './fillAppUrl.ts'
-import { routerNotServed, type SoldRoutes, soldRoutesOf } from './routerNotSold.ts'
+import { routerNotServed, type SoldRoutes, soldRangeFilter, soldRoutesOf } from './routerNotSold.ts'
 
 /** Whole tokens of the source used to describe a corridor's venues, bridges and typical duration. */
 const REFERENCE_UNITS = 1000n
@@ -61,7 +61,7 @@ function legOf(deps: ServiceDeps, sold: SoldRoutes | undefined, pair: TokenPair,
   const amountIn = REFERENCE_UNITS * pow10(from.decimals)
   const slippageE18 = numberToFixed(DEFAULT_SLIPPAGE) ?? 0n
   // Only where some of the pair's routes are not sold does the range need the sold ones alone.
-  const isSold = sold !== undefined && !candidateRoutes(catalogue, from, to).every(sold.isSold) ? sold.isSold : undefined
+  const isSold = soldRangeFilter(sold, catalogue, from, to)
   // What a quote at the default slippage takes: its least amount is one whose minimum is not 0.
   const range = quotableRange(catalogue, from, to, slippageE18, isSold)
   if (!range) {

@@ -1,7 +1,9 @@
-import type { CandidateRoute } from '../engine/index.ts'
+import { type CandidateRoute, candidateRoutes, type Token } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { NotSoldWire } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
+
+type Catalogue = ServiceDeps['catalogue']
 import { hasInertChains, inertChainsOfRoute, refusesInertRouter, routerChainsOf, soldInsteadText } from './inertRouter.ts'
 
 /**
@@ -39,6 +41,15 @@ export function soldRoutesOf(deps: Pick<ServiceDeps, 'catalogue' | 'routerOn' | 
   }
   solds.set(routerOn, sold)
   return sold
+}
+
+/**
+ * Which of a pair's routes a range advertised here may count: the sold ones (SoldRoutes.isSold) where some of the
+ * pair's routes are not sold, else undefined (every route counts). The corridor listing and the quote's 422 ask it,
+ * so the range a refusal names is the range the listing shows.
+ */
+export function soldRangeFilter(sold: SoldRoutes | undefined, catalogue: Catalogue, from: Token, to: Token) {
+  return sold !== undefined && !candidateRoutes(catalogue, from, to).every(sold.isSold) ? sold.isSold : undefined
 }
 
 /**

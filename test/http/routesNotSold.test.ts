@@ -150,6 +150,36 @@ describe('discovery where some routes are not sold', () => {
     // The property is about the listing's served legs: there must be many, or it says nothing.
     expect(checked).toBeGreaterThan(40)
   })
+
+  it('names in a quote refused for its size the range the listing shows, so a probe retries where routes are sold', async () => {
+    const { catalogue } = testDeps()
+    let checked = 0
+    for (const [index, row] of (await listing(app)).corridors.entries())
+      for (const cell of row.byChain) {
+        const pairs = corridorPairs(catalogue, catalogue.corridors[index] as (typeof catalogue.corridors)[number], cell.chain)
+        for (const leg of cell.legs) {
+          const range = leg.viableRange
+          const pair = pairs.find(
+            ({ from, to }) => from.chain === leg.fromChain && to.chain === leg.toChain && from.symbol === range?.token,
+          )
+          if (range === null || pair === undefined) throw new Error(`no range or pair for ${leg.fromChain}>${leg.toChain}`)
+          // Ten times the largest amount sold: above every route's range, sold or not, on this catalogue.
+          const body = quoteBody({
+            fromChain: pair.from.chain,
+            toChain: pair.to.chain,
+            fromToken: pair.from.symbol,
+            toToken: pair.to.symbol,
+            fromAmount: `${range.max.split('.')[0]}0`,
+            fromAddress: payer.address,
+          })
+          const answer = await readJson(await postJson(app, '/api/x402/quote', body))
+          if (answer['code'] !== 'amount_out_of_range') continue
+          expect(answer['viableRange'], `${pair.from.symbol}@${pair.from.chain} -> ${pair.to.symbol}@${pair.to.chain}`).toEqual(range)
+          checked += 1
+        }
+      }
+    expect(checked).toBeGreaterThan(20)
+  })
 })
 
 describe('the MCP tools where a route is not sold', () => {
