@@ -22,6 +22,11 @@ export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock
   chainIds: ChainIdChecks
   /** Tests: how often the relay sweep, the compose retries and the balance checks run. Default 60 000. */
   sweepIntervalMs?: number
+  /**
+   * How long stop() waits for a LayerZero compose retry under way (its receipt may take up to 2 minutes) before it
+   * stops waiting. Default STOP_GRACE_MS, below serve's shutdown grace (SWAPEAZI_SHUTDOWN_GRACE_MS, 10 s).
+   */
+  stopGraceMs?: number
 }
 
 export type Relaying = {
@@ -33,7 +38,8 @@ export type Relaying = {
   /**
    * Stops the reconciler, the relays and the compose retries, and resolves once those in progress have ended (a
    * submission under way is waited for; a message or compose not yet submitted waits for a retry), so the store may
-   * be closed then.
+   * be closed then. A compose retry under way is waited for at most `stopGraceMs`: past it, stop() resolves with its
+   * outcome unknown (logged, `lz_compose_stop_cut`).
    */
   stop(): Promise<void>
 }
@@ -92,6 +98,7 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
     )
   }
   checkBalances()
+  const stopGraceMs = deps.stopGraceMs ?? STOP_GRACE_MS
   const sweeping = setInterval(() => {
     scheduler?.sweep().catch((error: unknown) => log.warn({ event: 'cctp_sweep_failed', err: error }, 'cctp_sweep_failed'))
     lzRetrier?.sweep().catch((error: unknown) => log.warn({ event: 'lz_compose_sweep_failed', err: error }, 'lz_compose_sweep_failed'))
@@ -103,8 +110,9 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
     async stop() {
       clearInterval(sweeping)
       await reconciler?.stop()
-      // A compose retry mid-submission goes on to its receipt: waited for, as the relays are, before the store closes.
-      await Promise.all([relayer?.close(), lzRetrier?.close()])
+      // A compose retry mid-submission goes on to its receipt: waited for before the store closes, but only for a grace
+      // within the service's own (its receipt may take 2 minutes, and the process would be killed first).
+      await Promise.all([relayer?.close(), lzRetrier === undefined ? undefined : closeWithin(lzRetrier, stopGraceMs, log)])
       await scheduler?.idle()
     },
   }
@@ -160,6 +168,31 @@ function chainOf(deps: RelayingDeps, chain: ChainCode, url: string): Chain | und
     nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url] } },
   })
+}
+
+/** How long stop() waits for a compose retry under way by default: below serve's shutdown grace of 10 s. */
+const STOP_GRACE_MS = 5_000
+
+/**
+ * Closes the retrier, waiting for the sweep under way at most `graceMs`; past it, resolves and logs that the retry
+ * under way was left running with its outcome unknown (it may still be mined; its compose, if still queued, is retried
+ * by a later sweep, and a duplicate only reverts).
+ */
+async function closeWithin(retrier: LzComposeRetrier, graceMs: number, log: RelayingDeps['log']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const cut = new Promise<'cut'>((resolve) => {
+    timer = setTimeout(() => resolve('cut'), graceMs)
+  })
+  const closed = retrier.close().then(() => 'closed' as const)
+  try {
+    if ((await Promise.race([closed, cut])) === 'cut')
+      log.warn(
+        { event: 'lz_compose_stop_cut', grace_ms: graceMs },
+        `stop: the LayerZero compose retry under way did not end within ${graceMs} ms and is no longer waited for: its outcome is unknown (it may still be mined; a compose still queued is retried by a later sweep)`,
+      )
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** How often the pending swaps are swept for a CCTP message still to relay. */

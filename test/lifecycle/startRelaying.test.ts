@@ -1,7 +1,7 @@
 // What serve starts beside the tracker (src/app/startRelaying.ts), wired from configuration as serve wires it: off
 // without a relayer key; with one, the tracker's hook relays a CCTP message on the chains of SWAPEAZI_RPC_URLS through
 // the configured attestation service; the payment reconciler runs only with the onchain settler. Stopping waits for a
-// LayerZero compose retry under way.
+// LayerZero compose retry under way, for at most its grace.
 import { PassThrough } from 'node:stream'
 import pino from 'pino'
 import { getAddress, parseEventLogs, stringToHex, toHex } from 'viem'
@@ -154,56 +154,7 @@ describe('startRelaying', () => {
   it('stop() resolves only once the LayerZero compose retry under way has ended (after the store may close)', async () => {
     const { log, text } = logs()
     const pol = setupOf(world, 'POL').instance
-    const ref = newSwapRef(Date.now())
-    const plan = await planSwap(
-      world,
-      'BAS:USDC',
-      'POL:EURe',
-      1000n,
-      (id) => id.startsWith('stargate-usdc-taxi:BAS>POL|pol-univ3-eure-usdc-500'),
-      { ref: stringToHex(ref, { size: 32 }) },
-    )
-    // The LayerZero executor gives the compose too little gas: it is alerted and stays queued for a retry.
-    const setGas = (gas: bigint) =>
-      writeContractAndWait(pol, pol.accounts[0]!, {
-        address: getAddress(plan.priced.route.bridge!.deliveredBy!),
-        abi: standInAbi('LayerZeroEndpointStandIn'),
-        functionName: 'setComposeGasLimit',
-        args: [gas],
-      })
-    await setGas(30_000n)
-    const receipt = await executeSwap(world, plan)
-    const delivery = await relay(world, plan, receipt)
-    await setGas(0n)
-    expect(standInEvents('LayerZeroEndpointStandIn', delivery.logs, { eventName: 'LzComposeAlert' })).toHaveLength(1)
-    await opened.store.recordKeyedSwap({
-      ref,
-      channel: 'api_key',
-      status: 'built',
-      fromChain: 'BAS',
-      toChain: 'POL',
-      fromToken: 'USDC',
-      toToken: 'EURe',
-      fromAmount: '1000',
-      toAmount: String(plan.toAmount),
-      toAmountMin: String(plan.toAmountMin),
-      fromAddress: plan.sender.address,
-      toAddress: plan.recipient,
-      quote: {},
-      transactionRequest: plan.build.transactionRequest,
-      keyId: 'k_relaying',
-      createdAt: new Date(),
-    })
-    const source = {
-      chain: 'BAS',
-      txHash: receipt.transactionHash,
-      blockNumber: receipt.blockNumber,
-      blockHash: receipt.blockHash,
-      logIndex: 0,
-    }
-    expect((await opened.store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built']))?.updated).toBe(
-      true,
-    )
+    await queueFailedCompose()
 
     const config = loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls(), SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey() })
     const relayerAddress = anvilAccounts()[7]!.address
@@ -227,6 +178,39 @@ describe('startRelaying', () => {
       await pol.testClient.setAutomine(true)
     }
   }, 60_000)
+
+  it('stop() waits for the compose retry under way at most its grace, then resolves saying its outcome is unknown', async () => {
+    const { log, text } = logs()
+    const pol = setupOf(world, 'POL').instance
+    await queueFailedCompose()
+    const config = loadConfig({ SWAPEAZI_RPC_URLS: rpcUrls(), SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey() })
+    // Nothing is mined: the retry would wait for its receipt for 2 minutes.
+    await pol.testClient.setAutomine(false)
+    try {
+      const relaying = startRelaying(config, {
+        ...depsFor(log),
+        chainIds: chainIdChecksFromConfig(config, log),
+        sweepIntervalMs: 200,
+        stopGraceMs: 500,
+      })
+      await pendingFrom(pol, anvilAccounts()[7]!.address)
+      const started = Date.now()
+      const stopped = await Promise.race([
+        relaying.stop().then(() => 'stopped'),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ])
+      expect(stopped).toBe('stopped')
+      expect(Date.now() - started).toBeGreaterThanOrEqual(450)
+      expect(text()).toMatch(/"event":"lz_compose_stop_cut"[^\n]*"grace_ms":500[^\n]*its outcome is unknown/)
+      expect(text()).not.toContain('lz_compose_retried')
+    } finally {
+      await pol.testClient.mine({ blocks: 1 })
+      await pol.testClient.setAutomine(true)
+      // The retry left running ends once mined, before the store and the chains are closed.
+      for (let waited = 0; !/lz_compose_(retried|failed)/.test(text()) && waited < 15_000; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }, 60_000)
 })
 
 /** The first transaction from `sender` in the chain's pool, once there is one. */
@@ -239,4 +223,60 @@ async function pendingFrom(chain: ReturnType<typeof setupOf>['instance'], sender
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error(`no pending transaction from ${sender}`)
+}
+
+/**
+ * A Stargate transfer BAS → POL with a swap on arrival whose compose the LayerZero executor gave too little gas: alerted
+ * and queued for a retry, its swap recorded and pending.
+ */
+async function queueFailedCompose(): Promise<void> {
+  const pol = setupOf(world, 'POL').instance
+  const ref = newSwapRef(Date.now())
+  const plan = await planSwap(
+    world,
+    'BAS:USDC',
+    'POL:EURe',
+    1000n,
+    (id) => id.startsWith('stargate-usdc-taxi:BAS>POL|pol-univ3-eure-usdc-500'),
+    { ref: stringToHex(ref, { size: 32 }) },
+  )
+  // The LayerZero executor gives the compose too little gas: it is alerted and stays queued for a retry.
+  const setGas = (gas: bigint) =>
+    writeContractAndWait(pol, pol.accounts[0]!, {
+      address: getAddress(plan.priced.route.bridge!.deliveredBy!),
+      abi: standInAbi('LayerZeroEndpointStandIn'),
+      functionName: 'setComposeGasLimit',
+      args: [gas],
+    })
+  await setGas(30_000n)
+  const receipt = await executeSwap(world, plan)
+  const delivery = await relay(world, plan, receipt)
+  await setGas(0n)
+  expect(standInEvents('LayerZeroEndpointStandIn', delivery.logs, { eventName: 'LzComposeAlert' })).toHaveLength(1)
+  await opened.store.recordKeyedSwap({
+    ref,
+    channel: 'api_key',
+    status: 'built',
+    fromChain: 'BAS',
+    toChain: 'POL',
+    fromToken: 'USDC',
+    toToken: 'EURe',
+    fromAmount: '1000',
+    toAmount: String(plan.toAmount),
+    toAmountMin: String(plan.toAmountMin),
+    fromAddress: plan.sender.address,
+    toAddress: plan.recipient,
+    quote: {},
+    transactionRequest: plan.build.transactionRequest,
+    keyId: 'k_relaying',
+    createdAt: new Date(),
+  })
+  const source = {
+    chain: 'BAS',
+    txHash: receipt.transactionHash,
+    blockNumber: receipt.blockNumber,
+    blockHash: receipt.blockHash,
+    logIndex: 0,
+  }
+  expect((await opened.store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built']))?.updated).toBe(true)
 }
