@@ -213,9 +213,10 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
     const now = await publicClient.estimateFeesPerGas().catch(() => last)
     const capped = nextFeesUnder(ceiling, last, now)
     const cancel = cancels.size > 0 || (await parameters.isDoneElsewhere().catch(() => false))
-    // Past the cap a relay is waited out, but a cancel (a plain transfer) is still worth its fees: the stuck nonce
-    // holds back every later transaction from the key.
-    const fees = capped ?? (cancel ? nextFees(last, last, now) : undefined)
+    // Past the cap a relay is waited out, but a cancel (a plain transfer, a twentieth of a relay's gas) is still worth
+    // an eighth more, enough to replace a relay sent at the ceiling: the stuck nonce holds back every later
+    // transaction from the key. No further: a cancel the chain will not take at that is waited out too.
+    const fees = capped ?? (cancel ? nextFeesUnder(bump(ceiling), last, now) : undefined)
     if (fees === undefined) continue
     try {
       const hash = cancel ? await parameters.cancel(fees) : await parameters.send(fees)

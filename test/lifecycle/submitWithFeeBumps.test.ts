@@ -336,4 +336,22 @@ describe('submitWithFeeBumps', () => {
     expect(chain.sent.at(-1)!.fees.maxFeePerGas > 500n).toBe(true)
     expect(result).toMatchObject({ kind: 'mined', cancelled: true })
   })
+
+  it('a cancel pays at most an eighth past the ceiling, however long the chain refuses it', async () => {
+    // Done elsewhere from the first round, and nothing is ever mined: cancels are all that is sent after the relay.
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    const result = await submitWithFeeBumps({
+      ...chain,
+      isDoneElsewhere: async () => true,
+      timeoutMs: 2_000,
+      bumpAfterMs: 1,
+      clock: Date.now,
+    })
+    const cancels = chain.sent.filter((entry) => entry.cancel).map((entry) => entry.fees.maxFeePerGas)
+    expect(cancels.length).toBeGreaterThan(3)
+    // The ceiling is 5x the first fee (100): 500, and an eighth more is 563 (rounded up).
+    expect(cancels.every((fee) => fee <= 563n)).toBe(true)
+    expect(cancels.at(-1)).toBe(533n)
+    expect(result).toMatchObject({ kind: 'not_mined' })
+  })
 })
