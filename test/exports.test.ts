@@ -6,6 +6,7 @@ describe('public exports', () => {
   it('engine', () => {
     expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`
       [
+        "ACROSS_FILL_WINDOW_SEC",
         "BASE_TX_GAS",
         "CatalogueError",
         "E18",
