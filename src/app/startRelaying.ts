@@ -23,8 +23,9 @@ export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock
   /** Tests: how often the relay sweep, the compose retries and the balance checks run. Default 60 000. */
   sweepIntervalMs?: number
   /**
-   * How long stop() waits for a LayerZero compose retry under way (its receipt may take up to 2 minutes) before it
-   * stops waiting. Default STOP_GRACE_MS, below serve's shutdown grace (SWAPEAZI_SHUTDOWN_GRACE_MS, 10 s).
+   * How long stop() waits for a CCTP relay or a LayerZero compose retry under way (its receipt may take up to 2
+   * minutes) before it stops waiting. Default STOP_GRACE_MS, below serve's shutdown grace (SWAPEAZI_SHUTDOWN_GRACE_MS,
+   * 10 s).
    */
   stopGraceMs?: number
 }
@@ -38,8 +39,9 @@ export type Relaying = {
   /**
    * Stops the reconciler, the relays and the compose retries, and resolves once those in progress have ended (a
    * submission under way is waited for; a message or compose not yet submitted waits for a retry), so the store may
-   * be closed then. A compose retry under way is waited for at most `stopGraceMs`: past it, stop() resolves with its
-   * outcome unknown (logged, `lz_compose_stop_cut`).
+   * be closed then. Nothing is sent once stop() is called. A CCTP relay or compose retry under way is waited for at
+   * most `stopGraceMs`: past it, stop() resolves with its outcome unknown (logged, `cctp_relay_stop_cut`,
+   * `lz_compose_stop_cut`).
    */
   stop(): Promise<void>
 }
@@ -110,10 +112,35 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
     async stop() {
       clearInterval(sweeping)
       await reconciler?.stop()
-      // A compose retry mid-submission goes on to its receipt: waited for before the store closes, but only for a grace
-      // within the service's own (its receipt may take 2 minutes, and the process would be killed first).
-      await Promise.all([relayer?.close(), lzRetrier === undefined ? undefined : closeWithin(lzRetrier, stopGraceMs, log)])
-      await scheduler?.idle()
+      // A relay or compose retry mid-submission goes on to its receipt: waited for before the store closes, but only
+      // for a grace within the service's own (its receipt may take 2 minutes, and the process would be killed first).
+      // Both are waited for at once, so stop() takes at most one grace.
+      await Promise.all([
+        relayer === undefined
+          ? undefined
+          : endsWithin(
+              (async () => {
+                await relayer.close()
+                await scheduler?.idle()
+              })(),
+              stopGraceMs,
+            ).then((ended) => {
+              if (!ended)
+                log.warn(
+                  { event: 'cctp_relay_stop_cut', grace_ms: stopGraceMs },
+                  `stop: the CCTP relay under way did not end within ${stopGraceMs} ms and is no longer waited for: its outcome is unknown (it may still be mined; nothing more is sent for it; its swap stays pending without a delivery, and the sweep of the next start relays the message again unless it was received by then)`,
+                )
+            }),
+        lzRetrier === undefined
+          ? undefined
+          : endsWithin(lzRetrier.close(), stopGraceMs).then((ended) => {
+              if (!ended)
+                log.warn(
+                  { event: 'lz_compose_stop_cut', grace_ms: stopGraceMs },
+                  `stop: the LayerZero compose retry under way did not end within ${stopGraceMs} ms and is no longer waited for: its outcome is unknown (it may still be mined; a compose still queued is retried by a later sweep)`,
+                )
+            }),
+      ])
     },
   }
 }
@@ -170,26 +197,24 @@ function chainOf(deps: RelayingDeps, chain: ChainCode, url: string): Chain | und
   })
 }
 
-/** How long stop() waits for a compose retry under way by default: below serve's shutdown grace of 10 s. */
+/** How long stop() waits for a relay or compose retry under way by default: below serve's shutdown grace of 10 s. */
 const STOP_GRACE_MS = 5_000
 
 /**
- * Closes the retrier, waiting for the sweep under way at most `graceMs`; past it, resolves and logs that the retry
- * under way was left running with its outcome unknown (it may still be mined; its compose, if still queued, is retried
- * by a later sweep, and a duplicate only reverts).
+ * True once `closing` resolves within `graceMs` (a rejection within it is stop()'s); false past it, when whatever it
+ * waits for is left running with its outcome unknown (a relay's message may still be received; a compose, if still
+ * queued, is retried by a later sweep, and a duplicate only reverts).
  */
-async function closeWithin(retrier: LzComposeRetrier, graceMs: number, log: RelayingDeps['log']): Promise<void> {
+async function endsWithin(closing: Promise<unknown>, graceMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
   const cut = new Promise<'cut'>((resolve) => {
     timer = setTimeout(() => resolve('cut'), graceMs)
   })
-  const closed = retrier.close().then(() => 'closed' as const)
+  const closed = closing.then(() => 'closed' as const)
+  // Past the grace, a later rejection is no one's to handle (and would otherwise end the process unhandled).
+  closed.catch(() => {})
   try {
-    if ((await Promise.race([closed, cut])) === 'cut')
-      log.warn(
-        { event: 'lz_compose_stop_cut', grace_ms: graceMs },
-        `stop: the LayerZero compose retry under way did not end within ${graceMs} ms and is no longer waited for: its outcome is unknown (it may still be mined; a compose still queued is retried by a later sweep)`,
-      )
+    return (await Promise.race([closed, cut])) === 'closed'
   } finally {
     clearTimeout(timer)
   }

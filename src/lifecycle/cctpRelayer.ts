@@ -129,7 +129,12 @@ export type CctpRelayer = {
   relayMessage(destination: CctpDestination, attested: AttestedMessage): Promise<MessageRelayOutcome>
   /** True when the source transaction holds a burn of this swap the relayer delivers (what the sweep relays). */
   hasBurnsToRelay(record: RelayRecord, receipt: RelayReceipt): boolean
-  /** Stops waiting: relays in progress end as failed; the lease is given back. */
+  /**
+   * Stops: nothing more is sent from the moment it is called (no relay, replacement or cancel; a relay not yet sent
+   * ends as failed, and so does one waiting for its attestation), and resolves once the relays in progress have ended
+   * and given the lease back. A submission already sent is still waited for, to its receipt or receiptTimeoutMs
+   * (startRelaying bounds that wait).
+   */
   close(): Promise<void>
 }
 
@@ -140,6 +145,16 @@ const DEFAULT_BUMP_AFTER_MS = 30_000
 /** A relay's gas limit over its estimate on the latest block (routing.md 5.1: estimate, then a 25-40% buffer). */
 const GAS_MARGIN_PERCENT = 130n
 const LEASE_RETRY_MS = 1_000
+/** A relay close() came before: nothing was sent, and the swap, still pending without a delivery, is swept again. */
+const STOPPED_REASON = 'the relayer stopped before sending; nothing was sent (the swap stays pending, and a later sweep relays it)'
+
+/** Thrown by a send or cancel asked for once close() was called: nothing is sent. */
+class RelayerStoppedError extends Error {
+  constructor() {
+    super('the relayer stopped')
+    this.name = 'RelayerStoppedError'
+  }
+}
 
 /**
  * Our own CCTP relayer (live-chain.md (c): Circle's forwarding service cannot call our executor). A duplicate
@@ -199,7 +214,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     name: string,
     deadlineMs: number,
     work: (holds: () => boolean) => Promise<T>,
-  ): Promise<T | 'lease_unavailable'> {
+  ): Promise<T | 'lease_unavailable' | 'stopped'> {
     const previous = localQueues.get(name) ?? Promise.resolve()
     let done: () => void = () => {}
     const mine = new Promise<void>((resolve) => {
@@ -209,8 +224,11 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
     localQueues.set(name, queued)
     await previous
     try {
+      // A relay queued behind the one under way when close() was called sends nothing.
+      if (stopping.signal.aborted) return 'stopped'
       while (!(await leases.tryAcquire(name, holder, leaseTtlMs))) {
-        if (clock() >= deadlineMs || stopping.signal.aborted) return 'lease_unavailable'
+        if (stopping.signal.aborted) return 'stopped'
+        if (clock() >= deadlineMs) return 'lease_unavailable'
         await sleep(LEASE_RETRY_MS)
       }
       // Renewed while the work runs; once a renewal is refused (another replica took it) or fails (the database is
@@ -318,15 +336,23 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         const gas = (estimated * GAS_MARGIN_PERCENT) / 100n
         // The reads and the simulation take time: the nonce is ours to send at only while the lease still is.
         if (!holds()) return { kind: 'failed', nonce, reason: `the relayer lease ${lease} was lost before sending; nothing was sent` }
+        if (stopping.signal.aborted) return { kind: 'failed', nonce, reason: STOPPED_REASON }
+        // Nothing is sent once close() is called, even mid-submission: no first send (the fee read takes time), no
+        // replacement and no cancel; a submission already sent is only waited for.
+        const unlessStopped = (sending: () => Promise<Hash>): Promise<Hash> =>
+          stopping.signal.aborted ? Promise.reject(new RelayerStoppedError()) : sending()
         submission = await submitWithFeeBumps({
           ...(taking === undefined ? {} : { replacing: taking }),
           publicClient: destination.publicClient,
           send: (fees) =>
-            call.functionName === 'relayCctp'
-              ? destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees })
-              : destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees }),
-          cancel: (fees) => destination.walletClient.sendTransaction({ to: account, value: 0n, nonce: txNonce, ...fees }),
-          canReplace: async () => holds(),
+            unlessStopped(() =>
+              call.functionName === 'relayCctp'
+                ? destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees })
+                : destination.walletClient.writeContract({ ...call, nonce: txNonce, gas, ...fees }),
+            ),
+          cancel: (fees) =>
+            unlessStopped(() => destination.walletClient.sendTransaction({ to: account, value: 0n, nonce: txNonce, ...fees })),
+          canReplace: async () => holds() && !stopping.signal.aborted,
           isDoneElsewhere: async () =>
             (await destination.publicClient.readContract({
               address: destination.transmitter,
@@ -352,6 +378,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
             ),
         })
       } catch (error) {
+        if (error instanceof RelayerStoppedError) return { kind: 'failed', nonce, reason: STOPPED_REASON }
         const revert = revertReason(error)
         return {
           kind: 'failed',
@@ -420,6 +447,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         transaction: receipt.transactionHash,
       }
     })
+    if (outcome === 'stopped') return { kind: 'failed', nonce, reason: STOPPED_REASON }
     return outcome === 'lease_unavailable'
       ? { kind: 'failed', nonce, reason: `another replica held the relayer lease ${lease} throughout` }
       : outcome

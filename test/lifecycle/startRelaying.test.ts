@@ -1,7 +1,7 @@
 // What serve starts beside the tracker (src/app/startRelaying.ts), wired from configuration as serve wires it: off
 // without a relayer key; with one, the tracker's hook relays a CCTP message on the chains of SWAPEAZI_RPC_URLS through
 // the configured attestation service; the payment reconciler runs only with the onchain settler. Stopping waits for a
-// LayerZero compose retry under way, for at most its grace.
+// CCTP relay or LayerZero compose retry under way, for at most its grace, and sends nothing after.
 import { PassThrough } from 'node:stream'
 import pino from 'pino'
 import { getAddress, parseEventLogs, stringToHex, toHex } from 'viem'
@@ -211,7 +211,72 @@ describe('startRelaying', () => {
         await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }, 60_000)
+
+  it('stop() waits for the CCTP relay under way at most its grace, says its outcome is unknown, and sends nothing after', async () => {
+    const { log, text } = logs()
+    const pol = setupOf(world, 'POL').instance
+    const relayerAddress = anvilAccounts()[7]!.address
+    // Two swaps to relay to POL: the second waits behind the first for the relayer key's lease.
+    const swaps = [await burnCctpWithSwap(), await burnCctpWithSwap()]
+    const config = loadConfig({
+      SWAPEAZI_RPC_URLS: rpcUrls(),
+      SWAPEAZI_RELAYER_PRIVATE_KEY: relayerKey(),
+      SWAPEAZI_CCTP_ATTESTATION_URL: `${standIn.url}/`,
+    })
+    // Nothing is mined: the first relay would wait for its receipt for 2 minutes.
+    await pol.testClient.setAutomine(false)
+    try {
+      const relaying = startRelaying(config, { ...depsFor(log), chainIds: chainIdChecksFromConfig(config, log), stopGraceMs: 500 })
+      for (const { record, receipt } of swaps) relaying.hooks.onSourceFinal?.(record, receipt)
+      const first = await pendingFrom(pol, relayerAddress)
+      // Both attested: the second is queued behind the first.
+      for (let waited = 0; waited < 10_000; waited += 50) {
+        const asked = new Set(standIn.requests.map((request) => request.transactionHash.toLowerCase()))
+        if (swaps.every(({ receipt }) => asked.has(receipt.transactionHash.toLowerCase()))) break
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const sentBeforeStop = await pol.publicClient.getTransactionCount({ address: relayerAddress, blockTag: 'pending' })
+
+      const started = Date.now()
+      const stopped = await Promise.race([
+        relaying.stop().then(() => 'stopped'),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ])
+      expect(stopped).toBe('stopped')
+      expect(Date.now() - started).toBeGreaterThanOrEqual(450)
+      expect(text()).toMatch(/"event":"cctp_relay_stop_cut"[^\n]*"grace_ms":500[^\n]*its outcome is unknown/)
+      expect(text()).not.toContain('cctp_relayed')
+
+      // Mined now: the relay left running ends, and the one queued behind it sends nothing.
+      await pol.testClient.mine({ blocks: 1 })
+      for (let waited = 0; !/cctp_relayed[\s\S]*cctp_failed|cctp_failed[\s\S]*cctp_relayed/.test(text()) && waited < 15_000; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(await pol.publicClient.getTransactionCount({ address: relayerAddress, blockTag: 'pending' })).toBe(sentBeforeStop)
+      expect(await pol.publicClient.getTransactionCount({ address: relayerAddress, blockTag: 'latest' })).toBe(sentBeforeStop)
+      expect(text()).toMatch(new RegExp(`"event":"cctp_relayed"[^\\n]*"transaction":"${first}"`))
+      expect(text()).toMatch(/"event":"cctp_failed"[^\n]*the relayer stopped before sending; nothing was sent/)
+    } finally {
+      await pol.testClient.mine({ blocks: 1 })
+      await pol.testClient.setAutomine(true)
+    }
+  }, 60_000)
 })
+
+/** A CCTP transfer BAS → POL with a swap on arrival, mined on BAS: the relay record and receipt the tracker's hook gets. */
+async function burnCctpWithSwap(): Promise<{
+  record: { ref: string; fromChain: string; transactionRequest: unknown }
+  receipt: Awaited<ReturnType<typeof executeSwap>>
+}> {
+  const ref = newSwapRef(Date.now())
+  const plan = await planSwap(world, 'BAS:USDC', 'POL:EURe', 500n, (id) => id.startsWith('cctp-v2-fast:BAS>POL|pol-univ3-eure-usdc-500'), {
+    ref: stringToHex(ref, { size: 32 }),
+  })
+  const receipt = await executeSwap(world, plan)
+  expect(receipt.status).toBe('success')
+  return { record: { ref, fromChain: 'BAS', transactionRequest: plan.build.transactionRequest }, receipt }
+}
 
 /** The first transaction from `sender` in the chain's pool, once there is one. */
 async function pendingFrom(chain: ReturnType<typeof setupOf>['instance'], sender: string): Promise<`0x${string}`> {
