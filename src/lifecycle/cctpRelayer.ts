@@ -4,8 +4,9 @@ import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
 import type { LeaseStore } from '../store/createLifecycleStore.ts'
 import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
 import {
+  createStuckSubmissions,
   MAX_FEE_MULTIPLE,
-  type ReplacedSubmission,
+  type NonceChoice,
   type Submission,
   type SubmissionFees,
   type SubmissionPublicClient,
@@ -176,12 +177,20 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   /** Within this process, one submission per lease at a time (the lease itself is re-entrant for its holder). */
   const localQueues = new Map<string, Promise<unknown>>()
   /**
-   * Per relayer lease, a submission given up on while still unmined: the next submission from the key takes its nonce
-   * (with fees above it) instead of queueing behind it; its message, still unreceived, is relayed again by the sweep.
-   * `hashes`: every submission still pending at that nonce (any of them may be mined yet, and each is ours);
-   * `feeCeiling`: the nonce's, from its first submission, which no replacement raises.
+   * Per relayer lease, the submissions given up on while still unmined, by nonce: the next submission from the key
+   * takes the lowest such nonce (with fees above it) instead of queueing behind it, and a message with a stuck relay
+   * of ours goes only at that relay's nonce; its message, still unreceived, is relayed again by the sweep. Each keeps
+   * every submission still pending at its nonce (any of them may be mined yet, and each is ours) and the nonce's fee
+   * ceiling, from its first submission, which no replacement raises.
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[]; feeCeiling: bigint }>()
+  const stuck = new Map<string, ReturnType<typeof createStuckSubmissions>>()
+  const stuckOf = (lease: string) => {
+    const existing = stuck.get(lease)
+    if (existing !== undefined) return existing
+    const created = createStuckSubmissions()
+    stuck.set(lease, created)
+    return created
+  }
 
   /**
    * The burns of the swap's source transaction the relayer delivers, each with its destination: a burn whose hook data
@@ -311,24 +320,19 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       }
       let submission: Submission
       let txNonce: number
-      // The earlier submissions at txNonce this one replaces (a relay given up on), if any.
-      let replaced: Hash[] = []
+      // The nonce this one goes at, and the stuck relay of ours there it takes over, if any.
+      let choice: NonceChoice
+      const held = stuckOf(lease)
       try {
         const [mined, pending] = await Promise.all([
           destination.publicClient.getTransactionCount({ address: account, blockTag: 'latest' }),
           destination.publicClient.getTransactionCount({ address: account, blockTag: 'pending' }),
         ])
-        const held = stuck.get(lease)
-        if (held !== undefined && held.nonce < mined) stuck.delete(lease)
-        const replacing = held !== undefined && held.nonce === mined ? held : undefined
-        txNonce = replacing?.nonce ?? pending
-        replaced = replacing?.hashes ?? []
         // Outbid only while the node still holds one of them at the nonce (one dropped from the pool leaves nothing to
-        // outbid), always under the nonce's own ceiling.
-        const taking: ReplacedSubmission | undefined =
-          replacing === undefined
-            ? undefined
-            : { ...(pending > replacing.nonce ? { fees: replacing.fees } : {}), hashes: replacing.hashes, feeCeiling: replacing.feeCeiling }
+        // outbid), always under the nonce's own ceiling; this message, if a relay of it is stuck, only at that nonce.
+        choice = held.choose(nonce, mined, pending)
+        txNonce = choice.nonce
+        const taking = choice.replacing
         // With a margin: the state it runs on may differ from the estimate's (a mint or swap before it in the block).
         const estimated = await (call.functionName === 'relayCctp'
           ? destination.publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })
@@ -386,21 +390,15 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           reason: revert === undefined ? `sending ${what} failed on ${destination.chain}` : `${what} reverts: ${revert}`,
         }
       }
+      // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows, with
+      // the submissions it replaced; mined (or taken): forgotten. Nothing sent: kept as it was.
+      held.settle(choice, nonce, submission)
       if (submission.kind === 'nonce_taken')
         return {
           kind: 'failed',
           nonce,
           reason: `the key's nonce on ${destination.chain} was taken by ${submission.receipt.transactionHash}, not one of ours (another sender with the key); a later call reads usedNonces again`,
         }
-      // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows, with
-      // the submissions it replaced.
-      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
-        stuck.set(lease, {
-          nonce: txNonce,
-          fees: submission.fees,
-          hashes: [...replaced, ...submission.hashes],
-          feeCeiling: submission.feeCeiling,
-        })
       // Nothing sent: the stuck relay is kept as it was, still to be taken over (or mined) at its nonce.
       if (submission.kind === 'not_sent')
         return {
@@ -408,7 +406,6 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           nonce,
           reason: `nothing sent: the key's nonce ${txNonce} on ${destination.chain} is held by a stuck relay of ours, and outbidding it would pass the nonce's fee ceiling (${submission.feeCeiling} wei per gas, ${MAX_FEE_MULTIPLE}× its first submission's); this message is relayed again by the sweep`,
         }
-      if (submission.kind !== 'not_mined' && submission.kind !== 'rpc_failed') stuck.delete(lease)
       if (submission.kind === 'earlier_mined') {
         // Our own stuck relay took the nonce (its message is received); this message is not, unless someone did it.
         const received = await destination.publicClient

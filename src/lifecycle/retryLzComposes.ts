@@ -18,7 +18,7 @@ import { runDestinationInputs } from '../tx/abis.ts'
 import { relayerLeaseName } from './cctpRelayer.ts'
 import {
   MAX_FEE_MULTIPLE,
-  type ReplacedSubmission,
+  createStuckSubmissions,
   type SubmissionFees,
   type SubmissionPublicClient,
   submitWithFeeBumps,
@@ -170,7 +170,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
    * it, under the nonce's `feeCeiling`, which no replacement raises), as the CCTP relayer's next relay does, instead of
    * queueing another lzCompose behind it at the next nonce.
    */
-  const stuck = new Map<string, { nonce: number; fees: SubmissionFees; hashes: Hash[]; feeCeiling: bigint }>()
+  const stuck = new Map<string, ReturnType<typeof createStuckSubmissions>>()
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -222,19 +222,19 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       publicClient.getTransactionCount({ address: account, blockTag: 'latest' }),
       publicClient.getTransactionCount({ address: account, blockTag: 'pending' }),
     ])
-    const held = stuck.get(chain)
-    if (held !== undefined && held.nonce < minedCount) stuck.delete(chain)
-    const replacing = held !== undefined && held.nonce === minedCount ? held : undefined
-    const nonce = replacing?.nonce ?? pendingCount
-    // Outbid only while the node still holds one of them at the nonce, always under the nonce's own ceiling.
-    const taking: ReplacedSubmission | undefined =
-      replacing === undefined
-        ? undefined
-        : {
-            ...(pendingCount > replacing.nonce ? { fees: replacing.fees } : {}),
-            hashes: replacing.hashes,
-            feeCeiling: replacing.feeCeiling,
-          }
+    let held = stuck.get(chain)
+    if (held === undefined) {
+      held = createStuckSubmissions()
+      stuck.set(chain, held)
+    }
+    // Kept by nonce (a retry left unmined behind a lower nonce pending, a stuck CCTP relay's, is not forgotten when the
+    // next is left unmined too), and a compose with a stuck retry of ours goes only at that retry's nonce, never at
+    // another where both could be mined. Outbid only while the node still holds one of them at the nonce, always under
+    // the nonce's own ceiling.
+    const work = `${alert.guid}:${alert.index}`
+    const choice = held.choose(work, minedCount, pendingCount)
+    const { nonce } = choice
+    const taking = choice.replacing
     // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
     const gas = ((await publicClient.estimateContractGas({ ...call, account, blockTag: 'latest' })) * 130n) / 100n
     const isDoneElsewhere = async (): Promise<boolean> =>
@@ -257,15 +257,9 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       clock: Date.now,
     })
     // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
-    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') {
-      stuck.set(chain, {
-        nonce,
-        fees: submission.fees,
-        hashes: [...(replacing?.hashes ?? []), ...submission.hashes],
-        feeCeiling: submission.feeCeiling,
-      })
-      onNonceHeld()
-    }
+    // Mined (or taken): forgotten; nothing sent: kept as it was.
+    held.settle(choice, work, submission)
+    if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') onNonceHeld()
     // Nothing sent: the stuck retry is kept as it was, waited out at its nonce.
     if (submission.kind === 'not_sent') {
       onNonceHeld()
@@ -276,7 +270,6 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
         reason: `nothing sent: the key's nonce ${nonce} is held by a stuck retry of ours, and outbidding it would pass the nonce's fee ceiling (${submission.feeCeiling} wei per gas, ${MAX_FEE_MULTIPLE}× its first submission's); retried next sweep`,
       }
     }
-    if (submission.kind !== 'not_mined' && submission.kind !== 'rpc_failed') stuck.delete(chain)
     // Our own stuck retry took the nonce: this compose is delivered if it was its (or someone delivered it meanwhile).
     if (submission.kind === 'earlier_mined')
       return (await isDoneElsewhere().catch(() => false))

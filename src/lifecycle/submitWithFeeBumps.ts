@@ -68,6 +68,60 @@ export type ReplacedSubmission = {
   feeCeiling: bigint
 }
 
+/**
+ * A submission of ours given up on while still unmined, as its sender keeps it: `works` names what its submissions at
+ * the nonce carried (a CCTP message's nonce, a compose's guid and index), any of which may still be mined there.
+ */
+export type StuckSubmission = { nonce: number; fees: SubmissionFees; hashes: Hash[]; feeCeiling: bigint; works: string[] }
+
+/** Where a sender's next submission goes: its nonce and, when it takes over a stuck one of ours, that one. */
+export type NonceChoice = { nonce: number; held?: StuckSubmission; replacing?: ReplacedSubmission }
+
+/**
+ * One sender's stuck submissions, kept by nonce for as long as the nonce is unmined. Kept by nonce, not one per key:
+ * with a lower nonce pending (another sender's stuck submission on the key), a relay sent behind it and left unmined
+ * must not be forgotten when the next is left unmined too, or its work, still pending at its nonce, is sent again at
+ * another nonce and both are mined (the second reverts, paying gas twice).
+ */
+export function createStuckSubmissions() {
+  const stuck = new Map<number, StuckSubmission>()
+  return {
+    /**
+     * The nonce for the next submission of `work` (mined and pending: the key's counts). Work with a stuck submission
+     * of ours goes only at that one's nonce (never at another, where both could be mined); other work takes over the
+     * lowest stuck nonce the key's pending count has reached (instead of queueing behind it), or, with none, goes at
+     * the pending count. It outbids the one it takes over while the node holds anything at that nonce (the pending
+     * count past it); one the node dropped (the pending count back at its nonce) leaves nothing to outbid.
+     */
+    choose(work: string, mined: number, pending: number): NonceChoice {
+      for (const nonce of [...stuck.keys()]) if (nonce < mined) stuck.delete(nonce)
+      const byNonce = [...stuck.values()].sort((a, b) => a.nonce - b.nonce)
+      const held =
+        byNonce.find((entry) => entry.works.includes(work)) ?? byNonce.find((entry) => entry.nonce >= mined && entry.nonce <= pending)
+      if (held === undefined) return { nonce: pending }
+      return {
+        nonce: held.nonce,
+        held,
+        replacing: { ...(held.nonce !== pending ? { fees: held.fees } : {}), hashes: held.hashes, feeCeiling: held.feeCeiling },
+      }
+    },
+    /** After a submission: kept while still unmined (with what it took over), forgotten once its nonce is taken. */
+    settle(choice: NonceChoice, work: string, submission: Submission): void {
+      if (submission.kind === 'not_sent') return
+      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
+        stuck.set(choice.nonce, {
+          nonce: choice.nonce,
+          fees: submission.fees,
+          hashes: [...(choice.held?.hashes ?? []), ...submission.hashes],
+          // A ceiling given up (the one it took over was dropped) is the outcome's: the nonce's from now on.
+          feeCeiling: submission.feeCeiling,
+          works: [...new Set([...(choice.held?.works ?? []), work])],
+        })
+      else stuck.delete(choice.nonce)
+    },
+  }
+}
+
 export type Submission =
   /** One of the submissions was mined (its receipt: success, or reverted). `cancelled`: the mined one was the cancel. */
   | { kind: 'mined'; receipt: SubmissionReceipt; cancelled: boolean; hashes: Hash[] }

@@ -156,3 +156,69 @@ describe('a relay that replaces a stuck one of ours', () => {
       })
   })
 })
+
+describe('stuck relays behind a lower nonce pending (another sender of ours, the compose retrier, stuck at it)', () => {
+  /** The key's mined count stays 5; nonce 5 is held in the pool by someone else's submission, so pending starts at 6. */
+  function chainBehindALowerNonce(options: { fees?: () => bigint; pending?: (sentMax: number | undefined) => number } = {}) {
+    const sent: { nonce: number; message: Hex; maxFeePerGas: bigint }[] = []
+    const destination = {
+      chain: 'POL',
+      domain: POLYGON_DOMAIN,
+      executor: '0x00000000000000000000000000000000000000e2',
+      transmitter: '0x00000000000000000000000000000000000000f1',
+      publicClient: {
+        readContract: async () => 0n,
+        simulateContract: async () => ({}),
+        getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) => {
+          if (blockTag === 'latest') return KEY_NONCE
+          const sentMax = sent.length === 0 ? undefined : Math.max(...sent.map((entry) => entry.nonce))
+          return options.pending?.(sentMax) ?? Math.max(KEY_NONCE + 1, (sentMax ?? 0) + 1)
+        },
+        estimateFeesPerGas: async () => {
+          const maxFeePerGas = options.fees?.() ?? 100n
+          return { maxFeePerGas, maxPriorityFeePerGas: 10n }
+        },
+        estimateContractGas: async () => 100_000n,
+        waitForTransactionReceipt: async ({ hash, timeout }: { hash: Hash; timeout: number }) => {
+          await new Promise((resolve) => setTimeout(resolve, timeout))
+          throw new WaitForTransactionReceiptTimeoutError({ hash })
+        },
+        getTransactionReceipt: async ({ hash }: { hash: Hash }) => {
+          throw new TransactionReceiptNotFoundError({ hash })
+        },
+      },
+      walletClient: {
+        account: { address: '0x000000000000000000000000000000000000bEEF' },
+        writeContract: async ({ args, nonce, maxFeePerGas }: { args: readonly [Hex, Hex]; nonce: number; maxFeePerGas: bigint }) => {
+          sent.push({ nonce, message: args[0], maxFeePerGas })
+          return `0x${sent.length.toString(16).padStart(64, '0')}` as Hash
+        },
+      },
+    } as unknown as CctpDestination
+    return { destination, sent }
+  }
+  const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
+
+  it('a message with a stuck relay of ours is never sent again at another nonce (the probe: messages 1, 2, 3, 1)', async () => {
+    const chain = chainBehindALowerNonce()
+    const relayer = createCctpRelayer({
+      attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+      sourceDomains: { BAS: BASE_DOMAIN },
+      destinations: [chain.destination],
+      leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+      holder: 'replica-a',
+      log: pino({ level: 'silent' }),
+      receiptTimeoutMs: 200,
+      bumpAfterMs: 60_000,
+    })
+    for (const message of [messageOf(1), messageOf(2), messageOf(3), messageOf(1)])
+      await relayer.relayMessage(chain.destination, attested(message))
+    await relayer.close()
+    const noncesOf = (message: Hex) => new Set(chain.sent.filter((entry) => entry.message === message).map((entry) => entry.nonce))
+    expect(chain.sent).toHaveLength(4)
+    expect(noncesOf(messageOf(1)).size).toBe(1)
+    // Each takes over the stuck relay at nonce 6 (outbidding it) instead of queueing another behind it.
+    expect(chain.sent.map((entry) => entry.nonce)).toEqual([6, 6, 6, 6])
+    expect(chain.sent.map((entry) => entry.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
+  })
+})
