@@ -368,6 +368,20 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
           bumpAfterMs,
           // Waiting on the chain is wall time, whatever clock the attestation deadline reads.
           clock: Date.now,
+          onCeilingGivenUp: (given) =>
+            log.warn(
+              {
+                event: 'cctp_relay_fee_ceiling_renewed',
+                chain: destination.chain,
+                key_nonce: txNonce,
+                nonce,
+                old_fee_ceiling: given.oldCeiling.toString(),
+                fee_ceiling: given.ceiling.toString(),
+                max_fee_per_gas: given.fees.maxFeePerGas.toString(),
+                reason: `the stuck submission of ours at the key's nonce ${txNonce} on ${destination.chain} is no longer in the node's pool (the pending count is back at it) and the chain asks ${given.fees.maxFeePerGas} wei per gas, above its fee ceiling of ${given.oldCeiling}: that ceiling is given up, and this relay is sent at the chain's fees under a fresh one`,
+              },
+              'cctp_relay_fee_ceiling_renewed',
+            ),
           onReplaced: (replacement) =>
             log.info(
               {

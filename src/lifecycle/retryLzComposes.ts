@@ -255,6 +255,20 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       bumpAfterMs,
       // Waiting on the chain is wall time, whatever clock the rest reads.
       clock: Date.now,
+      onCeilingGivenUp: (given) =>
+        log.warn(
+          {
+            event: 'lz_compose_fee_ceiling_renewed',
+            chain,
+            guid: alert.guid,
+            key_nonce: nonce,
+            old_fee_ceiling: given.oldCeiling.toString(),
+            fee_ceiling: given.ceiling.toString(),
+            max_fee_per_gas: given.fees.maxFeePerGas.toString(),
+            reason: `the stuck retry of ours at the key's nonce ${nonce} on ${chain} is no longer in the node's pool (the pending count is back at it) and the chain asks ${given.fees.maxFeePerGas} wei per gas, above its fee ceiling of ${given.oldCeiling}: that ceiling is given up, and this retry is sent at the chain's fees under a fresh one`,
+          },
+          'lz_compose_fee_ceiling_renewed',
+        ),
     })
     // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
     // Mined (or taken): forgotten; nothing sent: kept as it was.

@@ -50,6 +50,11 @@ export type SubmitWithFeeBumpsParameters = {
    * `not_mined` or `rpc_failed` outcome gave back, kept by the caller.
    */
   replacing?: ReplacedSubmission
+  /**
+   * Called when `replacing` is one the node dropped (no `fees`) and the chain now asks more than its ceiling: that
+   * ceiling is given up, and the nonce's is measured afresh from the chain's fees (`ceiling`: the new one), for the log.
+   */
+  onCeilingGivenUp?: (given: { oldCeiling: bigint; ceiling: bigint; fees: SubmissionFees }) => void
 }
 
 /** An earlier submission of ours still pending at the nonce, as the next submission from the key takes it over. */
@@ -201,8 +206,15 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   const estimated = await publicClient.estimateFeesPerGas()
   const { replacing } = parameters
   // The nonce's ceiling comes from its first submission and stays: a replacement taking over a stuck submission pays
-  // above it but under the same ceiling, so replacements of replacements never raise it.
-  const ceiling = replacing?.feeCeiling ?? feeCeilingOf(estimated)
+  // above it but under the same ceiling, so replacements of replacements never raise it. Except for one the node has
+  // dropped (no fees: nothing of ours in the pool at the nonce) when the chain now asks more than that ceiling: the
+  // ceiling is there so a fee spike is waited out, but nothing is left to wait for, and keeping it would refuse every
+  // send at the key's next nonce (every relay and compose retry from the key) until fees fall, while a restart, which
+  // forgets the stuck one, would send at once. So it is given up at once (no time to wait out) and measured afresh
+  // from the chain's fees, as for a first submission; its hashes are kept, so if it is mined after all it is ours.
+  const givenUp = replacing !== undefined && replacing.fees === undefined && estimated.maxFeePerGas > replacing.feeCeiling
+  const ceiling = replacing === undefined || givenUp ? feeCeilingOf(estimated) : replacing.feeCeiling
+  if (givenUp) parameters.onCeilingGivenUp?.({ oldCeiling: replacing.feeCeiling, ceiling, fees: estimated })
   // A submission the node still holds is outbid (an eighth more); none held, the chain's fees do, under the ceiling.
   const first =
     replacing?.fees !== undefined

@@ -221,4 +221,39 @@ describe('stuck relays behind a lower nonce pending (another sender of ours, the
     expect(chain.sent.map((entry) => entry.nonce)).toEqual([6, 6, 6, 6])
     expect(chain.sent.map((entry) => entry.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
   })
+  it('a stuck relay the node dropped, the chain now above its fee ceiling, gives the ceiling up: relays go on, and a log says why', async () => {
+    // Nonce 5 is ours alone (nothing pending below it); once dropped, the pending count is back at 5 and the chain asks 600.
+    const state = { dropped: false }
+    const chain = chainBehindALowerNonce({
+      fees: () => (state.dropped ? 600n : 100n),
+      pending: (sentMax) => (state.dropped || sentMax === undefined ? KEY_NONCE : sentMax + 1),
+    })
+    let logged = ''
+    const relayer = createCctpRelayer({
+      attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+      sourceDomains: { BAS: BASE_DOMAIN },
+      destinations: [chain.destination],
+      leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+      holder: 'replica-a',
+      log: pino({ level: 'info' }, { write: (line: string) => void (logged += line) }),
+      // Replaced every 10 ms within a relay's 300 ms: the first reaches its nonce's ceiling of 500.
+      receiptTimeoutMs: 300,
+      bumpAfterMs: 10,
+    })
+    const first = await relayer.relayMessage(chain.destination, attested(messageOf(1)))
+    expect(first).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within 0.3 s/) })
+    expect(chain.sent.at(-1)?.maxFeePerGas).toBeGreaterThan(400n)
+    state.dropped = true
+    const sentBefore = chain.sent.length
+    const later = []
+    for (const message of [messageOf(2), messageOf(3)]) later.push(await relayer.relayMessage(chain.destination, attested(message)))
+    await relayer.close()
+    for (const outcome of later) expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within/) })
+    // Sent at the dropped relay's nonce, at the chain's fees, under a ceiling measured afresh from them.
+    const after = chain.sent.slice(sentBefore)
+    expect(after[0]).toMatchObject({ nonce: KEY_NONCE, maxFeePerGas: 600n })
+    expect(new Set(after.map((entry) => entry.nonce))).toEqual(new Set([KEY_NONCE]))
+    expect(after.filter((entry) => entry.maxFeePerGas > 3_000n)).toEqual([])
+    expect(logged).toMatch(/"event":"cctp_relay_fee_ceiling_renewed".*"key_nonce":5.*no longer in the node's pool/)
+  })
 })

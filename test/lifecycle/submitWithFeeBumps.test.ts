@@ -298,6 +298,29 @@ describe('submitWithFeeBumps', () => {
     expect((await run(undefined)).result).toMatchObject({ kind: 'not_mined', feeCeiling: 500n })
   })
 
+  it('a stuck submission the node dropped, with the chain now above its ceiling, gives the ceiling up for a fresh one', async () => {
+    const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
+    let now = 0
+    const given: unknown[] = []
+    const result = await submitWithFeeBumps({
+      ...chain,
+      publicClient: { ...chain.publicClient, estimateFeesPerGas: async () => fees(600n, 10n) },
+      // No fees: nothing of ours in the pool at the nonce (the pending count back at it).
+      replacing: { hashes: [hashOf(90)], feeCeiling: 500n },
+      isDoneElsewhere: async () => false,
+      onCeilingGivenUp: (entry) => given.push(entry),
+      timeoutMs: 1_000,
+      bumpAfterMs: 1,
+      clock: () => {
+        now += 100
+        return now
+      },
+    })
+    expect(chain.sent[0]?.fees.maxFeePerGas).toBe(600n)
+    expect(result).toMatchObject({ kind: 'not_mined', feeCeiling: 3_000n })
+    expect(given).toEqual([{ oldCeiling: 500n, ceiling: 3_000n, fees: fees(600n, 10n) }])
+  })
+
   it('a nonce taken by a transaction that is none of ours is nonce_taken, never counted as our submission mined', async () => {
     const chain = scriptedChain({ minedAbove: () => 10n ** 30n })
     const foreign = hashOf(99)
