@@ -24,8 +24,9 @@ export type RelayingDeps = Pick<ServerDeps, 'log' | 'settler' | 'store' | 'clock
   sweepIntervalMs?: number
   /**
    * How long stop() waits for a CCTP relay or a LayerZero compose retry under way (its receipt may take up to 2
-   * minutes) before it stops waiting. Default STOP_GRACE_MS, below serve's shutdown grace (SWAPEAZI_SHUTDOWN_GRACE_MS,
-   * 10 s).
+   * minutes) before it stops waiting. Default STOP_GRACE_MS. Not within serve's shutdown grace but after it: serve
+   * first waits up to SWAPEAZI_SHUTDOWN_GRACE_MS (10 s) for the requests in flight, then calls stop(), so the two add
+   * up (10 + 5 = 15 s before the store closes; operations.md gives the SIGKILL timeout for it).
    */
   stopGraceMs?: number
 }
@@ -113,8 +114,9 @@ export function startRelaying(config: Config, deps: RelayingDeps): Relaying {
       clearInterval(sweeping)
       await reconciler?.stop()
       // A relay or compose retry mid-submission goes on to its receipt: waited for before the store closes, but only
-      // for a grace within the service's own (its receipt may take 2 minutes, and the process would be killed first).
-      // Both are waited for at once, so stop() takes at most one grace.
+      // for a grace of its own (its receipt may take 2 minutes, and the process would be killed first). It comes after
+      // serve's request grace, not within it, so a stop can take both (10 + 5 s). Both relay and retry are waited for
+      // at once, so stop() takes at most one grace.
       await Promise.all([
         relayer === undefined
           ? undefined
@@ -197,7 +199,10 @@ function chainOf(deps: RelayingDeps, chain: ChainCode, url: string): Chain | und
   })
 }
 
-/** How long stop() waits for a relay or compose retry under way by default: below serve's shutdown grace of 10 s. */
+/**
+ * How long stop() waits for a relay or compose retry under way by default. serve calls stop() after its own shutdown
+ * grace (SWAPEAZI_SHUTDOWN_GRACE_MS, 10 s, for the requests in flight), so a stop may take both: 10 + 5 = 15 s.
+ */
 const STOP_GRACE_MS = 5_000
 
 /**
