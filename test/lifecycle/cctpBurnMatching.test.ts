@@ -3,17 +3,16 @@
 // lane) are two messages, and each is relayed once. The destination is a scripted client that records what is sent
 // and marks a nonce used when its message is submitted, as the transmitter does.
 import pino from 'pino'
-import { type Address, concatHex, encodeAbiParameters, encodeEventTopics, type Hash, type Hex, numberToHex, padHex } from 'viem'
+import { type Address, encodeAbiParameters, encodeEventTopics, type Hash, type Hex, numberToHex, padHex } from 'viem'
 import { describe, expect, it } from 'vitest'
 import type { AttestationClient, AttestedMessage } from '../../src/lifecycle/attestationClient.ts'
+import { BASE_DOMAIN, cctpBurnMessage, POLYGON_DOMAIN } from './cctpTestMessages.ts'
 import { attestedMessageFields, depositForBurnEvent, type ReceiptLog } from '../../src/lifecycle/cctpMessages.ts'
 import { type CctpDestination, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
 
 const executorOnSource: Address = '0x00000000000000000000000000000000000000e1'
 const recipient: Address = '0x00000000000000000000000000000000000000ab'
 const txHash: Hash = `0x${'1'.repeat(64)}`
-const BASE_DOMAIN = 6
-const POLYGON_DOMAIN = 7
 
 /** A DepositForBurn by our executor on the source with no hook (anyone may receive it) to `recipient` on Polygon. */
 function burnLog(amount: bigint, logIndex: number): ReceiptLog {
@@ -38,25 +37,6 @@ function burnLog(amount: bigint, logIndex: number): ReceiptLog {
       [amount, padHex(recipient), POLYGON_DOMAIN, padHex('0x01'), padHex('0x00'), 0n, '0x'],
     ),
   }
-}
-
-/** A CCTP v2 message: a 148-byte header (domain at 8, nonce at 12) and a 228-byte burn body (recipient at 36, amount at 68). */
-function messageOf(nonce: number, amount: bigint): Hex {
-  const header = concatHex([
-    padHex('0x01', { size: 4 }),
-    padHex(numberToHex(BASE_DOMAIN), { size: 4 }),
-    padHex(numberToHex(POLYGON_DOMAIN), { size: 4 }),
-    padHex(numberToHex(nonce), { size: 32 }),
-    padHex('0x', { size: 96 }),
-    padHex('0x', { size: 8 }),
-  ])
-  const body = concatHex([
-    padHex('0x', { size: 36 }),
-    padHex(recipient),
-    padHex(numberToHex(amount), { size: 32 }),
-    padHex('0x', { size: 128 }),
-  ])
-  return concatHex([header, body])
 }
 
 function relayerAttesting(attested: AttestedMessage[]): { relay: ReturnType<typeof createCctpRelayer>; submitted: Hex[] } {
@@ -103,8 +83,8 @@ const record = { ref: 'dsb_01M8838W8GQ1051DJ56X0T7YMC.1', fromChain: 'BAS', tran
 describe('two CCTP burns to one address in one transaction', () => {
   it('with different amounts: each burn takes the message of its own amount', async () => {
     const { relay, submitted } = relayerAttesting([
-      { message: messageOf(1, 100n), attestation: '0x01', eventNonce: null },
-      { message: messageOf(2, 300n), attestation: '0x02', eventNonce: null },
+      { message: cctpBurnMessage(1, { amount: 100n, recipient }), attestation: '0x01', eventNonce: null },
+      { message: cctpBurnMessage(2, { amount: 300n, recipient }), attestation: '0x02', eventNonce: null },
     ])
     const outcome = await relay.relayForSwap(record, { transactionHash: txHash, logs: [burnLog(300n, 0), burnLog(100n, 1)] })
     await relay.close()
@@ -112,28 +92,30 @@ describe('two CCTP burns to one address in one transaction', () => {
       ['relayed', padHex(numberToHex(2), { size: 32 })],
       ['relayed', padHex(numberToHex(1), { size: 32 })],
     ])
-    expect(submitted).toEqual([messageOf(2, 300n), messageOf(1, 100n)])
+    expect(submitted).toEqual([cctpBurnMessage(2, { amount: 300n, recipient }), cctpBurnMessage(1, { amount: 100n, recipient })])
   })
 
   it('alike in every field: each attested message is taken once, so both are relayed', async () => {
     const { relay, submitted } = relayerAttesting([
-      { message: messageOf(1, 100n), attestation: '0x01', eventNonce: null },
-      { message: messageOf(2, 100n), attestation: '0x02', eventNonce: null },
+      { message: cctpBurnMessage(1, { amount: 100n, recipient }), attestation: '0x01', eventNonce: null },
+      { message: cctpBurnMessage(2, { amount: 100n, recipient }), attestation: '0x02', eventNonce: null },
     ])
     const outcome = await relay.relayForSwap(record, { transactionHash: txHash, logs: [burnLog(100n, 0), burnLog(100n, 1)] })
     await relay.close()
     expect(outcome.messages.map((message) => message.kind)).toEqual(['relayed', 'relayed'])
-    expect(submitted).toEqual([messageOf(1, 100n), messageOf(2, 100n)])
+    expect(submitted).toEqual([cctpBurnMessage(1, { amount: 100n, recipient }), cctpBurnMessage(2, { amount: 100n, recipient })])
   })
 
   it('a burn the service attested no message for is not given another burn’s message', async () => {
-    const { relay, submitted } = relayerAttesting([{ message: messageOf(1, 100n), attestation: '0x01', eventNonce: null }])
+    const { relay, submitted } = relayerAttesting([
+      { message: cctpBurnMessage(1, { amount: 100n, recipient }), attestation: '0x01', eventNonce: null },
+    ])
     const outcome = await relay.relayForSwap(record, { transactionHash: txHash, logs: [burnLog(100n, 0), burnLog(100n, 1)] })
     await relay.close()
     expect(outcome.messages).toEqual([
       expect.objectContaining({ kind: 'relayed' }),
       { kind: 'failed', nonce: null, reason: 'the attestation service gave no message for this burn' },
     ])
-    expect(submitted).toEqual([messageOf(1, 100n)])
+    expect(submitted).toEqual([cctpBurnMessage(1, { amount: 100n, recipient })])
   })
 })

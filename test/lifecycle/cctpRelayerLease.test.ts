@@ -2,43 +2,14 @@
 // unreachable) counts as the lease lost, as in the compose retrier, and the lease is checked before the first send.
 // The destination is a scripted client that never mines anything and records every transaction sent, with its time.
 import pino from 'pino'
-import {
-  type Address,
-  concatHex,
-  type Hash,
-  type Hex,
-  numberToHex,
-  padHex,
-  TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
-} from 'viem'
+import { type Address, type Hash, numberToHex, padHex, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { BASE_DOMAIN, cctpBurnMessage, POLYGON_DOMAIN } from './cctpTestMessages.ts'
 import type { AttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { type CctpDestination, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
 import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
 
-const BASE_DOMAIN = 6
-const POLYGON_DOMAIN = 7
 const LEASE_TTL_MS = 3_000
-
-/** A CCTP v2 message to Polygon that anyone may receive (no destination caller): relayed with receiveMessage. */
-function messageOf(nonce: number): Hex {
-  const header = concatHex([
-    padHex('0x01', { size: 4 }),
-    padHex(numberToHex(BASE_DOMAIN), { size: 4 }),
-    padHex(numberToHex(POLYGON_DOMAIN), { size: 4 }),
-    padHex(numberToHex(nonce), { size: 32 }),
-    padHex('0x', { size: 96 }),
-    padHex('0x', { size: 8 }),
-  ])
-  const body = concatHex([
-    padHex('0x', { size: 36 }),
-    padHex('0x00000000000000000000000000000000000000ab'),
-    padHex(numberToHex(1_000n), { size: 32 }),
-    padHex('0x', { size: 128 }),
-  ])
-  return concatHex([header, body])
-}
 
 type Sent = { at: number; hash: Hash; cancel: boolean }
 
@@ -126,7 +97,7 @@ describe('the relayer lease when its renewal fails', () => {
     const { destination, sent } = stuckDestination()
     const { leases, acquiredAt } = unreachableOnRenew()
     const relayer = relayerOn(destination, leases, 5_000)
-    const outcome = await relayer.relayMessage(destination, { message: messageOf(1), attestation: '0x01', eventNonce: null })
+    const outcome = await relayer.relayMessage(destination, { message: cctpBurnMessage(1), attestation: '0x01', eventNonce: null })
     await relayer.close()
     expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within 5 s/) })
     // Replaced while the lease was sure to be held, then nothing.
@@ -138,7 +109,7 @@ describe('the relayer lease when its renewal fails', () => {
     const { destination, sent } = stuckDestination({ simulateMs: 1_500 })
     const { leases } = unreachableOnRenew()
     const relayer = relayerOn(destination, leases, 1_000)
-    const outcome = await relayer.relayMessage(destination, { message: messageOf(2), attestation: '0x01', eventNonce: null })
+    const outcome = await relayer.relayMessage(destination, { message: cctpBurnMessage(2), attestation: '0x01', eventNonce: null })
     await relayer.close()
     expect(sent).toEqual([])
     expect(outcome).toEqual({

@@ -2,44 +2,16 @@
 // is the one mined, the nonce went to our own work, never to "another sender with the key". The destination is a
 // scripted client that mines nothing until it is told to mine the earlier relay.
 import pino from 'pino'
-import {
-  concatHex,
-  type Hash,
-  type Hex,
-  numberToHex,
-  padHex,
-  TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
-} from 'viem'
+import { type Hash, type Hex, numberToHex, padHex, TransactionReceiptNotFoundError, WaitForTransactionReceiptTimeoutError } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { BASE_DOMAIN, cctpBurnMessage, POLYGON_DOMAIN } from './cctpTestMessages.ts'
 import type { AttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { attestedMessageFields } from '../../src/lifecycle/cctpMessages.ts'
 import { type CctpDestination, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
 import type { SubmissionReceipt } from '../../src/lifecycle/submitWithFeeBumps.ts'
 
-const BASE_DOMAIN = 6
-const POLYGON_DOMAIN = 7
 /** The relayer key's next nonce on chain while nothing of ours is mined. */
 const KEY_NONCE = 5
-
-/** A CCTP v2 message to Polygon that anyone may receive (no destination caller): relayed with receiveMessage. */
-function messageOf(nonce: number): Hex {
-  const header = concatHex([
-    padHex('0x01', { size: 4 }),
-    padHex(numberToHex(BASE_DOMAIN), { size: 4 }),
-    padHex(numberToHex(POLYGON_DOMAIN), { size: 4 }),
-    padHex(numberToHex(nonce), { size: 32 }),
-    padHex('0x', { size: 96 }),
-    padHex('0x', { size: 8 }),
-  ])
-  const body = concatHex([
-    padHex('0x', { size: 36 }),
-    padHex('0x00000000000000000000000000000000000000ab'),
-    padHex(numberToHex(1_000n), { size: 32 }),
-    padHex('0x', { size: 128 }),
-  ])
-  return concatHex([header, body])
-}
 
 /**
  * Polygon, mining nothing: every receipt wait runs out. Once `mineFirstOnNextSend` is set, the next send is answered by
@@ -103,7 +75,7 @@ describe('a relay that replaces a stuck one of ours', () => {
       receiptTimeoutMs: 300,
       bumpAfterMs: 60_000,
     })
-    const [first, second] = [messageOf(1), messageOf(2)]
+    const [first, second] = [cctpBurnMessage(1), cctpBurnMessage(2)]
     const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
     expect(await relayer.relayMessage(chain.destination, attested(first))).toMatchObject({
       kind: 'failed',
@@ -139,7 +111,7 @@ describe('a relay that replaces a stuck one of ours', () => {
     })
     const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
     const outcomes = []
-    for (const message of [messageOf(1), messageOf(2), messageOf(3)])
+    for (const message of [cctpBurnMessage(1), cctpBurnMessage(2), cctpBurnMessage(3)])
       outcomes.push(await relayer.relayMessage(chain.destination, attested(message)))
     await relayer.close()
     // The chain asks 100: the nonce's ceiling is 500, whichever relay sends.
@@ -211,12 +183,12 @@ describe('stuck relays behind a lower nonce pending (another sender of ours, the
       receiptTimeoutMs: 200,
       bumpAfterMs: 60_000,
     })
-    for (const message of [messageOf(1), messageOf(2), messageOf(3), messageOf(1)])
+    for (const message of [cctpBurnMessage(1), cctpBurnMessage(2), cctpBurnMessage(3), cctpBurnMessage(1)])
       await relayer.relayMessage(chain.destination, attested(message))
     await relayer.close()
     const noncesOf = (message: Hex) => new Set(chain.sent.filter((entry) => entry.message === message).map((entry) => entry.nonce))
     expect(chain.sent).toHaveLength(4)
-    expect(noncesOf(messageOf(1)).size).toBe(1)
+    expect(noncesOf(cctpBurnMessage(1)).size).toBe(1)
     // Each takes over the stuck relay at nonce 6 (outbidding it) instead of queueing another behind it.
     expect(chain.sent.map((entry) => entry.nonce)).toEqual([6, 6, 6, 6])
     expect(chain.sent.map((entry) => entry.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
@@ -240,13 +212,14 @@ describe('stuck relays behind a lower nonce pending (another sender of ours, the
       receiptTimeoutMs: 300,
       bumpAfterMs: 10,
     })
-    const first = await relayer.relayMessage(chain.destination, attested(messageOf(1)))
+    const first = await relayer.relayMessage(chain.destination, attested(cctpBurnMessage(1)))
     expect(first).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within 0.3 s/) })
     expect(chain.sent.at(-1)?.maxFeePerGas).toBeGreaterThan(400n)
     state.dropped = true
     const sentBefore = chain.sent.length
     const later = []
-    for (const message of [messageOf(2), messageOf(3)]) later.push(await relayer.relayMessage(chain.destination, attested(message)))
+    for (const message of [cctpBurnMessage(2), cctpBurnMessage(3)])
+      later.push(await relayer.relayMessage(chain.destination, attested(message)))
     await relayer.close()
     for (const outcome of later) expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not mined within/) })
     // Sent at the dropped relay's nonce, at the chain's fees, under a ceiling measured afresh from them.
