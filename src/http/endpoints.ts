@@ -10,14 +10,21 @@ import { quoteMpp, quoteRanked, quoteX402 } from './quoteEndpoints.ts'
 import { getSwapStatusEndpoint, hintTransactionEndpoint } from './swapStatusEndpoints.ts'
 import { getX402Manifest, swapMpp, swapX402 } from './swapEndpoints.ts'
 
-/** GET /openapi.json: the document derived from this app's endpoints, built once. */
+/**
+ * GET /openapi.json: the document derived from this app's endpoints, built at its first request and kept. Converting
+ * every zod schema to JSON Schema takes about 200 ms of CPU, a tenth of the service's start (issue 15 item 10), and
+ * most processes never serve the document; test/http/openapiSnapshot.test.ts builds it on every test run.
+ */
 export const getOpenApi = defineEndpoint({
   method: 'GET',
   path: '/openapi.json',
   doc: { summary: 'This document', operationId: 'getOpenApi', responses: { 200: { description: 'OpenAPI 3.1 document' } } },
   handler: (deps, scope) => {
-    const document = buildOpenApi(scope.endpoints, deps.version, deps.publicUrl)
-    return (c) => c.json(document, 200, { 'cache-control': PUBLISHED_CACHE })
+    let document: ReturnType<typeof buildOpenApi> | undefined
+    return (c) => {
+      document ??= buildOpenApi(scope.endpoints, deps.version, deps.publicUrl)
+      return c.json(document, 200, { 'cache-control': PUBLISHED_CACHE })
+    }
   },
 })
 
