@@ -3,6 +3,9 @@
 // against the bare node:http JSON handler in the same run: POST /api/v1/quote (three ranked quotes) and
 // POST /api/v1/swap (a signed quote built into a transaction and recorded), both with a pro key.
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { signApiKey } from '../src/auth/apiKey.ts'
@@ -68,14 +71,18 @@ export async function benchSchema(): Promise<{ url: string; drop: () => Promise<
 }
 
 /**
- * The keyed routes on the embedded store (`pglite`, in memory) or on PostgreSQL (`postgres`: a schema of its own on
- * BENCH_DATABASE_URL, dropped afterwards).
+ * Where the bench's app keeps its store: `pglite`, a data directory of its own (removed afterwards), as `swapeazi
+ * serve` runs it, the database on a thread of its own; `pglite-memory`, PGlite in memory on the event loop's thread;
+ * `postgres`, a schema of its own on BENCH_DATABASE_URL, dropped afterwards.
  */
-export async function runKeyedThroughput(
-  options: ThroughputOptions & { store?: 'pglite' | 'postgres' } = {},
-): Promise<KeyedThroughputResult> {
+export type KeyedStore = 'pglite' | 'pglite-memory' | 'postgres'
+
+/** The keyed routes on one store (KeyedStore). */
+export async function runKeyedThroughput(options: ThroughputOptions & { store?: KeyedStore } = {}): Promise<KeyedThroughputResult> {
   const settings = withDefaults(options)
-  const database = options.store === 'postgres' ? await benchSchema() : undefined
+  const store = options.store ?? 'pglite'
+  const database = store === 'postgres' ? await benchSchema() : undefined
+  const dataDir = store === 'pglite' ? mkdtempSync(join(tmpdir(), 'swapeazi-bench-keyed-')) : undefined
   if (options.store === 'postgres' && database === undefined) throw new Error(`PostgreSQL at ${BENCH_DATABASE_URL} cannot be reached`)
   const key = signApiKey(new TextEncoder().encode(KEY_SECRET), {
     v: 1,
@@ -91,6 +98,7 @@ export async function runKeyedThroughput(
       SWAPEAZI_KEY_SECRET: KEY_SECRET,
       SWAPEAZI_RATE_LIMIT_PRO: BENCH_LIMIT,
       ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+      ...(dataDir === undefined ? {} : { SWAPEAZI_DATA_DIR: dataDir }),
     })
     servers.push(appServer)
     const headers = { 'x-swapeazi-key': key }
@@ -134,9 +142,18 @@ export async function runKeyedThroughput(
   } finally {
     for (const server of servers.reverse()) await stopServer(server)
     await database?.drop()
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  console.log(JSON.stringify(await runKeyedThroughput({ store: process.argv.includes('--postgres') ? 'postgres' : 'pglite' }), null, 2))
+  console.log(
+    JSON.stringify(
+      await runKeyedThroughput({
+        store: process.argv.includes('--postgres') ? 'postgres' : process.argv.includes('--memory') ? 'pglite-memory' : 'pglite',
+      }),
+      null,
+      2,
+    ),
+  )
 }

@@ -201,7 +201,7 @@ async function main(): Promise<void> {
     console.log(
       '\n== Keyed business routes, rate limiting on: POST /api/v1/quote and /api/v1/swap with a pro key vs bare node:http JSON handler ==',
     )
-    for (const store of ['pglite', 'postgres'] as const) {
+    for (const store of ['pglite', 'pglite-memory', 'postgres'] as const) {
       const keyed = await runKeyedThroughput({ store }).catch((error: unknown) => error as Error)
       if (keyed instanceof Error) {
         console.log(`  ${store}: not run (${keyed.message})`)
@@ -210,8 +210,10 @@ async function main(): Promise<void> {
       }
       console.log(
         store === 'pglite'
-          ? `  embedded store (in-memory PGlite, one owning process): every request's key verified and counted in the process's memory; `
-          : `  PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')}): every request counted by one store statement that also reads the denylist; `,
+          ? `  embedded store as serve runs it (a PGlite data directory, its database on a thread of its own, one owning process): every request's key verified and counted in the process's memory; `
+          : store === 'pglite-memory'
+            ? `  PGlite in memory on the event loop's thread (what the embedded store was before it had a thread of its own), counted as above; `
+            : `  PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')}): every request counted by one store statement that also reads the denylist; `,
       )
       console.log(
         `    limit raised so none is refused (the app answered RateLimit ${keyed.rateLimitHeader}); ${keyed.connections} connections, ` +
@@ -236,10 +238,9 @@ async function main(): Promise<void> {
           ),
         )
       } else {
-        targets.push(
-          `  ${'keyed quote / baseline on PostgreSQL'.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported beside)`,
-        )
-        targets.push(`  ${'keyed swap / baseline on PostgreSQL'.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported beside)`)
+        const where = store === 'postgres' ? 'PostgreSQL' : 'PGlite in memory'
+        targets.push(`  ${`keyed quote / baseline on ${where}`.padEnd(44)} ${keyed.quoteRatio.toFixed(3).padStart(10)}   (reported beside)`)
+        targets.push(`  ${`keyed swap / baseline on ${where}`.padEnd(44)} ${keyed.swapRatio.toFixed(3).padStart(10)}   (reported beside)`)
       }
     }
   }

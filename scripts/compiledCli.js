@@ -32,8 +32,9 @@ const EXTERNAL = ['@electric-sql/pglite', 'pg', 'pino', 'solc', 'x402-fetch', 't
 export async function compiledCli(options = {}) {
   const root = options.root ?? ROOT
   const outDir = options.outDir ?? join(root, 'dist')
-  const target = join(outDir, `swapeazi-${inputsHash(root)}.mjs`)
-  if (existsSync(target)) return target
+  const hash = inputsHash(root)
+  const target = join(outDir, `swapeazi-${hash}.mjs`)
+  if (existsSync(target) && existsSync(workerOf(target))) return target
   await build(root, target)
   removeOldBuilds(outDir, target)
   return target
@@ -66,34 +67,57 @@ export function inputsHash(root) {
 }
 
 /**
- * Bundles src/cli/main.ts into `target`: written under a name of its own, then renamed, so processes building at once
- * never see each other's half-written file.
+ * The embedded store's thread (src/store/pgliteWorker.ts), built beside the CLI it belongs to.
+ * @param {string} target
+ */
+export function workerOf(target) {
+  return target.replace(/\.mjs$/, '.pglite-worker.mjs')
+}
+
+/**
+ * Bundles src/cli/main.ts into `target`, and the embedded store's thread into the file beside it that
+ * src/store/pgliteThread.ts starts: each written under a name of its own, then renamed, the CLI last, so processes
+ * building at once never see each other's half-written files, nor a CLI without its thread.
  * @param {string} root
  * @param {string} target
  */
 async function build(root, target) {
   const { build: esbuild, stop } = await import('esbuild')
   mkdirSync(dirname(target), { recursive: true })
+  const worker = workerOf(target)
   const partial = `${target}.${process.pid}.${Date.now()}.tmp`
+  const partialWorker = `${worker}.${process.pid}.${Date.now()}.tmp`
+  /** @type {import('esbuild').BuildOptions} */
+  const common = {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: EXTERNAL,
+    logLevel: 'silent',
+    // Bundled CommonJS packages call require(); an ES module has none of its own.
+    banner: {
+      js: "import { createRequire as __swapeaziCreateRequire } from 'node:module'; const require = __swapeaziCreateRequire(import.meta.url);",
+    },
+    plugins: [sourceUrls(dirname(target))],
+  }
+  // Where pgliteThread.ts finds the thread's file: relative to its own source, whose URL the bundle keeps.
+  const workerFromSource = relative(join(root, 'src', 'store'), worker)
+    .split('\\')
+    .join('/')
   try {
+    await esbuild({ ...common, entryPoints: [join(root, 'src', 'store', 'pgliteWorker.ts')], outfile: partialWorker })
     await esbuild({
+      ...common,
       entryPoints: [join(root, 'src', 'cli', 'main.ts')],
       outfile: partial,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: EXTERNAL,
-      logLevel: 'silent',
-      // Bundled CommonJS packages call require(); an ES module has none of its own.
-      banner: {
-        js: "import { createRequire as __swapeaziCreateRequire } from 'node:module'; const require = __swapeaziCreateRequire(import.meta.url);",
-      },
-      plugins: [sourceUrls(dirname(target))],
+      define: { __SWAPEAZI_PGLITE_WORKER__: JSON.stringify(workerFromSource) },
     })
+    renameSync(partialWorker, worker)
     renameSync(partial, target)
   } finally {
     rmSync(partial, { force: true })
+    rmSync(partialWorker, { force: true })
     // esbuild's service process would otherwise live as long as the service it built.
     await stop()
   }
@@ -128,7 +152,7 @@ function sourceUrls(outDir) {
 function removeOldBuilds(outDir, keep) {
   for (const name of readdirSync(outDir)) {
     const path = join(outDir, name)
-    if (path === keep || !/^swapeazi-[0-9a-f]{16}\.mjs$/.test(name)) continue
+    if (path === keep || path === workerOf(keep) || !/^swapeazi-[0-9a-f]{16}(\.pglite-worker)?\.mjs$/.test(name)) continue
     try {
       if (Date.now() - statSync(path).mtimeMs > KEEP_OLD_BUILD_MS) rmSync(path, { force: true })
     } catch {

@@ -2,8 +2,8 @@ import { isIP } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { type Address, isAddress } from 'viem'
 import * as z from 'zod'
-import { resolve } from 'node:path'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './auth/rateLimits.ts'
+import { DEFAULT_DATA_DIR, dataDirOf, setVariables } from './store/storeVariables.ts'
 import { DEFAULT_SANCTIONS_FILE } from './compliance/loadSanctionsList.ts'
 import { DEFAULT_ROUTER_ADDRESS, INERT_OWNER } from './contracts/deployRouter.ts'
 import { ACROSS_API_URL } from './market/acrossFees.ts'
@@ -51,7 +51,7 @@ const Env = z.object({
   SWAPEAZI_ROUTER_ADDRESS: HexAddress.optional(),
   SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
   SWAPEAZI_DEPLOYER_PRIVATE_KEY: PrivateKey.optional(),
-  SWAPEAZI_DATA_DIR: z.string().min(1).default('./data'),
+  SWAPEAZI_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -372,16 +372,6 @@ function parseConfirmations(text: string | undefined): Partial<Record<ChainCode,
   return parsed.data
 }
 
-/**
- * The variables that are set: an empty or blank value counts as unset, as `.env` files and host configurations write
- * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation.
- */
-export function setVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const set: Record<string, string> = {}
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[name] = value
-  return set
-}
-
 /** Reads and validates the environment: the only place that touches process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(setVariables(env))
@@ -413,7 +403,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(e.SWAPEAZI_DEPLOYER_PRIVATE_KEY === undefined ? {} : { deployerPrivateKey: e.SWAPEAZI_DEPLOYER_PRIVATE_KEY }),
     store:
       e.DATABASE_URL === undefined
-        ? { driver: 'pglite', dataDir: e.SWAPEAZI_DATA_DIR.startsWith('memory://') ? e.SWAPEAZI_DATA_DIR : resolve(e.SWAPEAZI_DATA_DIR) }
+        ? { driver: 'pglite', dataDir: dataDirOf(e.SWAPEAZI_DATA_DIR) }
         : { driver: 'postgres', url: e.DATABASE_URL },
     ...(e.SWAPEAZI_KEY_SECRET === undefined ? {} : { keySecret: new TextEncoder().encode(e.SWAPEAZI_KEY_SECRET) }),
     trustProxy: parseTrustProxy(e.SWAPEAZI_TRUST_PROXY) ?? 0,

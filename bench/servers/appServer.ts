@@ -1,6 +1,7 @@
 // The real SwapEazi app, wired as `swapeazi serve` wires it, on 127.0.0.1 and an ephemeral port, logging silenced.
 // Run as its own process; reports its port to the parent over IPC. SWAPEAZI_KEY_SECRET, SWAPEAZI_RATE_LIMIT_*,
-// SWAPEAZI_TRUST_PROXY, SWAPEAZI_REFUSAL_HOLD_MS and DATABASE_URL (the PostgreSQL runs) pass through from the parent.
+// SWAPEAZI_TRUST_PROXY, SWAPEAZI_REFUSAL_HOLD_MS, SWAPEAZI_DATA_DIR (a data directory instead of memory) and
+// DATABASE_URL (the PostgreSQL runs) pass through from the parent.
 import { serve } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { buildAppDeps } from '../../src/app/buildAppDeps.ts'
@@ -12,8 +13,9 @@ const config = benchConfig(
   Object.fromEntries(
     Object.entries(process.env).filter(
       (entry): entry is [string, string] =>
-        ['SWAPEAZI_KEY_SECRET', 'SWAPEAZI_TRUST_PROXY', 'SWAPEAZI_REFUSAL_HOLD_MS', 'DATABASE_URL'].includes(entry[0]) ||
-        entry[0].startsWith('SWAPEAZI_RATE_LIMIT_'),
+        ['SWAPEAZI_KEY_SECRET', 'SWAPEAZI_TRUST_PROXY', 'SWAPEAZI_REFUSAL_HOLD_MS', 'SWAPEAZI_DATA_DIR', 'DATABASE_URL'].includes(
+          entry[0],
+        ) || entry[0].startsWith('SWAPEAZI_RATE_LIMIT_'),
     ),
   ),
 )

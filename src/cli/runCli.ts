@@ -1,12 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import { type Config, loadConfig } from '../config.ts'
 import { CatalogueError } from '../engine/index.ts'
-import { INTEL_USAGE, runIntelCommand } from './intelCommands.ts'
-import { KEYS_USAGE, runKeyCommand } from './keyCommands.ts'
-import { runMcpStdio } from './mcpStdio.ts'
-import { ROUTER_USAGE, runRouterCommand } from './routerCommands.ts'
-import { runServe } from './serveCommand.ts'
-import { runTrack } from './trackCommand.ts'
 
 const USAGE = `Usage: swapeazi <command>
 
@@ -55,28 +49,41 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return 0
   }
   const asksForHelp = argv[1] === undefined || argv[1] === '--help'
+  // Each command's modules are imported when it runs: the compiled CLI evaluates only those (`serve` starts sooner).
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      const { runServe } = await import('./serveCommand.ts')
       await runServe(configOf(io), io)
       return 0
-    case 'mcp':
+    }
+    case 'mcp': {
+      const { runMcpStdio } = await import('./mcpStdio.ts')
       await runMcpStdio(configOf(io), io)
       return 0
-    case 'track':
+    }
+    case 'track': {
+      const { runTrack } = await import('./trackCommand.ts')
       await runTrack(configOf(io), io)
       return 0
-    case 'router':
+    }
+    case 'router': {
+      const { ROUTER_USAGE, runRouterCommand } = await import('./routerCommands.ts')
       if (asksForHelp) return usage(ROUTER_USAGE)
       await runRouterCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
-    case 'keys':
+    }
+    case 'keys': {
+      const { KEYS_USAGE, runKeyCommand } = await import('./keyCommands.ts')
       if (asksForHelp) return usage(KEYS_USAGE)
       await runKeyCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
-    case 'intel':
+    }
+    case 'intel': {
+      const { INTEL_USAGE, runIntelCommand } = await import('./intelCommands.ts')
       if (asksForHelp) return usage(INTEL_USAGE)
       await runIntelCommand(configOf(io), argv.slice(1), io.stdout)
       return 0
+    }
     case 'help':
     case '--help':
     case '-h':

@@ -1,6 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Logger } from 'pino'
-import { createMcpServer } from './createMcpServer.ts'
 import type { ToolContext } from './tool.ts'
 
 export type McpHttpHandlerParameters = {
@@ -35,6 +33,25 @@ export function hostnameOf(value: string): string | undefined {
  * rebinding: a page on another site cannot drive a local server through the user's browser. A Web-standard handler,
  * so the composition root mounts it beside the HTTP API without either importing the other.
  */
+/**
+ * The MCP SDK's server and our tools, imported at the first request to /mcp: most of a service's start is loading
+ * modules, and the SDK's (its schemas) are among the largest, for an endpoint many deployments never serve.
+ */
+let mcpServerModules:
+  | Promise<{
+      createMcpServer: typeof import('./createMcpServer.ts').createMcpServer
+      WebStandardStreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport
+    }>
+  | undefined
+const loadMcpServer = () =>
+  (mcpServerModules ??= Promise.all([
+    import('./createMcpServer.ts'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  ]).then(([server, transport]) => ({
+    createMcpServer: server.createMcpServer,
+    WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
+  })))
+
 export function createMcpHttpHandler(parameters: McpHttpHandlerParameters): McpHttpHandler {
   const { allowedHosts, version, log } = parameters
   const allowed = new Set(allowedHosts.map((host) => hostnameOf(host) ?? host))
@@ -48,6 +65,7 @@ export function createMcpHttpHandler(parameters: McpHttpHandlerParameters): McpH
     }
     if (request.method !== 'POST')
       return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST', { allow: 'POST' })
+    const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcpServer()
     const server = createMcpServer({ ...parameters.context(clientIp), version, log })
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless
     await server.connect(transport)

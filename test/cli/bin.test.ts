@@ -84,6 +84,57 @@ describe('bin/swapeazi.js', () => {
     }
   }, 90_000)
 
+  // `serve` on a data directory begins opening it on the store's thread before the configuration is read
+  // (src/cli/openStoreEarly.ts): a command that fails first leaves the directory as it found it, free.
+  it('ends `serve` on a data directory whose configuration is invalid with one line, and leaves the directory unlocked for the next start', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'swapeazi-bin-early-'))
+    try {
+      const env = {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        SWAPEAZI_HOST: '127.0.0.1',
+        SWAPEAZI_DATA_DIR: dataDir,
+        SWAPEAZI_LOG_LEVEL: 'silent',
+      }
+      const failure = await run(process.execPath, [BIN, 'serve'], {
+        cwd: REPO_ROOT,
+        env: { ...env, SWAPEAZI_PORT: 'not-a-port' },
+        timeout: 60_000,
+      }).then(
+        () => undefined,
+        (error: { code?: number; stderr?: string; killed?: boolean }) => error,
+      )
+      expect(failure?.killed).toBe(false)
+      expect(failure?.code).toBe(1)
+      expect(failure?.stderr?.trimEnd().split('\n').at(-1)).toMatch(/^swapeazi: .*SWAPEAZI_PORT/)
+      expect(failure?.stderr).not.toMatch(/\n\s+at /)
+      expect(existsSync(join(dataDir, 'swapeazi.lock'))).toBe(false)
+      // A held port fails after the early open was taken: the store is closed and its lock released.
+      const holder = createServer()
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+      const address = holder.address()
+      if (address === null || typeof address === 'string') throw new Error('no port')
+      try {
+        const inUse = await run(process.execPath, [BIN, 'serve'], {
+          cwd: REPO_ROOT,
+          env: { ...env, SWAPEAZI_PORT: String(address.port) },
+          timeout: 60_000,
+        }).then(
+          () => undefined,
+          (error: { code?: number; stderr?: string }) => error,
+        )
+        expect(inUse?.code).toBe(1)
+        expect(inUse?.stderr?.trimEnd().split('\n').at(-1)).toMatch(/already in use \(EADDRINUSE\).*SWAPEAZI_PORT/)
+      } finally {
+        await new Promise<void>((resolve) => holder.close(() => resolve()))
+      }
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
+      expect(existsSync(join(dataDir, 'swapeazi.lock'))).toBe(false)
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   // Root may bind any port, so this runs the binary as `nobody` (uid 65534); skipped where that user cannot, or may
   // bind low ports anyway, or cannot read the checkout.
   const NOBODY = 65_534

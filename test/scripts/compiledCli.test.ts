@@ -23,11 +23,14 @@ describe('scripts/compiledCli.js', () => {
     root = await mkdtemp(join(tmpdir(), 'swapeazi-compiled-'))
     await mkdir(join(root, 'src', 'cli'), { recursive: true })
     await mkdir(join(root, 'src', 'lib'), { recursive: true })
+    await mkdir(join(root, 'src', 'store'), { recursive: true })
+    // The embedded store's thread, built beside the CLI (src/store/pgliteThread.ts starts it from there).
+    await writeFile(join(root, 'src', 'store', 'pgliteWorker.ts'), "console.log('the store thread')\n")
     await writeFile(join(root, 'package.json'), '{"type":"module"}')
     await writeFile(join(root, 'src', 'lib', 'word.ts'), "export const word: string = 'one'\n")
     await writeFile(
       join(root, 'src', 'cli', 'main.ts'),
-      "import { word } from '../lib/word.ts'\nconsole.log(word, new URL('./beside.txt', import.meta.url).pathname)\n",
+      "import { word } from '../lib/word.ts'\ndeclare const __SWAPEAZI_PGLITE_WORKER__: string\nconsole.log(word, new URL('./beside.txt', import.meta.url).pathname, new URL(__SWAPEAZI_PGLITE_WORKER__, new URL('../store/x.ts', import.meta.url)).pathname)\n",
     )
   })
 
@@ -39,7 +42,10 @@ describe('scripts/compiledCli.js', () => {
     const first = await compiledCli({ root })
     expect(first).toBe(join(root, 'dist', `swapeazi-${inputsHash(root)}.mjs`))
     // import.meta.url is still the source file's own, so files beside a source are found from the bundle.
-    expect(await output(first)).toBe(`one ${join(root, 'src', 'cli', 'beside.txt')}`)
+    // The CLI finds the store's thread's build from its sources' URLs, and that build runs.
+    const worker = first.replace(/\.mjs$/, '.pglite-worker.mjs')
+    expect(await output(first)).toBe(`one ${join(root, 'src', 'cli', 'beside.txt')} ${worker}`)
+    expect(await output(worker)).toBe('the store thread')
     const builtAt = (await stat(first)).mtimeMs
     expect(await compiledCli({ root })).toBe(first)
     expect((await stat(first)).mtimeMs).toBe(builtAt)
@@ -62,10 +68,14 @@ describe('scripts/compiledCli.js', () => {
     const broken = await mkdtemp(join(tmpdir(), 'swapeazi-compiled-broken-'))
     try {
       await mkdir(join(broken, 'src', 'cli'), { recursive: true })
+      await mkdir(join(broken, 'src', 'store'), { recursive: true })
       await writeFile(join(broken, 'package.json'), '{"type":"module"}')
+      await writeFile(join(broken, 'src', 'store', 'pgliteWorker.ts'), 'export {}\n')
       await writeFile(join(broken, 'src', 'cli', 'main.ts'), 'const = 1\n')
       await expect(compiledCli({ root: broken })).rejects.toThrow(/main\.ts/)
       await expect(stat(join(broken, 'dist', `swapeazi-${inputsHash(broken)}.mjs`))).rejects.toThrow(/ENOENT/)
+      // Nor the store thread's half: a CLI is never found without it, nor it without a CLI.
+      await expect(stat(join(broken, 'dist', `swapeazi-${inputsHash(broken)}.pglite-worker.mjs`))).rejects.toThrow(/ENOENT/)
     } finally {
       await rm(broken, { recursive: true, force: true })
     }

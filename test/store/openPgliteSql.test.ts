@@ -1,17 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 import type { Sql } from '../../src/store/sql.ts'
 import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 // openPgliteSql prepares data statements once per session and runs each call in one pass: these pin that a prepared
 // statement answers what an unprepared one would, before and after the schema changes, errors and transactions.
-describe('openPgliteSql: statements prepared once per session', () => {
+// Both threads a database runs on (the event loop's, and a worker of its own, as a data directory's does) are pinned.
+describe.each(['main', 'worker'] as const)('openPgliteSql (%s thread): statements prepared once per session', (thread) => {
+  // One database for the file (a worker's start is seconds under tsx); each test starts from a new table.
   let sql: Sql
+  beforeAll(async () => {
+    sql = await openPgliteSql(undefined, { template: await migratedPgliteTemplate(), thread })
+  })
   beforeEach(async () => {
-    sql = await openPgliteSql(undefined, { template: await migratedPgliteTemplate() })
+    await sql.query('drop table if exists things')
     await sql.query('create table things (id int primary key, name text not null, doc jsonb, at timestamptz)')
   })
-  afterEach(() => sql.close())
+  afterAll(() => sql.close())
 
   it('answers a repeated statement with its parameters each time, values parsed by their column types', async () => {
     const insert = 'insert into things (id, name, doc, at) values ($1, $2, $3, $4)'

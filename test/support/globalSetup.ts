@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { migrate } from '../../src/store/migrations.ts'
-import { dumpPgliteTemplate } from '../../src/store/openPgliteSql.ts'
+import { dumpPgliteTemplate } from '../../src/store/pgliteDatabase.ts'
 import { compileTestContracts } from '../chain/testContracts.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { inject } from 'vitest'
 import { migrate } from '../../src/store/migrations.ts'
-import { dumpPgliteTemplate } from '../../src/store/openPgliteSql.ts'
+import { dumpPgliteTemplate } from '../../src/store/pgliteDatabase.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {

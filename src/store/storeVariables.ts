@@ -1,0 +1,22 @@
+import { resolve } from 'node:path'
+
+// What config.ts reads to choose the store, in a module light enough for `swapeazi serve` to read before the rest of
+// the service loads (src/cli/openStoreEarly.ts): nothing here imports a package.
+
+/** SWAPEAZI_DATA_DIR when unset. */
+export const DEFAULT_DATA_DIR = './data'
+
+/**
+ * The variables that are set: an empty or blank value counts as unset, as `.env` files and host configurations write
+ * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation.
+ */
+export function setVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const set: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[name] = value
+  return set
+}
+
+/** SWAPEAZI_DATA_DIR as the store opens it: absolute, or `memory://` as it is. */
+export function dataDirOf(value: string): string {
+  return value.startsWith('memory://') ? value : resolve(value)
+}
