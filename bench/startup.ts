@@ -67,6 +67,16 @@ async function stopGroup(child: ChildProcess): Promise<void> {
   process.kill(-child.pid, 'SIGTERM')
   const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 10_000)
   await exited
+  // npm may exit before the node process it started has closed its store and released the data directory: the next
+  // start would find it held. Wait for the whole group.
+  for (;;) {
+    try {
+      process.kill(-child.pid, 0)
+    } catch {
+      break
+    }
+    await sleep(POLL_MS)
+  }
   clearTimeout(timer)
 }
 

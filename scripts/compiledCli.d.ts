@@ -12,3 +12,6 @@ export function compiledCli(options?: CompiledCliOptions): Promise<string>
 
 /** A hash of everything the build is made from: a changed input names another build. */
 export function inputsHash(root: string): string
+
+/** The entry beside a compiled CLI that `serve` imports before it (src/cli/openStoreEarly.ts). */
+export function earlyOf(target: string): string

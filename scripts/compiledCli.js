@@ -25,19 +25,30 @@ const EXTERNAL = ['@electric-sql/pglite', 'pg', 'pino', 'solc', 'x402-fetch', 't
  */
 
 /**
- * The path of the compiled CLI for the sources as they are now, built first when it does not exist yet.
+ * The path of the compiled CLI for the sources as they are now, built first when it does not exist yet. A build is a
+ * directory, `swapeazi-<hash>/` under `outDir`: `cli.mjs` (src/cli/main.ts), `early.mjs` (src/cli/openStoreEarly.ts,
+ * which bin/swapeazi.js imports first), `pglite-worker.mjs` (the embedded store's thread) and the chunks they share,
+ * each module once, and each command's own modules in chunks loaded only when it runs.
  * @param {CompiledCliOptions} [options]
  * @returns {Promise<string>}
  */
 export async function compiledCli(options = {}) {
   const root = options.root ?? ROOT
   const outDir = options.outDir ?? join(root, 'dist')
-  const hash = inputsHash(root)
-  const target = join(outDir, `swapeazi-${hash}.mjs`)
-  if (existsSync(target) && existsSync(workerOf(target))) return target
+  const target = join(outDir, `swapeazi-${inputsHash(root)}`, 'cli.mjs')
+  // A build's directory appears whole (renamed into place), so its CLI existing means the rest does.
+  if (existsSync(target)) return target
   await build(root, target)
-  removeOldBuilds(outDir, target)
+  removeOldBuilds(outDir, dirname(target))
   return target
+}
+
+/**
+ * The entry beside a compiled CLI that `serve` imports before it (src/cli/openStoreEarly.ts).
+ * @param {string} target
+ */
+export function earlyOf(target) {
+  return join(dirname(target), 'early.mjs')
 }
 
 /**
@@ -67,57 +78,52 @@ export function inputsHash(root) {
 }
 
 /**
- * The embedded store's thread (src/store/pgliteWorker.ts), built beside the CLI it belongs to.
- * @param {string} target
- */
-export function workerOf(target) {
-  return target.replace(/\.mjs$/, '.pglite-worker.mjs')
-}
-
-/**
- * Bundles src/cli/main.ts into `target`, and the embedded store's thread into the file beside it that
- * src/store/pgliteThread.ts starts: each written under a name of its own, then renamed, the CLI last, so processes
- * building at once never see each other's half-written files, nor a CLI without its thread.
+ * Bundles src/cli/main.ts, src/cli/openStoreEarly.ts and the embedded store's thread (src/store/pgliteWorker.ts) into
+ * the directory of `target`, split into shared chunks: written into a directory of its own, then renamed into place,
+ * so processes building at once never see each other's half-written files.
  * @param {string} root
  * @param {string} target
  */
 async function build(root, target) {
   const { build: esbuild, stop } = await import('esbuild')
-  mkdirSync(dirname(target), { recursive: true })
-  const worker = workerOf(target)
-  const partial = `${target}.${process.pid}.${Date.now()}.tmp`
-  const partialWorker = `${worker}.${process.pid}.${Date.now()}.tmp`
-  /** @type {import('esbuild').BuildOptions} */
-  const common = {
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: EXTERNAL,
-    logLevel: 'silent',
-    // Bundled CommonJS packages call require(); an ES module has none of its own.
-    banner: {
-      js: "import { createRequire as __swapeaziCreateRequire } from 'node:module'; const require = __swapeaziCreateRequire(import.meta.url);",
-    },
-    plugins: [sourceUrls(dirname(target))],
-  }
-  // Where pgliteThread.ts finds the thread's file: relative to its own source, whose URL the bundle keeps.
-  const workerFromSource = relative(join(root, 'src', 'store'), worker)
+  const dir = dirname(target)
+  mkdirSync(dirname(dir), { recursive: true })
+  const partial = `${dir}.${process.pid}.${Date.now()}.tmp`
+  // Where src/store/pgliteThread.ts finds the thread's file: relative to its own source, whose URL the bundle keeps.
+  const workerFromSource = relative(join(root, 'src', 'store'), join(dir, 'pglite-worker.mjs'))
     .split('\\')
     .join('/')
   try {
-    await esbuild({ ...common, entryPoints: [join(root, 'src', 'store', 'pgliteWorker.ts')], outfile: partialWorker })
     await esbuild({
-      ...common,
-      entryPoints: [join(root, 'src', 'cli', 'main.ts')],
-      outfile: partial,
+      entryPoints: {
+        cli: join(root, 'src', 'cli', 'main.ts'),
+        early: join(root, 'src', 'cli', 'openStoreEarly.ts'),
+        'pglite-worker': join(root, 'src', 'store', 'pgliteWorker.ts'),
+      },
+      outdir: partial,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: EXTERNAL,
+      logLevel: 'silent',
+      // Bundled CommonJS packages call require(); an ES module has none of its own.
+      banner: {
+        js: "import { createRequire as __swapeaziCreateRequire } from 'node:module'; const require = __swapeaziCreateRequire(import.meta.url);",
+      },
       define: { __SWAPEAZI_PGLITE_WORKER__: JSON.stringify(workerFromSource) },
+      plugins: [sourceUrls(dir)],
     })
-    renameSync(partialWorker, worker)
-    renameSync(partial, target)
+    try {
+      renameSync(partial, dir)
+    } catch (error) {
+      // Another process renamed its build of the same sources into place first: that one is used.
+      if (!existsSync(target)) throw error
+    }
   } finally {
-    rmSync(partial, { force: true })
-    rmSync(partialWorker, { force: true })
+    rmSync(partial, { recursive: true, force: true })
     // esbuild's service process would otherwise live as long as the service it built.
     await stop()
   }
@@ -146,15 +152,16 @@ function sourceUrls(outDir) {
 }
 
 /**
+ * Removes the builds of other sources (directories, and the single files builds were before), once old enough.
  * @param {string} outDir
- * @param {string} keep
+ * @param {string} keep the build directory to keep
  */
 function removeOldBuilds(outDir, keep) {
   for (const name of readdirSync(outDir)) {
     const path = join(outDir, name)
-    if (path === keep || path === workerOf(keep) || !/^swapeazi-[0-9a-f]{16}(\.pglite-worker)?\.mjs$/.test(name)) continue
+    if (path === keep || !/^swapeazi-[0-9a-f]{16}(\.mjs|\.pglite-worker\.mjs)?$/.test(name)) continue
     try {
-      if (Date.now() - statSync(path).mtimeMs > KEEP_OLD_BUILD_MS) rmSync(path, { force: true })
+      if (Date.now() - statSync(path).mtimeMs > KEEP_OLD_BUILD_MS) rmSync(path, { recursive: true, force: true })
     } catch {
       // Another process removed it first.
     }

@@ -9,7 +9,7 @@ import { revivedError, type StoreRequest, type StoreResponse } from './pgliteThr
 import type { Sql } from './sql.ts'
 
 /**
- * scripts/compiledCli.js builds pgliteWorker.ts into a file of its own beside the compiled CLI and defines this as
+ * scripts/compiledCli.js builds pgliteWorker.ts as an entry of its own beside the compiled CLI and defines this as
  * that file's path relative to this source file (the compiled CLI keeps each source's `import.meta.url`). Run from
  * the sources (tsx, tests), it is not defined.
  */
@@ -17,20 +17,6 @@ declare const __SWAPEAZI_PGLITE_WORKER__: string | undefined
 
 /** Spreads a request over the types StoreRequest allows: every request carries its own id. */
 type Request = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never
-
-/**
- * Where scripts/runCompiledCli.js leaves the store's thread it started before the service loaded (`swapeazi serve`):
- * the first open here takes it, and takePrestartedThread's caller ends it when the command opens no data directory.
- */
-const PRESTARTED = Symbol.for('swapeazi.pgliteThread')
-
-/** The thread started before the service loaded, if there is one and nothing took it yet; it is now the caller's. */
-export function takePrestartedThread(): Worker | undefined {
-  const holder = globalThis as { [PRESTARTED]?: Worker }
-  const worker = holder[PRESTARTED]
-  delete holder[PRESTARTED]
-  return worker
-}
 
 function startWorker(): Worker {
   if (typeof __SWAPEAZI_PGLITE_WORKER__ === 'string') return new Worker(new URL(__SWAPEAZI_PGLITE_WORKER__, import.meta.url))
@@ -57,7 +43,7 @@ export function openPgliteInWorker(dataDir: string, template?: Blob): Promise<Om
 }
 
 function startSql(dataDir: string, template: ArrayBuffer | undefined): Promise<Omit<Sql, 'isExclusive' | 'dataDirLock'>> {
-  const worker = takePrestartedThread() ?? startWorker()
+  const worker = startWorker()
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>()
   let nextId = 1
   let nextTx = 1

@@ -77,7 +77,7 @@ describe('bin/swapeazi.js', () => {
         `swapeazi: port ${address.port} on 127.0.0.1 is already in use (EADDRINUSE): stop the process that holds it, or set SWAPEAZI_PORT to a free port\n`,
       )
       // What ran is the build of these sources, not tsx and not an older build (another session may edit src/ meanwhile).
-      const built = (hash: string): boolean => existsSync(join(REPO_ROOT, 'dist', `swapeazi-${hash}.mjs`))
+      const built = (hash: string): boolean => existsSync(join(REPO_ROOT, 'dist', `swapeazi-${hash}`, 'cli.mjs'))
       expect(built(sourcesBefore) || built(inputsHash(REPO_ROOT))).toBe(true)
     } finally {
       await new Promise<void>((resolve) => holder.close(() => resolve()))

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { compiledCli, inputsHash } from '../../scripts/compiledCli.js'
+import { compiledCli, earlyOf, inputsHash } from '../../scripts/compiledCli.js'
 
 const run = promisify(execFile)
 
@@ -26,6 +26,11 @@ describe('scripts/compiledCli.js', () => {
     await mkdir(join(root, 'src', 'store'), { recursive: true })
     // The embedded store's thread, built beside the CLI (src/store/pgliteThread.ts starts it from there).
     await writeFile(join(root, 'src', 'store', 'pgliteWorker.ts'), "console.log('the store thread')\n")
+    // What bin/swapeazi.js imports before the CLI: it shares the CLI's modules, one instance of each.
+    await writeFile(
+      join(root, 'src', 'cli', 'openStoreEarly.ts'),
+      "import { word } from '../lib/word.ts'\nexport const early = (): string => word\n",
+    )
     await writeFile(join(root, 'package.json'), '{"type":"module"}')
     await writeFile(join(root, 'src', 'lib', 'word.ts'), "export const word: string = 'one'\n")
     await writeFile(
@@ -40,12 +45,14 @@ describe('scripts/compiledCli.js', () => {
 
   it('builds once for the sources as they are, and a changed or added source names a new build that runs the new code', async () => {
     const first = await compiledCli({ root })
-    expect(first).toBe(join(root, 'dist', `swapeazi-${inputsHash(root)}.mjs`))
+    expect(first).toBe(join(root, 'dist', `swapeazi-${inputsHash(root)}`, 'cli.mjs'))
     // import.meta.url is still the source file's own, so files beside a source are found from the bundle.
     // The CLI finds the store's thread's build from its sources' URLs, and that build runs.
-    const worker = first.replace(/\.mjs$/, '.pglite-worker.mjs')
+    const worker = join(dirname(first), 'pglite-worker.mjs')
     expect(await output(first)).toBe(`one ${join(root, 'src', 'cli', 'beside.txt')} ${worker}`)
     expect(await output(worker)).toBe('the store thread')
+    const { early } = (await import(earlyOf(first))) as { early(): string }
+    expect(early()).toBe('one')
     const builtAt = (await stat(first)).mtimeMs
     expect(await compiledCli({ root })).toBe(first)
     expect((await stat(first)).mtimeMs).toBe(builtAt)
@@ -71,11 +78,11 @@ describe('scripts/compiledCli.js', () => {
       await mkdir(join(broken, 'src', 'store'), { recursive: true })
       await writeFile(join(broken, 'package.json'), '{"type":"module"}')
       await writeFile(join(broken, 'src', 'store', 'pgliteWorker.ts'), 'export {}\n')
+      await writeFile(join(broken, 'src', 'cli', 'openStoreEarly.ts'), 'export {}\n')
       await writeFile(join(broken, 'src', 'cli', 'main.ts'), 'const = 1\n')
       await expect(compiledCli({ root: broken })).rejects.toThrow(/main\.ts/)
-      await expect(stat(join(broken, 'dist', `swapeazi-${inputsHash(broken)}.mjs`))).rejects.toThrow(/ENOENT/)
-      // Nor the store thread's half: a CLI is never found without it, nor it without a CLI.
-      await expect(stat(join(broken, 'dist', `swapeazi-${inputsHash(broken)}.pglite-worker.mjs`))).rejects.toThrow(/ENOENT/)
+      // Neither the build's directory nor its temporary one.
+      expect(await readdir(join(broken, 'dist'))).toEqual([])
     } finally {
       await rm(broken, { recursive: true, force: true })
     }
