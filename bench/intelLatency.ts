@@ -1,12 +1,15 @@
 // Corridor-intelligence latency with 1,000,000 observations in the store, against the bare node:http JSON handler in
 // the same run (DESIGN 10), on the embedded store and on PostgreSQL. The app runs in its own process (this file, with
-// INTEL_BENCH_ROLE=server): in-memory PGlite, or a schema of its own on PostgreSQL (dropped afterwards), seeded by
-// one generate_series insert (the store's trigger adds the rows to the window aggregate in the same statement), then
+// INTEL_BENCH_ROLE=server): a PGlite data directory of its own (as serve runs it), or a schema of its own on
+// PostgreSQL (dropped afterwards), seeded by one generate_series insert (the store's trigger adds the rows to the window aggregate in the same statement), then
 // served as `swapeazi serve` serves it. Requests go one at a time over a keep-alive socket, timed here to the
 // microsecond, alternating baseline and app in rounds.
 import { serve } from '@hono/node-server'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signApiKey } from '../src/auth/apiKey.ts'
 import { isoTimestamp } from '../src/store/sql.ts'
@@ -88,7 +91,8 @@ const SEED_SQL = `
         from generate_series(1, $2::int) as i) seed`
 
 /**
- * The server role: the real app over a store holding the seed (in memory, or PostgreSQL when DATABASE_URL is set),
+ * The server role: the real app over a store holding the seed (a PGlite data directory when SWAPEAZI_DATA_DIR is
+ * set, as `serve` runs it, on the store's own thread; else in memory; PostgreSQL when DATABASE_URL is set),
  * on the clock INTEL_BENCH_NOW. It reports its port at once and `{seeded: true}` once the seed is in.
  */
 async function runServer(): Promise<void> {
@@ -96,6 +100,7 @@ async function runServer(): Promise<void> {
   const { benchConfig } = await import('./benchConfig.ts')
   const { createServer } = await import('../src/app/createServer.ts')
   const databaseUrl = process.env['DATABASE_URL']
+  const dataDir = process.env['SWAPEAZI_DATA_DIR']
   const config = benchConfig({
     SWAPEAZI_KEY_SECRET: KEY_SECRET,
     SWAPEAZI_TRUST_PROXY: 'true',
@@ -103,6 +108,7 @@ async function runServer(): Promise<void> {
     SWAPEAZI_RATE_LIMIT_FREE: BENCH_LIMIT,
     SWAPEAZI_RATE_LIMIT_PRO: BENCH_LIMIT,
     ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+    ...(dataDir === undefined ? {} : { SWAPEAZI_DATA_DIR: dataDir }),
   })
   const now = process.env['INTEL_BENCH_NOW'] ?? ''
   const deps = { ...(await buildAppDeps(config)), clock: () => Date.parse(now) }
@@ -208,8 +214,8 @@ async function measure(target: Target, seconds: number, counter: { next: number 
 const bestRound = (rounds: readonly LatencyFigures[]): LatencyFigures => [...rounds].sort((a, b) => a.p50Us - b.p50Us)[0] as LatencyFigures
 
 /**
- * The intelligence route on the embedded store (`pglite`, in memory) or on PostgreSQL (`postgres`: a schema of its
- * own on BENCH_DATABASE_URL, dropped afterwards).
+ * The intelligence route on the embedded store (`pglite`: a data directory of its own, removed afterwards, as
+ * `serve` runs it) or on PostgreSQL (`postgres`: a schema of its own on BENCH_DATABASE_URL, dropped afterwards).
  */
 export async function runIntelLatency(options: IntelLatencyOptions = {}): Promise<IntelLatencyResult> {
   const settings = {
@@ -220,6 +226,7 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
   }
   const database = settings.store === 'postgres' ? await benchSchema() : undefined
   if (settings.store === 'postgres' && database === undefined) throw new Error(`PostgreSQL at ${BENCH_DATABASE_URL} cannot be reached`)
+  const dataDir = settings.store === 'pglite' ? mkdtempSync(join(tmpdir(), 'swapeazi-bench-intel-')) : undefined
   const now = benchNow()
   agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const proKey = signApiKey(new TextEncoder().encode(KEY_SECRET), {
@@ -237,6 +244,7 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
       INTEL_BENCH_ROLE: 'server',
       INTEL_BENCH_NOW: now.toISOString(),
       ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+      ...(dataDir === undefined ? {} : { SWAPEAZI_DATA_DIR: dataDir }),
     })
     servers.push(appServer)
     await seeded(appServer)
@@ -320,6 +328,7 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
     agent.destroy()
     for (const server of servers.reverse()) await stopServer(server)
     await database?.drop()
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
   }
 }
 

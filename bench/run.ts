@@ -168,7 +168,7 @@ async function main(): Promise<void> {
         continue
       }
       console.log(
-        `  ${store === 'pglite' ? 'in-memory PGlite' : `PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')})`}: ` +
+        `  ${store === 'pglite' ? 'PGlite on a data directory of its own, its database on its own thread (as serve runs it)' : `PostgreSQL (a schema of its own on ${BENCH_DATABASE_URL.replace(/\/\/[^@]*@/, '//')})`}: ` +
           `${intel.observations.toLocaleString('en-US')} observations over 90 days seeded by one generate_series insert, the window aggregate kept by its trigger ` +
           `(seeded in ${(intel.startMs / 1000).toFixed(1)} s); the clock 59 min 59 s into the hour, so each answer also reads almost an hour of raw rows at each end; ` +
           `one request at a time over keep-alive, ${intel.warmupRequests} warm-up each, then ${intel.rounds} rounds of ${intel.roundSec} s per target, alternating`,

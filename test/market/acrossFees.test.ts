@@ -216,7 +216,9 @@ describe('createAcrossFeesClient', () => {
       await Promise.all(Array.from({ length: 6 }, () => client.suggestedFees({ ...query, amount: USDC })))
       const times = stand.requests.map((request) => request.atMs)
       expect((times.at(-1) ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(240)
-      for (let i = 1; i < times.length; i++) expect((times[i] ?? 0) - (times[i - 1] ?? 0)).toBeGreaterThanOrEqual(35)
+      // Spaced when sent (50 ms apart), timed here when they arrive: on a busy machine one request's arrival is late and
+      // the next gap looks shorter (30 ms seen in CI), never near the 0 to 2 ms of requests sent at once.
+      for (let i = 1; i < times.length; i++) expect((times[i] ?? 0) - (times[i - 1] ?? 0)).toBeGreaterThanOrEqual(20)
     } finally {
       await client.close()
     }
