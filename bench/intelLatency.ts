@@ -35,7 +35,8 @@ function benchNow(): Date {
   return new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 2 * HOUR_MS - 1_000)
 }
 
-export type IntelStoreKind = 'pglite' | 'postgres'
+/** `pglite`: a data directory, as serve runs it; `pglite-memory`: in memory, on the event loop's thread; `postgres`. */
+export type IntelStoreKind = 'pglite' | 'pglite-memory' | 'postgres'
 
 export type IntelLatencyOptions = { rounds?: number; roundSec?: number; warmupRequests?: number; store?: IntelStoreKind }
 
@@ -334,5 +335,14 @@ export async function runIntelLatency(options: IntelLatencyOptions = {}): Promis
 
 if (process.argv[1] && SELF === process.argv[1]) {
   if (process.env['INTEL_BENCH_ROLE'] === 'server') await runServer()
-  else console.log(JSON.stringify(await runIntelLatency({ store: process.argv.includes('--postgres') ? 'postgres' : 'pglite' }), null, 2))
+  else
+    console.log(
+      JSON.stringify(
+        await runIntelLatency({
+          store: process.argv.includes('--postgres') ? 'postgres' : process.argv.includes('--memory') ? 'pglite-memory' : 'pglite',
+        }),
+        null,
+        2,
+      ),
+    )
 }

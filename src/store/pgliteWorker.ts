@@ -1,6 +1,6 @@
 // The embedded store's own thread (pgliteThread.ts): a PGlite database opened here, and its statements and
 // transactions run here, for the main thread that posts them. Started by openPgliteInWorker, never run directly. It
-// loads and compiles PGlite at once, and opens a database when the main thread, holding the data directory's lock,
+// imports PGlite at once, and opens a database when the main thread, holding the data directory's lock,
 // asks it to.
 import { parentPort } from 'node:worker_threads'
 import { loadPglite, openPgliteDatabase } from './pgliteDatabase.ts'
