@@ -29,6 +29,66 @@ function runSwaps(edges: readonly SwapEdge[], amountIn: bigint, steps: StepEstim
   return amount
 }
 
+interface BridgeCharges {
+  feePpm: bigint
+  /** The bridge's share of what it carries (feePpm of it), rounded up. */
+  fee: bigint
+  fixedFee: bigint
+  /** Gas spent completing the transfer on the destination, in the bridged token. */
+  destinationGas: bigint
+  /** What arrives, in the destination token's atomic units, rounded down. */
+  delivered: bigint
+}
+
+/** What a route's bridge charges for carrying `bridgedIn` of its input token, and what it then delivers. */
+function bridgeCharges(catalogue: Catalogue, route: CandidateRoute, bridgedIn: bigint): BridgeCharges {
+  const lane = route.bridge
+  if (!lane) throw new RangeError(`route ${route.id} has no bridge`)
+  const { bridge } = lane
+  const destination = chainOf(catalogue, lane.to.chain)
+  // A lane's own fees (an Across lane's suggested fees read live) take the place of the bridge's.
+  const feePpm = lane.feePpm ?? bridge.feePpmBySource[lane.from.chain] ?? bridge.feePpmDefault
+  const fee = ceilDiv(bridgedIn * feePpm, PPM)
+  const fixedFeeUsdE18 = lane.fixedFeeUsdE18 ?? bridge.fixedFeeUsdE18
+  const fixedFee = fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, fixedFeeUsdE18) : 0n
+  // Whoever completes the transfer on the destination (relayer fill, CCTP mint, our router's destination swaps)
+  // spends gas there; it is paid out of the bridged amount, unless a live compose fee already pays the executor for
+  // the swaps on arrival.
+  let destinationGasUnits = lane.destinationGasUnits ?? bridge.destinationGasUnits
+  if (route.destinationSwaps.length > 0 && !lane.isComposeGasPrepaid) {
+    destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
+    for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
+  }
+  const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
+  const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
+  const net = bridgedIn - fee - fixedFee - destinationGas
+  const delivered = net > 0n ? (net * pow10(lane.to.decimals)) / pow10(lane.from.decimals) : 0n
+  return { feePpm, fee, fixedFee, destinationGas, delivered }
+}
+
+/**
+ * The least amount a route's bridge must be handed to deliver at least `delivered` of its destination token: the
+ * inverse of what the bridge step charges, so an Across deposit of at least this leaves the relayer the whole fee
+ * the quote priced for an output of `delivered`. Exact: the bridge delivers less for one unit fewer.
+ */
+export function leastBridgeInput(catalogue: Catalogue, route: CandidateRoute, delivered: bigint): bigint {
+  const lane = route.bridge
+  if (!lane) throw new RangeError(`route ${route.id} has no bridge`)
+  if (delivered <= 0n) return 0n
+  const { feePpm, fixedFee, destinationGas } = bridgeCharges(catalogue, route, 0n)
+  const { decimals: from } = lane.from
+  const { decimals: to } = lane.to
+  // The least net amount that rounds to `delivered` in the destination's decimals, then the fees on top of it.
+  const net = from >= to ? delivered * pow10(from - to) : ceilDiv(delivered, pow10(to - from))
+  const wanted = net + fixedFee + destinationGas
+  if (feePpm >= PPM) throw new RangeError(`route ${route.id}: the bridge keeps everything it carries`)
+  let amount = ceilDiv(wanted * PPM, PPM - feePpm)
+  // The closed form lands within a unit or two of the answer: the fee's own rounding up decides the rest.
+  while (bridgeCharges(catalogue, route, amount).delivered < delivered) amount++
+  while (amount > 0n && bridgeCharges(catalogue, route, amount - 1n).delivered >= delivered) amount--
+  return amount
+}
+
 /**
  * Prices a candidate route for `amountIn` atomic units of its input: runs every step in atomic units, itemises what
  * each costs against the snapshot's oracle prices, and estimates the signer's gas and the duration.
@@ -50,25 +110,9 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
     const { bridge } = lane
     const destination = chainOf(catalogue, lane.to.chain)
     const bridgedIn = amount
-    // A lane's own fees (an Across lane's suggested fees read live) take the place of the bridge's.
-    const feePpm = lane.feePpm ?? bridge.feePpmBySource[lane.from.chain] ?? bridge.feePpmDefault
-    const fee = ceilDiv(bridgedIn * feePpm, PPM)
-    const fixedFeeUsdE18 = lane.fixedFeeUsdE18 ?? bridge.fixedFeeUsdE18
-    const fixedFee = fixedFeeUsdE18 > 0n ? tokenAmountForUsd(lane.from, fixedFeeUsdE18) : 0n
-    // Whoever completes the transfer on the destination (relayer fill, CCTP mint, our router's destination swaps)
-    // spends gas there; it is paid out of the bridged amount, unless a live compose fee already pays the executor for
-    // the swaps on arrival.
-    let destinationGasUnits = lane.destinationGasUnits ?? bridge.destinationGasUnits
-    if (route.destinationSwaps.length > 0 && !lane.isComposeGasPrepaid) {
-      destinationGasUnits += catalogue.pricing.routerOverheadGasUnits
-      for (const edge of route.destinationSwaps) destinationGasUnits += edge.venue.gasUnits
-    }
-    const destinationGasUsd = destinationGasUnits * destination.gasUnitUsdE18
-    const destinationGas = destinationGasUsd > 0n ? tokenAmountForUsd(lane.from, destinationGasUsd) : 0n
+    const { fee, fixedFee, destinationGas, delivered } = bridgeCharges(catalogue, route, bridgedIn)
     // CCTP messages are received on the destination by our relayer (no bridge relayer is paid to): its gas is ours.
     if (bridge.protocol === 'cctp-v2') relayGasAmount = destinationGas
-    const net = bridgedIn - fee - fixedFee - destinationGas
-    const delivered = net > 0n ? (net * pow10(lane.to.decimals)) / pow10(lane.from.decimals) : 0n
     steps.push({
       kind: 'bridge',
       id: bridge.id,

@@ -15,6 +15,7 @@ import {
   transactionGasLimit,
   withGasMargin,
   ACROSS_FILL_WINDOW_SEC,
+  leastBridgeInput,
 } from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import type { EncodingGap } from '../schemas/encodings.ts'
@@ -170,7 +171,7 @@ function swapCalls(
   slippageE18: bigint,
   executor: Address,
   deadlineSec: bigint,
-  /** A floor on the last swap's minimum output, above its slippage floor (what a CCTP burn after it must leave). */
+  /** A floor on the last swap's minimum output, above its slippage floor (what the bridge after it must be handed). */
   lastMinOut = 0n,
 ): RouterCall[] {
   return route.map((edge, k) => {
@@ -258,13 +259,25 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
     // The burn is the executor's whole balance: exactly the routed amount, or after a source swap at least its minimum.
     const lastSwap = steps[bridgeIndex - 1]
     let leastBurn = lastSwap === undefined ? routedAmount : floorSlippage(lastSwap.amountOut, slippageE18)
-    if (lastSwap !== undefined && endsHere && lane.bridge.protocol === 'cctp-v2') {
-      // Circle may keep up to maxFee of whatever is burned, so the swap before the burn must leave at least
-      // toAmountMin plus maxFee: the slippage floor alone lets the mint fall short of toAmountMin by maxFee's share of
-      // the slippage. The swap reverts below it, and the user keeps the input.
-      const needed = rescaleUp(amounts.toAmountMin, lane.to, lane.from) + maxFee
+    // What the swap before the bridge must leave, above its slippage floor, or revert (the user keeps the input):
+    // - a CCTP burn that ends the route: Circle may keep up to maxFee of whatever is burned, so toAmountMin plus
+    //   maxFee; the slippage floor alone lets the mint fall short of toAmountMin by maxFee's share of the slippage;
+    // - an Across deposit: the deposit is whatever the swap returns and the relayer keeps it less outputAmount, so at
+    //   the slippage floor that margin falls short of the fee the quote priced (by the slippage's share of the fixed
+    //   fee and gas) and a relayer need not fill it: at least the deposit whose own fee leaves outputAmount.
+    const needed =
+      lastSwap === undefined
+        ? undefined
+        : lane.bridge.protocol === 'across'
+          ? leastBridgeInput(catalogue, route, outputAmount)
+          : endsHere && lane.bridge.protocol === 'cctp-v2'
+            ? rescaleUp(amounts.toAmountMin, lane.to, lane.from) + maxFee
+            : undefined
+    if (lastSwap !== undefined && needed !== undefined) {
       if (needed > lastSwap.amountOut)
-        throw new Error(`route ${route.id}: the swap before the burn is priced at ${lastSwap.amountOut}, below the ${needed} it must leave`)
+        throw new Error(
+          `route ${route.id}: the swap before the bridge is priced at ${lastSwap.amountOut}, below the ${needed} it must leave`,
+        )
       if (needed > leastBurn) {
         leastBurn = needed
         calls[bridgeIndex - 1] = swapCalls(steps, route.sourceSwaps, slippageE18, source.executor, deadline, needed)[

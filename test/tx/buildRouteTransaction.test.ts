@@ -2,9 +2,17 @@ import { type Address, decodeFunctionData, erc20Abi, type Hex, hexToBigInt } fro
 import { describe, expect, it } from 'vitest'
 import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { findRoutes, isEvmToken, sizeRoute, type Token } from '../../src/engine/index.ts'
+import {
+  type CandidateRoute,
+  findRoutes,
+  isEvmToken,
+  leastBridgeInput,
+  simulateRoute,
+  sizeRoute,
+  type Token,
+} from '../../src/engine/index.ts'
 import { buildRouteTransaction, DESTINATION_MARGIN_SEC, ORDER_SIGNING_WINDOW_SEC } from '../../src/tx/buildRouteTransaction.ts'
-import { solidlyRouterAbi } from '../../src/tx/abis.ts'
+import { acrossSpokePoolAbi, solidlyRouterAbi } from '../../src/tx/abis.ts'
 import { routerDeployment } from '../../src/tx/routerDeployment.ts'
 import { builtRoute } from '../support/builtRoute.ts'
 
@@ -239,6 +247,87 @@ describe('what a bridge ending the route is sure to deliver (leastBridged)', () 
     expect([...protocols.keys()].sort()).toEqual(expect.arrayContaining(['across', 'cctp-v2']))
   })
 })
+
+describe('an Across deposit after a source swap', () => {
+  it("leaves the relayer the priced fee at the swap's least output: the swap must return the deposit whose fee leaves outputAmount, at 0.5% and 10% slippage", () => {
+    const tokens = [...catalogue.tokensByLowerKey.values()].filter(isEvmToken)
+    let checked = 0
+    let raised = 0
+    for (const slippageE18 of [5n * 10n ** 15n, 10n ** 17n])
+      for (const from of tokens)
+        for (const to of tokens) {
+          if (from.key === to.key || from.chain === to.chain) continue
+          const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** BigInt(from.decimals), slippageE18 })
+          if (found.kind !== 'routes') continue
+          for (const priced of found.viable) {
+            const { route } = priced
+            if (route.bridge?.bridge.protocol !== 'across' || route.sourceSwaps.length === 0) continue
+            const sized = sizeRoute(catalogue, route, priced.amountIn, found.amounts.toAmount)!
+            const built = builtRoute({
+              catalogue,
+              routerOn: () => ROUTER,
+              sized,
+              amounts: found.amounts,
+              slippageE18,
+              sender: SENDER,
+              recipient: RECIPIENT,
+              ref: REF,
+              nowSec: 1_800_000_000,
+            })
+            const k = route.sourceSwaps.length
+            const deposit = decodeFunctionData({ abi: acrossSpokePoolAbi, data: built.order.calls[k]!.data })
+            const outputAmount = deposit.args[5] as bigint
+            const least = leastBridgeInput(catalogue, route, outputAmount)
+            // What the relayer keeps of the least deposit covers the fee Across charges on it: no fill is left unpaid.
+            expect(simulateRoute(catalogue, { ...route, sourceSwaps: [] }, least).steps[0]?.amountOut).toBeGreaterThanOrEqual(outputAmount)
+            const swapOut = sized.sized.steps[k - 1]!.amountOut
+            const floor = (swapOut * (10n ** 18n - slippageE18)) / 10n ** 18n
+            const minOut = least > floor ? least : floor
+            if (least > floor) raised++
+            // The swap before the deposit carries that minimum in its calldata, so it reverts rather than short the fill.
+            expect(built.order.calls[k - 1]?.data.toLowerCase(), route.id).toContain(minOut.toString(16).padStart(64, '0'))
+            checked++
+          }
+        }
+    expect(checked).toBeGreaterThan(10)
+    expect(raised).toBeGreaterThan(0)
+  })
+})
+
+describe('leastBridgeInput', () => {
+  it('is the exact inverse of what each bridge lane charges: the least input that delivers the amount, one unit less delivers less', () => {
+    const lanes = new Map<string, ReturnType<typeof bridgeOnly>>()
+    for (const from of [...catalogue.tokensByLowerKey.values()].filter(isEvmToken))
+      for (const to of [...catalogue.tokensByLowerKey.values()].filter(isEvmToken)) {
+        if (from.chain === to.chain) continue
+        const found = findRoutes(catalogue, { from, to, amountIn: 1000n * 10n ** BigInt(from.decimals), slippageE18: SLIPPAGE })
+        if (found.kind !== 'routes') continue
+        for (const priced of found.viable) if (priced.route.bridge) lanes.set(priced.route.id, bridgeOnly(priced.route))
+      }
+    expect(lanes.size).toBeGreaterThan(10)
+    let seed = 7n
+    const next = (): bigint => {
+      seed = (seed * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n
+      return seed
+    }
+    for (const route of lanes.values()) {
+      const delivered = (input: bigint) => simulateRoute(catalogue, route, input).steps.at(-1)?.amountOut ?? 0n
+      const scale = 10n ** BigInt(route.to.decimals)
+      for (const wanted of [1n, scale / 100n + 1n, scale, 1000n * scale + 3n, next() % (10n ** 7n * scale)]) {
+        const least = leastBridgeInput(catalogue, route, wanted)
+        expect(delivered(least), `${route.id} for ${wanted}`).toBeGreaterThanOrEqual(wanted)
+        expect(delivered(least - 1n), `${route.id} for ${wanted}`).toBeLessThan(wanted)
+      }
+      expect(leastBridgeInput(catalogue, route, 0n)).toBe(0n)
+    }
+  })
+})
+
+/** A route reduced to its bridge, so its input is what the bridge is handed (destination swaps priced apart). */
+function bridgeOnly(route: CandidateRoute): CandidateRoute {
+  const lane = route.bridge!
+  return { ...route, from: lane.from, to: lane.to, sourceSwaps: [], destinationSwaps: [] }
+}
 
 describe('buildRouteTransaction refusals', () => {
   // A refusal is a value with the reason the catalogue recorded, never a thrown string.
