@@ -60,6 +60,17 @@ function composeMessage(ref: string): Hex {
  * delivered), and viem's wait on the new one follows it there.
  */
 function chainThatMinesNothing(...refs: string[]) {
+  return chainWith({}, ...refs)
+}
+
+type ChainOptions = {
+  /** The chain's fee cap asked now (100 unless given). */
+  fees?: () => bigint
+  /** The pool's pending count, given the highest nonce sent (one past it unless given, never below MINED_NONCE). */
+  pending?: (sentMax: number | undefined) => number
+}
+
+function chainWith(options: ChainOptions, ...refs: string[]) {
   const sent: ({ nonce: number } & SubmissionFees)[] = []
   const alerts = refs.map((ref, at) => ({ from: oft, guid: `0x${(9 - at).toString(16).repeat(64)}` as Hex, index: 0, ref }))
   const state = { mineFirstOnNextSend: false, mined: undefined as SubmissionReceipt | undefined }
@@ -77,9 +88,12 @@ function chainThatMinesNothing(...refs: string[]) {
       },
       simulateContract: async () => ({}),
       // The pool's count: one past the highest nonce sent.
-      getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) =>
-        blockTag === 'latest' && state.mined === undefined ? MINED_NONCE : Math.max(MINED_NONCE, ...sent.map((entry) => entry.nonce + 1)),
-      estimateFeesPerGas: async () => ({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }),
+      getTransactionCount: async ({ blockTag }: { blockTag: 'latest' | 'pending' }) => {
+        if (blockTag === 'latest' && state.mined === undefined) return MINED_NONCE
+        const sentMax = sent.length === 0 ? undefined : Math.max(...sent.map((entry) => entry.nonce))
+        return options.pending?.(sentMax) ?? Math.max(MINED_NONCE, (sentMax ?? MINED_NONCE - 1) + 1)
+      },
+      estimateFeesPerGas: async () => ({ maxFeePerGas: options.fees?.() ?? 100n, maxPriorityFeePerGas: 10n }),
       estimateContractGas: async () => 200_000n,
       waitForTransactionReceipt: async ({ hash, timeout }: { hash: Hash; timeout: number }) => {
         if (state.mined !== undefined) return state.mined
@@ -204,5 +218,73 @@ describe('a compose retry given up on while still unmined', () => {
     expect(sweeps[0]).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.6 s' }])
     for (const later of sweeps.slice(1))
       expect(later).toMatchObject([{ kind: 'failed', reason: expect.stringMatching(/^nothing sent: .* fee ceiling \(500 wei per gas/) }])
+  })
+})
+
+describe('compose retries behind a lower nonce pending (a stuck CCTP relay from the same key holds it)', () => {
+  /** The key's mined count stays MINED_NONCE; that nonce is held in the pool by the relay, so pending starts one above. */
+  const behindTheRelay = (sentMax: number | undefined) => Math.max(MINED_NONCE + 1, (sentMax ?? 0) + 1)
+
+  it("a compose with a stuck retry of ours goes again only at that retry's nonce, never at the next where both could be mined", async () => {
+    const [first, second] = [newSwapRef(Date.now()), newSwapRef(Date.now())]
+    await recordPending(first)
+    await recordPending(second)
+    const chain = chainWith({ pending: behindTheRelay }, first, second)
+    const retrier = createLzComposeRetrier({
+      destinations: [chain.destination],
+      leases: freeLeases,
+      lifecycle: opened.store.lifecycle,
+      holder: 'h',
+      log: pino({ level: 'silent' }),
+      receiptTimeoutMs: 200,
+      bumpAfterMs: 60_000,
+    })
+    for (let sweep = 0; sweep < 4; sweep++)
+      expect(await retrier.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.2 s' }])
+    await retrier.close()
+    // Each sweep takes over the stuck retry at the nonce above the relay's, outbidding it by an eighth; the pending count
+    // (one past it) is never used, and the relay's own nonce is never touched.
+    expect(chain.sent.map((entry) => entry.nonce)).toEqual([MINED_NONCE + 1, MINED_NONCE + 1, MINED_NONCE + 1, MINED_NONCE + 1])
+    expect(chain.sent.map((entry) => entry.maxFeePerGas)).toEqual([100n, 113n, 128n, 144n])
+  })
+
+  it('a stuck retry the node dropped, the chain now above its fee ceiling, gives the ceiling up: retries go on, and a log says why', async () => {
+    // Once dropped, the pending count is back at the retry's nonce and the chain asks 600, above its ceiling of 500.
+    const state = { dropped: false }
+    const ref = newSwapRef(Date.now())
+    await recordPending(ref)
+    const chain = chainWith(
+      {
+        fees: () => (state.dropped ? 600n : 100n),
+        pending: (sentMax) => (state.dropped ? MINED_NONCE + 1 : behindTheRelay(sentMax)),
+      },
+      ref,
+    )
+    let logged = ''
+    const retrier = createLzComposeRetrier({
+      destinations: [chain.destination],
+      leases: freeLeases,
+      lifecycle: opened.store.lifecycle,
+      holder: 'h',
+      log: pino({ level: 'info' }, { write: (line: string) => void (logged += line) }),
+      // Replaced every 10 ms within a retry's 300 ms: the first reaches its nonce's ceiling of 500.
+      receiptTimeoutMs: 300,
+      bumpAfterMs: 10,
+    })
+    expect(await retrier.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.3 s' }])
+    expect(chain.sent.at(-1)?.maxFeePerGas).toBeGreaterThan(400n)
+    expect(chain.sent.every((entry) => entry.maxFeePerGas <= 500n)).toBe(true)
+    state.dropped = true
+    const sentBefore = chain.sent.length
+    expect(await retrier.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.3 s' }])
+    await retrier.close()
+    // Sent again at the dropped retry's nonce, at the chain's fees, under a ceiling measured afresh from them.
+    const after = chain.sent.slice(sentBefore)
+    expect(after[0]).toMatchObject({ nonce: MINED_NONCE + 1, maxFeePerGas: 600n })
+    expect(new Set(after.map((entry) => entry.nonce))).toEqual(new Set([MINED_NONCE + 1]))
+    expect(after.filter((entry) => entry.maxFeePerGas > 3_000n)).toEqual([])
+    expect(logged).toMatch(
+      new RegExp(`"event":"lz_compose_fee_ceiling_renewed".*"key_nonce":${MINED_NONCE + 1}.*no longer in the node's pool`),
+    )
   })
 })
