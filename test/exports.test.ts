@@ -30,6 +30,7 @@ describe('public exports', () => {
         "formatFixedUp",
         "isEvmToken",
         "l1GasUnits",
+        "leastBridgeInput",
         "maxAmountIn",
         "maxWholeTokens",
         "numberToFixed",
