@@ -181,6 +181,7 @@ function lzRetrierFromConfig(config: Config, deps: RelayingDeps, holder: string)
   return createLzComposeRetrier({
     destinations,
     leases: deps.store.lifecycle.leases,
+    submissions: deps.store.lifecycle.submissions,
     lifecycle: deps.store.lifecycle,
     holder,
     log: deps.log.child({ component: 'lz_compose' }),
@@ -282,6 +283,7 @@ function relayerFromConfig(config: Config, deps: RelayingDeps, holder: string): 
     sourceExecutors,
     destinations,
     leases: deps.store.lifecycle.leases,
+    submissions: deps.store.lifecycle.submissions,
     holder,
     log,
     clock: deps.clock,

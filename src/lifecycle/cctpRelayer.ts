@@ -2,9 +2,10 @@ import type { Logger } from 'pino'
 import { type Address, BaseError, ContractFunctionRevertedError, type Hash, type Hex, isAddressEqual, zeroAddress } from 'viem'
 import { swapEaziExecutorAbi } from '../contracts/routerArtifact.ts'
 import type { LeaseStore } from '../store/createLifecycleStore.ts'
+import type { SubmissionStore } from '../store/createSubmissionStore.ts'
+import { type KeptSubmissions, keptSubmissions } from './keptSubmissions.ts'
 import { type AttestationClient, type AttestedMessage, AttestationServiceError } from './attestationClient.ts'
 import {
-  createStuckSubmissions,
   MAX_FEE_MULTIPLE,
   type NonceChoice,
   type Submission,
@@ -84,6 +85,11 @@ export type CctpRelayerParameters = {
   destinations: readonly CctpDestination[]
   /** Submissions from one relayer key on one chain are made by one replica at a time. */
   leases: LeaseStore
+  /**
+   * Where relays still unmined at their nonce are kept across a restart (keptSubmissions.ts); without it, in memory
+   * for this process's life.
+   */
+  submissions?: SubmissionStore
   /** This replica's name in the lease table. */
   holder: string
   log: Logger
@@ -183,11 +189,11 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
    * every submission still pending at its nonce (any of them may be mined yet, and each is ours) and the nonce's fee
    * ceiling, from its first submission, which no replacement raises.
    */
-  const stuck = new Map<string, ReturnType<typeof createStuckSubmissions>>()
-  const stuckOf = (lease: string) => {
+  const stuck = new Map<string, KeptSubmissions>()
+  const stuckOf = (lease: string): KeptSubmissions => {
     const existing = stuck.get(lease)
     if (existing !== undefined) return existing
-    const created = createStuckSubmissions()
+    const created = keptSubmissions(parameters.submissions, `cctp:${lease}`, log)
     stuck.set(lease, created)
     return created
   }
@@ -330,7 +336,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         ])
         // Outbid only while the node still holds one of them at the nonce (one dropped from the pool leaves nothing to
         // outbid), always under the nonce's own ceiling; this message, if a relay of it is stuck, only at that nonce.
-        choice = held.choose(nonce, mined, pending)
+        choice = await held.choose(nonce, mined, pending)
         txNonce = choice.nonce
         const taking = choice.replacing
         // With a margin: the state it runs on may differ from the estimate's (a mint or swap before it in the block).
@@ -364,6 +370,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
               functionName: 'usedNonces',
               args: [nonce],
             })) === 1n,
+          // Kept at each send, so a relay cut short by a stop is known as ours at the next start.
+          onSent: (sent) => held.sent(choice, nonce, sent),
           timeoutMs: receiptTimeoutMs,
           bumpAfterMs,
           // Waiting on the chain is wall time, whatever clock the attestation deadline reads.
@@ -406,7 +414,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
       }
       // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the relayer knows, with
       // the submissions it replaced; mined (or taken): forgotten. Nothing sent: kept as it was.
-      held.settle(choice, nonce, submission)
+      await held.settle(choice, nonce, submission)
       if (submission.kind === 'nonce_taken')
         return {
           kind: 'failed',

@@ -14,15 +14,11 @@ import {
   sliceHex,
 } from 'viem'
 import type { ChainCursor, LeaseStore, LifecycleStore } from '../store/createLifecycleStore.ts'
+import type { SubmissionStore } from '../store/createSubmissionStore.ts'
 import { runDestinationInputs } from '../tx/abis.ts'
 import { relayerLeaseName } from './cctpRelayer.ts'
-import {
-  MAX_FEE_MULTIPLE,
-  createStuckSubmissions,
-  type SubmissionFees,
-  type SubmissionPublicClient,
-  submitWithFeeBumps,
-} from './submitWithFeeBumps.ts'
+import { type KeptSubmissions, keptSubmissions } from './keptSubmissions.ts'
+import { MAX_FEE_MULTIPLE, type SubmissionFees, type SubmissionPublicClient, submitWithFeeBumps } from './submitWithFeeBumps.ts'
 
 /** EndpointV2's alert of a compose that failed, retryable (LayerZero-v2 ILayerZeroEndpointV2 / IMessagingComposer). */
 export const lzComposeAlertEvent = parseAbiItem(
@@ -101,6 +97,11 @@ export type LzRetryStore = Pick<LifecycleStore, 'getTracked' | 'getBatchLegs' | 
 export type LzComposeRetrierParameters = {
   destinations: readonly LzRetryDestination[]
   leases: LeaseStore
+  /**
+   * Where retries still unmined at their nonce are kept across a restart (keptSubmissions.ts); without it, in memory
+   * for this process's life.
+   */
+  submissions?: SubmissionStore
   holder: string
   log: Logger
   lifecycle: LzRetryStore
@@ -170,7 +171,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
    * it, under the nonce's `feeCeiling`, which no replacement raises), as the CCTP relayer's next relay does, instead of
    * queueing another lzCompose behind it at the next nonce.
    */
-  const stuck = new Map<string, ReturnType<typeof createStuckSubmissions>>()
+  const stuck = new Map<string, KeptSubmissions>()
 
   /** True while the swap (or a leg of the batch) the order names is pending to `chain`; 'drop' once it never will be. */
   async function isPendingTo(orderRef: string, chain: string): Promise<boolean | 'drop'> {
@@ -224,7 +225,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     ])
     let held = stuck.get(chain)
     if (held === undefined) {
-      held = createStuckSubmissions()
+      held = keptSubmissions(parameters.submissions, `lz_compose:${relayerLeaseName(chain, account)}`, log)
       stuck.set(chain, held)
     }
     // Kept by nonce (a retry left unmined behind a lower nonce pending, a stuck CCTP relay's, is not forgotten when the
@@ -232,7 +233,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     // another where both could be mined. Outbid only while the node still holds one of them at the nonce, always under
     // the nonce's own ceiling.
     const work = `${alert.guid}:${alert.index}`
-    const choice = held.choose(work, minedCount, pendingCount)
+    const kept = held
+    const choice = await kept.choose(work, minedCount, pendingCount)
     const { nonce } = choice
     const taking = choice.replacing
     // With a margin, as a CCTP relay: the state it runs on may differ from the estimate's.
@@ -251,6 +253,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       cancel: (fees) => walletClient.sendTransaction({ to: account, value: 0n, nonce, ...fees }),
       canReplace: holdsLease,
       isDoneElsewhere,
+      // Kept at each send, so a retry cut short by a stop is known as ours at the next start.
+      onSent: (sent) => kept.sent(choice, work, sent),
       timeoutMs: receiptTimeoutMs,
       bumpAfterMs,
       // Waiting on the chain is wall time, whatever clock the rest reads.
@@ -272,7 +276,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     })
     // Unmined, or unknown (the RPC failed to answer): still pending at the nonce, as far as the retrier knows.
     // Mined (or taken): forgotten; nothing sent: kept as it was.
-    held.settle(choice, work, submission)
+    await kept.settle(choice, work, submission)
     if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') onNonceHeld()
     // Nothing sent: the stuck retry is kept as it was, waited out at its nonce.
     if (submission.kind === 'not_sent') {

@@ -46,6 +46,12 @@ export type SubmitWithFeeBumpsParameters = {
   /** Called after each replacement, for the log. */
   onReplaced?: (replacement: { hash: Hash; fees: SubmissionFees; cancel: boolean }) => void
   /**
+   * Awaited after each send (the first, each replacement and cancel) with every send so far: the caller keeps them
+   * where a restart finds them, so a process stopped mid-wait still knows what of its own is pending at the nonce. A
+   * failure of its own is the caller's to report: the submission goes on.
+   */
+  onSent?: (sent: SentSubmission) => Promise<void>
+  /**
    * An earlier submission of ours at this nonce, given up on while still unmined, that the first send replaces: what a
    * `not_mined` or `rpc_failed` outcome gave back, kept by the caller.
    */
@@ -88,9 +94,17 @@ export type NonceChoice = { nonce: number; held?: StuckSubmission; replacing?: R
  * must not be forgotten when the next is left unmined too, or its work, still pending at its nonce, is sent again at
  * another nonce and both are mined (the second reverts, paying gas twice).
  */
-export function createStuckSubmissions() {
-  const stuck = new Map<number, StuckSubmission>()
+export function createStuckSubmissions(initial: readonly StuckSubmission[] = []) {
+  const stuck = new Map<number, StuckSubmission>(initial.map((entry) => [entry.nonce, entry]))
   return {
+    /** The stuck submission of ours at `nonce`, if one is kept. */
+    at(nonce: number): StuckSubmission | undefined {
+      return stuck.get(nonce)
+    },
+    /** Every nonce a stuck submission of ours is kept at. */
+    nonces(): number[] {
+      return [...stuck.keys()]
+    },
     /**
      * The nonce for the next submission of `work` (mined and pending: the key's counts). Work with a stuck submission
      * of ours goes only at that one's nonce (never at another, where both could be mined); other work takes over the
@@ -113,19 +127,29 @@ export function createStuckSubmissions() {
     /** After a submission: kept while still unmined (with what it took over), forgotten once its nonce is taken. */
     settle(choice: NonceChoice, work: string, submission: Submission): void {
       if (submission.kind === 'not_sent') return
-      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed')
-        stuck.set(choice.nonce, {
-          nonce: choice.nonce,
-          fees: submission.fees,
-          hashes: [...(choice.held?.hashes ?? []), ...submission.hashes],
-          // A ceiling given up (the one it took over was dropped) is the outcome's: the nonce's from now on.
-          feeCeiling: submission.feeCeiling,
-          works: [...new Set([...(choice.held?.works ?? []), work])],
-        })
+      // A ceiling given up (the one it took over was dropped) is the outcome's: the nonce's from now on.
+      if (submission.kind === 'not_mined' || submission.kind === 'rpc_failed') stuck.set(choice.nonce, stuckAt(choice, work, submission))
       else stuck.delete(choice.nonce)
     },
   }
 }
+
+/**
+ * What is pending at the chosen nonce once `sent` went there: the sends this submission made (with their last fees and
+ * the nonce's ceiling) and the stuck one of ours it took over, with what each carried.
+ */
+export function stuckAt(choice: NonceChoice, work: string, sent: SentSubmission): StuckSubmission {
+  return {
+    nonce: choice.nonce,
+    fees: sent.fees,
+    hashes: [...(choice.held?.hashes ?? []), ...sent.hashes],
+    feeCeiling: sent.feeCeiling,
+    works: [...new Set([...(choice.held?.works ?? []), work])],
+  }
+}
+
+/** The sends of one submission so far: their hashes, the last fees offered and the nonce's fee ceiling. */
+export type SentSubmission = { hashes: readonly Hash[]; fees: SubmissionFees; feeCeiling: bigint }
 
 export type Submission =
   /** One of the submissions was mined (its receipt: success, or reverted). `cancelled`: the mined one was the cancel. */
@@ -225,6 +249,10 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
   if (first === undefined) return { kind: 'not_sent', hashes: [], feeCeiling: ceiling }
   const earlier = replacing?.hashes ?? []
   const hashes: Hash[] = [await parameters.send(first)]
+  const kept = async (fees: SubmissionFees): Promise<void> => {
+    await parameters.onSent?.({ hashes: [...hashes], fees, feeCeiling: ceiling }).catch(() => undefined)
+  }
+  await kept(first)
   const cancels = new Set<Hash>()
   const deadline = clock() + parameters.timeoutMs
   let last = first
@@ -290,6 +318,7 @@ export async function submitWithFeeBumps(parameters: SubmitWithFeeBumpsParameter
       if (cancel) cancels.add(hash)
       last = fees
       parameters.onReplaced?.({ hash, fees, cancel })
+      await kept(fees)
     } catch {
       // Refused (one of ours was mined meanwhile: "nonce too low"; the node wants more; or it has it already, from a
       // send that timed out on its way): the next round reads the receipts again and, if none, bumps above these.

@@ -1,6 +1,7 @@
 import type { SwapStatus } from '../schemas/swap.ts'
 import { isoTimestamp, type Sql } from './sql.ts'
 import { type StoredSwap, type SwapChannel, swapCorridorOfRow } from './swapRows.ts'
+import { createSubmissionStore, type SubmissionStore } from './createSubmissionStore.ts'
 
 /**
  * Where a swap is in its life (DESIGN 7.29, issue 18): `built` (recorded, nothing seen on chain), `pending` (the
@@ -121,6 +122,8 @@ export type LifecycleStore = {
   /** Sets a chain's cursor; with `expectedBlock`, only if the cursor is still there (none: only if there is none). */
   setCursor(chain: string, cursor: ChainCursor, expectedBlock?: bigint | null): Promise<boolean>
   leases: LeaseStore
+  /** Relay submissions still unmined at their nonce, kept across a restart (migration 15). */
+  submissions: SubmissionStore
 }
 
 const LEG_NAMES: readonly LegName[] = ['source', 'bridge', 'destination']
@@ -332,6 +335,7 @@ export function createLifecycleStore(sql: Sql): LifecycleStore {
       return rows.length === 1
     },
     leases: createLeaseStore(sql),
+    submissions: createSubmissionStore(sql),
   }
 }
 

@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest'
 import { BASE_DOMAIN, cctpBurnMessage, POLYGON_DOMAIN } from './cctpTestMessages.ts'
 import type { AttestationClient } from '../../src/lifecycle/attestationClient.ts'
 import { attestedMessageFields } from '../../src/lifecycle/cctpMessages.ts'
-import { type CctpDestination, createCctpRelayer } from '../../src/lifecycle/cctpRelayer.ts'
+import { type CctpDestination, createCctpRelayer, relayerLeaseName } from '../../src/lifecycle/cctpRelayer.ts'
 import type { SubmissionReceipt } from '../../src/lifecycle/submitWithFeeBumps.ts'
+import type { SubmissionStore } from '../../src/store/createSubmissionStore.ts'
+import { storeDrivers } from '../store/storeDrivers.ts'
+import { cuttableSubmissions } from './cuttableSubmissions.ts'
 
 /** The relayer key's next nonce on chain while nothing of ours is mined. */
 const KEY_NONCE = 5
@@ -228,5 +231,93 @@ describe('stuck relays behind a lower nonce pending (another sender of ours, the
     expect(new Set(after.map((entry) => entry.nonce))).toEqual(new Set([KEY_NONCE]))
     expect(after.filter((entry) => entry.maxFeePerGas > 3_000n)).toEqual([])
     expect(logged).toMatch(/"event":"cctp_relay_fee_ceiling_renewed".*"key_nonce":5.*no longer in the node's pool/)
+  })
+})
+
+describe('a relay cut short by a stop, across a restart (the submissions kept in the store)', () => {
+  it.each(storeDrivers().map((driver) => [driver.name, driver] as const))(
+    'on %s: the next process takes the relay over at its nonce, outbidding it, instead of sending it again at the next',
+    async (_name, driver) => {
+      const opened = await driver.open()
+      try {
+        const chain = scriptedChain()
+        const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
+        const relayerOn = (submissions: SubmissionStore, receiptTimeoutMs: number) =>
+          createCctpRelayer({
+            attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+            sourceDomains: { BAS: BASE_DOMAIN },
+            destinations: [chain.destination],
+            leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+            submissions,
+            holder: 'replica-a',
+            log: pino({ level: 'silent' }),
+            receiptTimeoutMs,
+            bumpAfterMs: 60_000,
+          })
+        // The first process sends the relay and is killed while it waits for the receipt.
+        const killed = cuttableSubmissions(opened.store.lifecycle.submissions)
+        const first = relayerOn(killed, 1_500)
+        const cutShort = first.relayMessage(chain.destination, attested(cctpBurnMessage(1)))
+        const sender = `cctp:${relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')}`
+        await expect
+          .poll(() => opened.store.lifecycle.submissions.list(sender), { timeout: 1_000, interval: 20 })
+          .toEqual([
+            {
+              nonce: KEY_NONCE,
+              maxFeePerGas: 100n,
+              maxPriorityFeePerGas: 10n,
+              hashes: [`0x${'1'.padStart(64, '0')}`],
+              feeCeiling: 500n,
+              works: [padHex(numberToHex(1), { size: 32 })],
+            },
+          ])
+        killed.cut()
+        // The next process, on the same store, relays the same message: at the kept relay's nonce, an eighth above it.
+        const next = relayerOn(opened.store.lifecycle.submissions, 200)
+        expect(await next.relayMessage(chain.destination, attested(cctpBurnMessage(1)))).toMatchObject({
+          kind: 'failed',
+          reason: expect.stringMatching(/not mined within 0.2 s/),
+        })
+        await next.close()
+        expect(chain.sent.map(({ nonce, maxFeePerGas }) => ({ nonce, maxFeePerGas }))).toEqual([
+          { nonce: KEY_NONCE, maxFeePerGas: 100n },
+          { nonce: KEY_NONCE, maxFeePerGas: 113n },
+        ])
+        // Both sends are kept as the nonce's, so either one mined is ours.
+        expect((await opened.store.lifecycle.submissions.list(sender))[0]?.hashes).toEqual(chain.sent.map((entry) => entry.hash))
+        await cutShort
+        await first.close()
+      } finally {
+        await opened.cleanup()
+      }
+    },
+  )
+
+  it('forgets a kept relay once its nonce is mined', async () => {
+    const opened = await storeDrivers()[0]!.open()
+    try {
+      const chain = scriptedChain()
+      const relayer = createCctpRelayer({
+        attestations: { waitForAttestation: async () => [] } as unknown as AttestationClient,
+        sourceDomains: { BAS: BASE_DOMAIN },
+        destinations: [chain.destination],
+        leases: { tryAcquire: async () => true, renew: async () => true, release: async () => {} },
+        submissions: opened.store.lifecycle.submissions,
+        holder: 'replica-a',
+        log: pino({ level: 'silent' }),
+        receiptTimeoutMs: 200,
+        bumpAfterMs: 60_000,
+      })
+      const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
+      const sender = `cctp:${relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')}`
+      await relayer.relayMessage(chain.destination, attested(cctpBurnMessage(1)))
+      expect(await opened.store.lifecycle.submissions.list(sender)).toHaveLength(1)
+      chain.state.mineFirstOnNextSend = true
+      await relayer.relayMessage(chain.destination, attested(cctpBurnMessage(2)))
+      await relayer.close()
+      expect(await opened.store.lifecycle.submissions.list(sender)).toEqual([])
+    } finally {
+      await opened.cleanup()
+    }
   })
 })

@@ -15,12 +15,15 @@ import {
   WaitForTransactionReceiptTimeoutError,
 } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { relayerLeaseName } from '../../src/lifecycle/cctpRelayer.ts'
 import { createLzComposeRetrier, type LzRetryDestination } from '../../src/lifecycle/retryLzComposes.ts'
 import type { SubmissionFees, SubmissionReceipt } from '../../src/lifecycle/submitWithFeeBumps.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
 import type { LeaseStore } from '../../src/store/createLifecycleStore.ts'
+import type { SubmissionStore } from '../../src/store/createSubmissionStore.ts'
 import { runDestinationInputs } from '../../src/tx/abis.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
+import { cuttableSubmissions } from './cuttableSubmissions.ts'
 
 const executor: Address = '0x000000000000000000000000000000000000dEaD'
 const oft: Address = '0x0000000000000000000000000000000000000F70'
@@ -286,5 +289,43 @@ describe('compose retries behind a lower nonce pending (a stuck CCTP relay from 
     expect(logged).toMatch(
       new RegExp(`"event":"lz_compose_fee_ceiling_renewed".*"key_nonce":${MINED_NONCE + 1}.*no longer in the node's pool`),
     )
+  })
+})
+
+describe('a compose retry cut short by a stop, across a restart (the submissions kept in the store)', () => {
+  it('the next process takes the retry over at its nonce, outbidding it, instead of sending the compose again at the next', async () => {
+    const ref = newSwapRef(Date.now())
+    await recordPending(ref)
+    const chain = chainThatMinesNothing(ref)
+    const retrierOn = (submissions: SubmissionStore, receiptTimeoutMs: number) =>
+      createLzComposeRetrier({
+        destinations: [chain.destination],
+        leases: freeLeases,
+        submissions,
+        lifecycle: opened.store.lifecycle,
+        holder: 'h',
+        log: pino({ level: 'silent' }),
+        receiptTimeoutMs,
+        bumpAfterMs: 60_000,
+      })
+    const sender = `lz_compose:${relayerLeaseName('ARB', '0x000000000000000000000000000000000000bEEF')}`
+    // The first process sends the retry and is killed while it waits for the receipt.
+    const killed = cuttableSubmissions(opened.store.lifecycle.submissions)
+    const first = retrierOn(killed, 1_500)
+    const cutShort = first.sweep()
+    await expect
+      .poll(() => opened.store.lifecycle.submissions.list(sender), { timeout: 1_000, interval: 20 })
+      .toMatchObject([{ nonce: MINED_NONCE, maxFeePerGas: 100n, hashes: [hashOf(1)], feeCeiling: 500n }])
+    killed.cut()
+    const next = retrierOn(opened.store.lifecycle.submissions, 200)
+    expect(await next.sweep()).toMatchObject([{ kind: 'failed', reason: 'lzCompose not mined within 0.2 s' }])
+    await next.close()
+    expect(chain.sent).toEqual([
+      { nonce: MINED_NONCE, maxFeePerGas: 100n, maxPriorityFeePerGas: 10n },
+      { nonce: MINED_NONCE, maxFeePerGas: 113n, maxPriorityFeePerGas: 12n },
+    ])
+    expect((await opened.store.lifecycle.submissions.list(sender))[0]?.hashes).toEqual([hashOf(1), hashOf(2)])
+    await cutShort
+    await first.close()
   })
 })

@@ -56,6 +56,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
         'observations',
         'payer_spend',
         'rate_counters',
+        'relay_submissions',
         'revoked_keys',
         'schema_migrations',
         'settings',
