@@ -193,7 +193,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
   const stuckOf = (lease: string): KeptSubmissions => {
     const existing = stuck.get(lease)
     if (existing !== undefined) return existing
-    const created = keptSubmissions(parameters.submissions, `cctp:${lease}`, log)
+    const created = keptSubmissions(parameters.submissions, lease, log)
     stuck.set(lease, created)
     return created
   }
@@ -438,7 +438,7 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
         return {
           kind: 'failed',
           nonce,
-          reason: `the stuck relay this replaced at the key's nonce ${txNonce} on ${destination.chain} was mined instead (${submission.receipt.transactionHash}); this message is relayed again by the sweep`,
+          reason: `the stuck submission of ours this replaced at the key's nonce ${txNonce} on ${destination.chain} (a relay or compose retry from the key) was mined instead (${submission.receipt.transactionHash}); this message is relayed again by the sweep`,
           transaction: submission.receipt.transactionHash,
         }
       }

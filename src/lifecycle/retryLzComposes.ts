@@ -225,7 +225,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     ])
     let held = stuck.get(chain)
     if (held === undefined) {
-      held = keptSubmissions(parameters.submissions, `lz_compose:${relayerLeaseName(chain, account)}`, log)
+      held = keptSubmissions(parameters.submissions, relayerLeaseName(chain, account), log)
       stuck.set(chain, held)
     }
     // Kept by nonce (a retry left unmined behind a lower nonce pending, a stuck CCTP relay's, is not forgotten when the
@@ -296,7 +296,7 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
             kind: 'failed',
             chain,
             guid: alert.guid,
-            reason: `the stuck retry this replaced was mined instead (${submission.receipt.transactionHash}); retried next sweep`,
+            reason: `the stuck submission of ours this replaced (a compose retry or CCTP relay from the key) was mined instead (${submission.receipt.transactionHash}); retried next sweep`,
           }
     if (submission.kind === 'not_mined')
       return { kind: 'failed', chain, guid: alert.guid, reason: `lzCompose not mined within ${receiptTimeoutMs / 1000} s` }

@@ -15,8 +15,9 @@ export type StoredSubmission = {
 }
 
 /**
- * Relay submissions kept across a restart (migration 15), per sender: a submitter's name for one key on one chain.
- * Only the holder of that key's relayer lease writes them, so no two writers race for a sender's rows.
+ * Relay submissions kept across a restart (migration 15), per sender: one relayer key on one chain (its lease's
+ * name, shared by the CCTP relayer and the compose retrier). Only the holder of that lease writes them, so no two
+ * writers race for a sender's rows.
  */
 export type SubmissionStore = {
   /** The sender's submissions still unmined when last written, by nonce. */

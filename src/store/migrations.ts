@@ -439,8 +439,8 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   {
     id: 15,
     name: 'relay submissions still unmined at their nonce, kept across a restart',
-    // A CCTP relay or LayerZero compose retry of ours sent and not yet mined, by sender (which submitter, which
-    // relayer key, on which chain) and the key's nonce: what went at the nonce (its hashes and what they carried),
+    // A CCTP relay or LayerZero compose retry of ours sent and not yet mined, by sender (the relayer key's lease on
+    // its chain, which the CCTP relayer and the compose retrier share) and the key's nonce: what went at the nonce (its hashes and what they carried),
     // the last fees and the nonce's fee ceiling, bigints as decimal strings. Written at each send, deleted once the
     // nonce is mined, so a process stopped (or killed) mid-wait knows its submissions at start, and the next from the
     // key takes the nonce over instead of sending the same work again at another (src/store/createSubmissionStore.ts).

@@ -93,7 +93,7 @@ describe('a relay that replaces a stuck one of ours', () => {
     expect(replacing).toEqual({
       kind: 'failed',
       nonce: padHex(numberToHex(2), { size: 32 }),
-      reason: `the stuck relay this replaced at the key's nonce ${KEY_NONCE} on POL was mined instead (${firstHash}); this message is relayed again by the sweep`,
+      reason: `the stuck submission of ours this replaced at the key's nonce ${KEY_NONCE} on POL (a relay or compose retry from the key) was mined instead (${firstHash}); this message is relayed again by the sweep`,
       transaction: firstHash,
     })
     expect(again).toEqual({ kind: 'already_received', nonce: padHex(numberToHex(1), { size: 32 }) })
@@ -258,7 +258,7 @@ describe('a relay cut short by a stop, across a restart (the submissions kept in
         const killed = cuttableSubmissions(opened.store.lifecycle.submissions)
         const first = relayerOn(killed, 1_500)
         const cutShort = first.relayMessage(chain.destination, attested(cctpBurnMessage(1)))
-        const sender = `cctp:${relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')}`
+        const sender = relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')
         await expect
           .poll(() => opened.store.lifecycle.submissions.list(sender), { timeout: 1_000, interval: 20 })
           .toEqual([
@@ -309,7 +309,7 @@ describe('a relay cut short by a stop, across a restart (the submissions kept in
         bumpAfterMs: 60_000,
       })
       const attested = (message: Hex) => ({ message, attestation: '0x01' as Hex, eventNonce: null })
-      const sender = `cctp:${relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')}`
+      const sender = relayerLeaseName('POL', '0x000000000000000000000000000000000000bEEF')
       await relayer.relayMessage(chain.destination, attested(cctpBurnMessage(1)))
       expect(await opened.store.lifecycle.submissions.list(sender)).toHaveLength(1)
       chain.state.mineFirstOnNextSend = true

@@ -308,7 +308,7 @@ describe('a compose retry cut short by a stop, across a restart (the submissions
         receiptTimeoutMs,
         bumpAfterMs: 60_000,
       })
-    const sender = `lz_compose:${relayerLeaseName('ARB', '0x000000000000000000000000000000000000bEEF')}`
+    const sender = relayerLeaseName('ARB', '0x000000000000000000000000000000000000bEEF')
     // The first process sends the retry and is killed while it waits for the receipt.
     const killed = cuttableSubmissions(opened.store.lifecycle.submissions)
     const first = retrierOn(killed, 1_500)
