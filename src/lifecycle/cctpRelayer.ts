@@ -187,7 +187,8 @@ export function createCctpRelayer(parameters: CctpRelayerParameters): CctpRelaye
    * takes the lowest such nonce (with fees above it) instead of queueing behind it, and a message with a stuck relay
    * of ours goes only at that relay's nonce; its message, still unreceived, is relayed again by the sweep. Each keeps
    * every submission still pending at its nonce (any of them may be mined yet, and each is ours) and the nonce's fee
-   * ceiling, from its first submission, which no replacement raises.
+   * ceiling, from its first submission, which no replacement raises. Kept in the store under the lease's name, which
+   * the compose retrier shares, so a restart knows them and neither submitter queues behind the other's.
    */
   const stuck = new Map<string, KeptSubmissions>()
   const stuckOf = (lease: string): KeptSubmissions => {

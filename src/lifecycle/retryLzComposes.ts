@@ -169,7 +169,8 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
   /**
    * Per chain, a retry given up on while still unmined: the next retry from the key takes its nonce (with fees above
    * it, under the nonce's `feeCeiling`, which no replacement raises), as the CCTP relayer's next relay does, instead of
-   * queueing another lzCompose behind it at the next nonce.
+   * queueing another lzCompose behind it at the next nonce. Kept in the store under the key's lease name, shared with
+   * the CCTP relayer: a stuck relay's nonce is taken over the same way, and a restart knows them.
    */
   const stuck = new Map<string, KeptSubmissions>()
 
