@@ -4,7 +4,7 @@
 //       answering them without recording (BENCH_SWAP_RECORD=skip), from /proc, under the bench's autocannon load.
 //       Further app server files (name=path) join the comparison, for an A/B in one run: e.g. the committed tree,
 //       `git archive HEAD | tar -x -C /tmp/head && ln -s $PWD/node_modules /tmp/head/`, then
-//       `head=/tmp/head/bench/servers/appServer.ts`.
+//       `head=/tmp/head/bench/servers/appServer.ts`. With PROFILE_ROUTE=quote, the keyed quote instead of the swap.
 //   `tsx bench/profileKeyedSwap.ts profile [sec] [skip]`
 //       the app under keyed-swap load with `--cpu-prof`, summarised by self time per function and per area
 //       (`skip`: without the record; `quote`: the keyed quote instead of the swap).
@@ -36,8 +36,11 @@ const KEY = signApiKey(new TextEncoder().encode(KEY_SECRET), {
   iat: Math.floor(Date.now() / 1000),
 })
 const HEADERS = { 'x-swapeazi-key': KEY }
+/** What `cpu` loads: the keyed swap, or with PROFILE_ROUTE=quote the keyed quote (which records nothing either way). */
+const ROUTE = process.env['PROFILE_ROUTE'] === 'quote' ? 'quote' : 'swap'
 
 async function swapTarget(name: string, server: Server): Promise<LoadTarget> {
+  if (ROUTE === 'quote') return { name, server, path: '/api/v1/quote', headers: HEADERS, body: QUOTE_BODY }
   const response = await fetch(`${server.origin}/api/v1/quote`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...HEADERS },
@@ -64,8 +67,8 @@ async function cpu(rounds: number, durationSec: number, onPostgres: boolean, ext
     servers.push(skip)
     const targets: LoadTarget[] = [
       { name: 'baseline', server: baseline, path: '/', headers: {}, body: QUOTE_BODY },
-      await swapTarget('swap', app),
-      await swapTarget('swap unrecorded', skip),
+      await swapTarget(ROUTE, app),
+      await swapTarget(`${ROUTE} unrecorded`, skip),
     ]
     for (const arg of extra) {
       const name = arg.slice(0, arg.indexOf('='))

@@ -8,6 +8,7 @@ import { clientIp } from './clientIp.ts'
 import { defineEndpoint } from './endpoint.ts'
 import { jsonResponse, problemResponseDoc } from './openapiDoc.ts'
 import { requestHeader } from './requestHeader.ts'
+import { appendResponseHeader } from './setResponseHeader.ts'
 
 /**
  * The free tier's monthly quota as IETF RateLimit fields, appended: the per-minute limiter's policy is already on the
@@ -16,7 +17,7 @@ import { requestHeader } from './requestHeader.ts'
 function appendFreeQuota(c: Context, quota: { limit: number; remaining: number; resetSec: number; windowSec: number }): void {
   const { windowSec, ...decision } = quota
   for (const [name, value] of Object.entries(rateLimitHeaders({ policy: FREE_QUOTA_POLICY, ...decision }, windowSec)))
-    c.header(name, value, { append: true })
+    appendResponseHeader(c, name, value)
 }
 
 /**

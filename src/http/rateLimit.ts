@@ -6,6 +6,7 @@ import type { ApiKeySource, AppDeps, AppEnv } from './appEnv.ts'
 import { clientIp, type TrustProxy } from './clientIp.ts'
 import type { AppScope } from './endpoint.ts'
 import { requestHeader } from './requestHeader.ts'
+import { setResponseHeader } from './setResponseHeader.ts'
 
 const LOCAL_LIMITS = Symbol('localLimits')
 
@@ -33,7 +34,8 @@ export function rateLimit(admit: AdmitApiRequest, trustProxy: TrustProxy): Middl
   return async function rateLimitMiddleware(c, next) {
     const sent = requestApiKey((name) => requestHeader(c, name))
     const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key })
-    for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) c.header(name, value)
+    // Onto Node's response, as the request id is: c.header() would build a web Headers object on every request.
+    for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) setResponseHeader(c, name, value)
     if (!admitted.decision.isAllowed) {
       await holdRefusal(admitted.holdMs)
       throw rateLimitedError(admitted.decision)

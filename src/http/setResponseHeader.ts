@@ -13,3 +13,15 @@ export function setResponseHeader(c: Context, name: string, value: string): void
   if (outgoing && !outgoing.headersSent) outgoing.setHeader(name, value)
   else c.header(name, value)
 }
+
+/**
+ * Appends a value to a response header set before the handler (setResponseHeader), as another field line: a
+ * structured-field list such as RateLimit joins across lines. Falls back to Hono's accessor as setResponseHeader does.
+ */
+export function appendResponseHeader(c: Context, name: string, value: string): void {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+  if (outgoing && !outgoing.headersSent) {
+    const existing = outgoing.getHeader(name)
+    outgoing.setHeader(name, existing === undefined ? value : [...(Array.isArray(existing) ? existing : [String(existing)]), value])
+  } else c.header(name, value, { append: true })
+}
