@@ -52,34 +52,51 @@ function unmapped(address: string): string {
   return isIP(limited) === 4 ? limited : address
 }
 
-/** The X-Forwarded-For entries that are IP addresses, left to right; anything else is ignored. */
-function forwardedIps(header: string | undefined): string[] {
-  if (header === undefined) return []
-  return header
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => isIP(entry) !== 0)
+/**
+ * An X-Forwarded-For entry's IP address: a bare address, or one with the port some proxies append (`203.0.113.7:5555`,
+ * `[2001:db8::1]:443`, `[2001:db8::1]`); undefined for anything else (`unknown`, an obfuscated id, garbage).
+ */
+export function forwardedAddress(entry: string): string | undefined {
+  if (isIP(entry) !== 0) return entry
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry)
+  if (bracketed !== null) return isIP(bracketed[1] as string) === 6 ? bracketed[1] : undefined
+  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(entry)
+  return withPort !== null && isIP(withPort[1] as string) === 4 ? withPort[1] : undefined
+}
+
+/**
+ * The X-Forwarded-For entries, left to right, every one kept in its place: hops are counted over all of them, so an
+ * entry a proxy wrote that is not an address (`unknown`) still counts as that proxy's, and the client's own entries
+ * to its left never move into its place.
+ */
+function forwardedEntries(header: string | undefined): string[] {
+  if (header === undefined || header.trim() === '') return []
+  return header.split(',').map((entry) => entry.trim())
 }
 
 /**
  * The client's IP as our proxies saw it: with `n` proxies, the entry `n` hops from the right of X-Forwarded-For (each
  * proxy appends the address it received from); with the proxies' addresses, the rightmost entry that is not one of
- * them, and only when the socket's peer is one of them. Falls back to the socket's address.
+ * them, and only when the socket's peer is one of them. When that entry is not an IP address (a proxy that writes
+ * `unknown`), or there is no header, the socket's address: never an entry further left, which the client wrote.
  */
 export function clientIpBehind(trust: TrustProxy, socketAddress: string, forwardedFor: string | undefined): string {
-  const entries = forwardedIps(forwardedFor)
+  const entries = forwardedEntries(forwardedFor)
   if (typeof trust === 'number') {
     if (trust <= 0 || entries.length === 0) return socketAddress
-    return entries[Math.max(entries.length - trust, 0)] ?? socketAddress
+    const entry = entries[Math.max(entries.length - trust, 0)] as string
+    return forwardedAddress(entry) ?? socketAddress
   }
   // A proxy's IPv4 address matches it however it is written (a socket on `::` sees `::ffff:10.0.0.2`).
   const proxies = new Set(trust.map(unmapped))
   if (!proxies.has(unmapped(socketAddress))) return socketAddress
   for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index] as string
-    if (!proxies.has(unmapped(entry))) return entry
+    const address = forwardedAddress(entries[index] as string)
+    if (address === undefined) return socketAddress
+    if (!proxies.has(unmapped(address))) return address
   }
-  return entries[0] ?? socketAddress
+  const leftmost = entries[0]
+  return (leftmost === undefined ? undefined : forwardedAddress(leftmost)) ?? socketAddress
 }
 
 /**

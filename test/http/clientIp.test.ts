@@ -19,10 +19,29 @@ describe('clientIpBehind', () => {
     expect(clientIpBehind(2, SOCKET, '198.51.100.1, 203.0.113.7, 10.0.0.2')).toBe('203.0.113.7')
   })
 
-  it('ignores entries that are not IP addresses', () => {
-    expect(clientIpBehind(1, SOCKET, '203.0.113.7, not-an-ip, unknown')).toBe('203.0.113.7')
+  it('never takes an entry that is not an IP address: the socket address instead, never one further left', () => {
+    // The entry our proxy wrote is `unknown`: the client's entries to its left must not move into its place.
+    expect(clientIpBehind(1, SOCKET, '203.0.113.7, not-an-ip, unknown')).toBe(SOCKET)
+    for (let i = 0; i < 5; i++) expect(clientIpBehind(1, SOCKET, `10.5.5.${i}, unknown`)).toBe(SOCKET)
+    expect(clientIpBehind(2, SOCKET, '10.5.5.1, unknown, 10.0.0.2')).toBe(SOCKET)
+    expect(clientIpBehind(1, SOCKET, '203.0.113.7, , ')).toBe(SOCKET)
     expect(clientIpBehind(1, SOCKET, 'garbage')).toBe(SOCKET)
+    expect(clientIpBehind(1, SOCKET, '')).toBe(SOCKET)
     expect(clientIpBehind(1, SOCKET, undefined)).toBe(SOCKET)
+    // Entries the client wrote further left are skipped over as they are, whatever they hold.
+    expect(clientIpBehind(1, SOCKET, 'unknown, garbage, 203.0.113.7')).toBe('203.0.113.7')
+  })
+
+  it('reads the address of an entry a proxy wrote with its port, IPv4 or bracketed IPv6', () => {
+    // Review of issue 15: an `IP:port` entry used to be dropped, so the client's own entry took its place.
+    for (let i = 0; i < 5; i++) expect(clientIpBehind(1, SOCKET, `10.8.8.${i}, 203.0.113.77:5555`)).toBe('203.0.113.77')
+    for (let i = 0; i < 5; i++) expect(clientIpBehind(1, SOCKET, `10.7.7.${i}, [2001:db8:9::1]:443`)).toBe('2001:db8:9::1')
+    expect(clientIpBehind(1, SOCKET, '[2001:db8:9::1]')).toBe('2001:db8:9::1')
+    expect(clientIpBehind(1, SOCKET, '2001:db8:9::1')).toBe('2001:db8:9::1')
+    // Not addresses: a bracketed IPv4, a port out of shape, an IPv6 address with a port and no brackets is itself.
+    expect(clientIpBehind(1, SOCKET, '[203.0.113.7]:80')).toBe(SOCKET)
+    expect(clientIpBehind(1, SOCKET, '203.0.113.7:port')).toBe(SOCKET)
+    expect(clientIpBehind(1, SOCKET, '999.0.113.7:80')).toBe(SOCKET)
   })
 
   it('with fewer entries than proxies takes the leftmost, the farthest any proxy saw', () => {
@@ -34,6 +53,9 @@ describe('clientIpBehind', () => {
     expect(clientIpBehind(proxies, SOCKET, '10.9.9.1, 203.0.113.7, 10.0.0.2')).toBe('203.0.113.7')
     // A peer that is not our proxy: its header is the client's own words.
     expect(clientIpBehind(proxies, '198.51.100.4', '203.0.113.7')).toBe('198.51.100.4')
+    // Our proxy's entry with its port, or not an address: never the client's entry to its left.
+    expect(clientIpBehind(proxies, SOCKET, '10.9.9.1, 203.0.113.7:4000, 10.0.0.2:80')).toBe('203.0.113.7')
+    expect(clientIpBehind(proxies, SOCKET, '10.9.9.1, unknown, 10.0.0.2')).toBe(SOCKET)
   })
 })
 

@@ -73,4 +73,21 @@ describe('per-source limits and IPv6', () => {
       keys.push(await issueKey(client))
     expect(keys).toEqual([201, 201, 201, 429])
   })
+  it("cannot be passed by forged entries left of a proxy's entry that carries a port or is not an address", async () => {
+    // Review of issue 15: `10.8.8.$i, 203.0.113.77:5555` got a key for every $i, since the proxy's entry was dropped.
+    for (const [forged, proxyEntry] of [
+      ['10.8.8', '203.0.113.77:5555'],
+      ['10.7.7', '[2001:db8:9::1]:443'],
+      ['10.5.5', 'unknown'],
+    ] as const) {
+      nowMs += 86_400_000
+      const keys: number[] = []
+      for (let i = 1; i <= 5; i++) keys.push(await issueKey(`${forged}.${i}, ${proxyEntry}`))
+      expect(keys).toEqual([201, 201, 201, 429, 429])
+    }
+    nowMs += 60_000
+    const statuses: number[] = []
+    for (let i = 1; i <= 6; i++) statuses.push(await getChains(`10.3.3.${i}, 203.0.113.99:1234`))
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+  })
 })
