@@ -8,7 +8,11 @@ import { setResponseHeader } from './setResponseHeader.ts'
 export function corsHeaders(exposeHeaders: readonly string[]): MiddlewareHandler {
   const expose = exposeHeaders.join(', ')
   return async function corsHeadersMiddleware(c, next) {
-    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined) {
+    // A preflight is an OPTIONS with both Origin and Access-Control-Request-Method (Fetch standard); any other OPTIONS
+    // goes on to the routes, which answer 405 with Allow.
+    const isPreflight =
+      c.req.method === 'OPTIONS' && c.req.header('origin') !== undefined && c.req.header('access-control-request-method') !== undefined
+    if (isPreflight) {
       return c.body(null, 204, {
         'access-control-allow-origin': '*',
         'access-control-allow-methods': 'GET, POST, OPTIONS',

@@ -345,4 +345,13 @@ describe('routing errors', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*')
     expect(response.headers.get('access-control-allow-methods')).toContain('POST')
   })
+
+  it('answers an OPTIONS without Origin as any other method: 405 with Allow, not as a preflight', async () => {
+    // Review of issue 15: Access-Control-Request-Method alone was answered 204 as if a browser had asked.
+    for (const path of [QUOTE, '/api/v1/swap/swp_00000000000000000000000000000000']) {
+      const response = await app.request(path, { method: 'OPTIONS', headers: { 'access-control-request-method': 'GET' } })
+      expect(response.headers.get('access-control-allow-methods')).toBeNull()
+      await expectProblem(response, 405, 'method_not_allowed')
+    }
+  })
 })
