@@ -2,6 +2,7 @@ import { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import { createAdaptorServer } from '@hono/node-server'
+import type { Logger } from 'pino'
 import { formatUnits } from 'viem'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
 import { chainIdChecksFromConfig } from '../app/chainIdCheck.ts'
@@ -17,6 +18,7 @@ import type { ChainCode } from '../schemas/catalogue.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
 import { inertChainsOf } from '../service/inertRouter.ts'
+import { answerClientError } from '../http/answerClientError.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -81,7 +83,7 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   let operator: OperatorEndpoint | undefined
   try {
     operator = await startOperatorEndpoint(deps)
-    server = await listen(app.fetch, config)
+    server = await listen(app.fetch, config, deps.log)
   } catch (error) {
     await operator?.close()
     await deps.market?.stop()
@@ -141,7 +143,7 @@ function reachableUrl(info: AddressInfo): string {
  * Binds the configured host and port with the slow-client timeouts. Node checks those timeouts on an interval
  * (30 s by default, so a 10 s header timeout could take 40 s to fire): the interval here is at most a second.
  */
-function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], config: Config): Promise<Server> {
+function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], config: Config, log: Logger): Promise<Server> {
   const { headersTimeoutMs, requestTimeoutMs } = config.server
   const server = createAdaptorServer({
     fetch,
@@ -153,6 +155,7 @@ function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], confi
     },
   })
   if (!(server instanceof Server)) throw new TypeError('expected a node:http server')
+  server.on('clientError', answerClientError(log))
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, config), { cause: error }))
     server.once('error', failed)

@@ -5,6 +5,8 @@ export const ERROR_CODES = [
   'invalid_request',
   'unsupported_media_type',
   'payload_too_large',
+  'request_timeout',
+  'headers_too_large',
   'not_found',
   'method_not_allowed',
   'unsupported_token',

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/runCli.ts'
 import { quoteBody } from '../http/testApp.ts'
+import { agentTextOffences } from '../support/agentText.ts'
 import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 import { TextSink } from '../support/runCliInProcess.ts'
 
@@ -62,6 +63,25 @@ function sendAndWait(port: number, text: string): Promise<{ answer: string; clos
   })
 }
 
+/**
+ * A raw answer is a problem with its stable code, closed after it, with the headers every answer carries (review of
+ * issue 15: what Node's parser and timeouts refused used to get a bare status line).
+ */
+function expectProblem(answer: string, status: number, code: string): void {
+  const [head = '', body = ''] = answer.split('\r\n\r\n')
+  expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
+  const headers = head.toLowerCase()
+  expect(headers).toContain('content-type: application/problem+json')
+  expect(headers).toContain('x-content-type-options: nosniff')
+  expect(headers).toContain('cache-control: no-store')
+  expect(headers).toContain('connection: close')
+  const requestId = /x-request-id: ([0-9a-f-]{36})/.exec(headers)?.[1]
+  expect(requestId).toBeDefined()
+  const problem = JSON.parse(body) as { status: number; code: string; detail: string; requestId: string }
+  expect(problem).toMatchObject({ status, code, requestId })
+  expect(agentTextOffences(problem.detail)).toEqual([])
+}
+
 describe('swapeazi serve bounds a slow client (SWAPEAZI_HEADERS_TIMEOUT_MS, SWAPEAZI_REQUEST_TIMEOUT_MS)', () => {
   let served: Served
 
@@ -87,16 +107,38 @@ describe('swapeazi serve bounds a slow client (SWAPEAZI_HEADERS_TIMEOUT_MS, SWAP
       served.port,
       `POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
     )
-    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expectProblem(answer, 408, 'request_timeout')
     expect(closedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50)
     expect(closedAfterMs).toBeLessThan(REQUEST_TIMEOUT_MS + SLACK_MS)
   }, 30_000)
 
   it('cuts headers that never end with 408 once the header timeout has passed', async () => {
     const { answer, closedAfterMs } = await sendAndWait(served.port, 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
-    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expectProblem(answer, 408, 'request_timeout')
     expect(closedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50)
     expect(closedAfterMs).toBeLessThan(HEADERS_TIMEOUT_MS + SLACK_MS)
+  }, 30_000)
+
+  it.each([
+    ['a header line without a colon', 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'],
+    ['a request line that is not HTTP', 'GARBAGE\r\n\r\n'],
+    [
+      'Content-Length and chunked together',
+      'POST /api/x402/quote HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}',
+    ],
+  ])(
+    'answers %s with a 400 problem and closes',
+    async (_name, text) => {
+      const { answer } = await sendAndWait(served.port, text)
+      expectProblem(answer, 400, 'invalid_request')
+    },
+    30_000,
+  )
+
+  it('answers headers over 16 KiB with a 431 problem and closes', async () => {
+    const { answer } = await sendAndWait(served.port, `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expectProblem(answer, 431, 'headers_too_large')
+    expect(served.stderr.text).toContain('"event":"client_error"')
   }, 30_000)
 
   it('still answers a whole request sent in time', async () => {

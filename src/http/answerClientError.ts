@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { Logger } from 'pino'
+import type { ErrorCode } from '../schemas/problem.ts'
+import { PROBLEM_CONTENT_TYPE, problemBody, STATUS_BY_CODE } from './problem.ts'
+
+/** What Node's HTTP parser or its timeouts refused, before any handler saw a request. */
+type ClientError = Error & { code?: string }
+
+/** The problem for a request Node refused itself: too slow, headers too large, or not HTTP/1.1 as it must be written. */
+function problemOf(error: ClientError): { code: ErrorCode; detail: string } {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        code: 'request_timeout',
+        detail:
+          'The request was not received in time: its headers must arrive within SWAPEAZI_HEADERS_TIMEOUT_MS and the whole request within SWAPEAZI_REQUEST_TIMEOUT_MS. Send it again at once, in one piece.',
+      }
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        code: 'headers_too_large',
+        detail: "The request's headers are larger than this server reads (16 KiB in all). Send it again with fewer or shorter headers.",
+      }
+    default:
+      return {
+        code: 'invalid_request',
+        detail: `This is not a well-formed HTTP/1.1 request (${error.code ?? 'unparseable'}): check the request line, the headers' syntax and the body's framing (Content-Length or chunked, never both).`,
+      }
+  }
+}
+
+/**
+ * Answers what Node's own parser and timeouts refuse (a `clientError`) as every other error is answered: a problem
+ * with a stable code, `X-Request-Id`, `nosniff` and `no-store`, then the connection closed. Node's default writes a
+ * bare status line. A peer that is gone (reset) gets nothing; neither does a connection whose response has begun.
+ */
+export function answerClientError(log: Logger): (error: ClientError, socket: Duplex) => void {
+  return (error, socket) => {
+    const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    const { code, detail } = problemOf(error)
+    const requestId = randomUUID()
+    const status = STATUS_BY_CODE[code]
+    const body = JSON.stringify(problemBody(code, detail, { requestId }))
+    log.info({ event: 'client_error', request_id: requestId, status, reason: error.code ?? error.message }, 'client_error')
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `content-type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\n` +
+        'x-content-type-options: nosniff\r\n' +
+        'cache-control: no-store\r\n' +
+        'connection: close\r\n\r\n' +
+        body,
+      () => socket.destroy(),
+    )
+  }
+}
