@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { Sql } from './sql.ts'
+import { type Sql, transactionScope } from './sql.ts'
 
 /** How long the first connection may take before start-up gives up: never a hang on an address that drops packets. */
 export const CONNECT_TIMEOUT_MS = 5_000
@@ -39,14 +39,16 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
     },
     async transaction(work) {
       const client = await pool.connect()
+      const scope = transactionScope()
       try {
         await client.query('begin')
         const result = await work({
           describe: 'postgresql transaction',
           async query<Row>(text: string, params: readonly unknown[] = []) {
+            scope.check()
             return (await client.query(text, params as unknown[])).rows as Row[]
           },
-        })
+        }).finally(scope.end)
         await client.query('commit')
         return result
       } catch (error) {

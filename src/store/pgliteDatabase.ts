@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
-import type { Sql } from './sql.ts'
+import { type Sql, transactionScope } from './sql.ts'
 
 type PgliteModule = typeof import('@electric-sql/pglite')
 let loaded: Promise<PgliteModule> | undefined
@@ -33,17 +33,19 @@ function sqlOf(lib: PgliteModule, db: PGlite, describe: string): Omit<Sql, 'isEx
     },
     async transaction(work) {
       // The transaction holds PGlite's transaction lock until it ends, so no other statement runs between its own.
+      const scope = transactionScope()
       return db.transaction((tx) =>
         work({
           describe: 'pglite transaction',
           async query<Row>(text: string, params: readonly unknown[] = []) {
+            scope.check()
             if (!PREPARABLE.test(text)) {
               await db._runExclusiveQuery(() => statements.forgetIfSchemaChange(text))
               return (await tx.query<Row>(text, params as unknown[])).rows
             }
             return db._runExclusiveQuery(() => statements.run<Row>(text, params, { inTransaction: true }))
           },
-        }),
+        }).finally(scope.end),
       )
     },
     close: () => db.close(),

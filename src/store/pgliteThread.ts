@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { revivedError, type StoreRequest, type StoreResponse } from './pgliteThreadProtocol.ts'
-import type { Sql } from './sql.ts'
+import { type Sql, transactionScope } from './sql.ts'
 
 /**
  * scripts/compiledCli.js builds pgliteWorker.ts as an entry of its own beside the compiled CLI and defines this as
@@ -87,12 +87,16 @@ function startSql(dataDir: string, template: ArrayBuffer | undefined): Promise<O
     async transaction<T>(work: (tx: Omit<Sql, 'transaction' | 'close' | 'isExclusive' | 'dataDirLock'>) => Promise<T>): Promise<T> {
       const tx = nextTx++
       await call({ op: 'begin', tx })
+      const scope = transactionScope()
       let result: T
       try {
         result = await work({
           describe: 'pglite transaction',
-          query: <Row>(text: string, params: readonly unknown[] = []) => call({ op: 'txquery', tx, text, params }) as Promise<Row[]>,
-        })
+          query: async <Row>(text: string, params: readonly unknown[] = []) => {
+            scope.check()
+            return (await call({ op: 'txquery', tx, text, params })) as Row[]
+          },
+        }).finally(scope.end)
       } catch (error) {
         await call({ op: 'rollback', tx }).catch(() => {})
         throw error

@@ -37,11 +37,15 @@ async function main(): Promise<void> {
   port.postMessage({ id: open.id, rows: [] } satisfies StoreResponse)
   const transactions = new Map<number, OpenTransaction>()
 
+  // `work` runs inside the promise, so one that throws at once (a statement on a transaction that has ended) is
+  // that request's error, never an uncaught exception that would end the thread and every statement after it.
   const answer = (id: number, work: () => Promise<unknown[] | undefined>): void => {
-    work().then(
-      (rows) => port.postMessage({ id, rows: rows ?? [] } satisfies StoreResponse),
-      (error: unknown) => port.postMessage({ id, error: serializableError(error) } satisfies StoreResponse),
-    )
+    Promise.resolve()
+      .then(work)
+      .then(
+        (rows) => port.postMessage({ id, rows: rows ?? [] } satisfies StoreResponse),
+        (error: unknown) => port.postMessage({ id, error: serializableError(error) } satisfies StoreResponse),
+      )
   }
   const transactionOf = (id: number): OpenTransaction => {
     const open = transactions.get(id)

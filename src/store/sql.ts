@@ -20,3 +20,20 @@ export type Sql = {
 
 /** A timestamp column as ISO 8601: PGlite returns Date objects, node-postgres may return text. */
 export const isoTimestamp = (value: unknown): string => (value instanceof Date ? value : new Date(String(value))).toISOString()
+
+/**
+ * How a transaction refuses a statement issued after its work has returned or thrown (an un-awaited statement, or a
+ * branch of a `Promise.all` still running when another failed): it would otherwise run outside the transaction, on
+ * a pooled connection inside another caller's, or on a transaction the store's thread no longer knows.
+ */
+export function transactionScope(): { check(): void; end(): void } {
+  let isOpen = true
+  return {
+    check() {
+      if (!isOpen) throw new Error('a statement was issued on a transaction that has ended: await every statement inside its work')
+    },
+    end() {
+      isOpen = false
+    },
+  }
+}
