@@ -54,6 +54,9 @@ export function createAdmitApiRequest(
     }
     return verified
   }
+  // Key ids the store answered revoked (PostgreSQL reads the denylist in the counter's statement; the embedded
+  // store's owner keeps it in memory). Bounded; emptied when full, when the store is asked again.
+  const revokedKeys = new Set<string>()
   return async ({ ip, key }) => {
     const nowMs = deps.clock()
     let ipSubjectOnce: ReturnType<LocalLimits['ipSubject']> | undefined
@@ -70,6 +73,11 @@ export function createAdmitApiRequest(
       }
       claims = verified.ok ? verified.claims : undefined
     }
+    if (claims !== undefined && revokedKeys.has(claims.id)) {
+      const ipOver = local.noteRefusal(ipSubject(), nowMs)
+      if (ipOver !== undefined) return refused(ipOver)
+      throw revokedKeyError(claims.id)
+    }
     const subject: RateSubject = claims === undefined ? ipSubject() : { policy: claims.tier, keyId: claims.id }
     const over = local.knownOver(subject, nowMs)
     if (over !== undefined) return refused(over)
@@ -81,6 +89,9 @@ export function createAdmitApiRequest(
       // The denylist is read in the counter's statement: a keyed request costs one round trip (none on PGlite).
       const hit = await deps.store.rateLimits.hitKey(claims.id, subjectKey(subject), window)
       if (hit.isRevoked) {
+        // A revocation is for good: this process refuses the key from memory from now on, with no statement.
+        if (revokedKeys.size >= MAX_VERIFIED_KEYS) revokedKeys.clear()
+        revokedKeys.add(claims.id)
         const ipOver = local.noteRefusal(ipSubject(), nowMs)
         if (ipOver !== undefined) return refused(ipOver)
         throw revokedKeyError(claims.id)

@@ -113,6 +113,9 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
     const statuses: number[] = []
     for (let k = 0; k < 5; k++) statuses.push((await getHealth(one, headers)).status)
     expect(statuses).toEqual([401, 401, 401, 429, 429])
+    // PostgreSQL: only the first request reached the store (its statement found the key revoked); PGlite: none.
+    const rows = await store.sql.query<{ calls: number }>(`select calls from rate_counters where subject = $1`, [`key:${revokedId}`])
+    expect(rows.map((row) => Number(row.calls))).toEqual(store.sql.isExclusive ? [] : [1])
   })
 
   it('answers a source already over its limit from memory: the store count stops at the first refusal', async () => {
