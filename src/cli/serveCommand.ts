@@ -22,6 +22,8 @@ import { answerClientError } from '../http/answerClientError.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
+/** The longest the store waits, at shutdown, for handlers whose connections are gone. */
+const HANDLER_FINISH_MS = 60_000
 
 export type ServeIo = {
   /** The service's pino logs. */
@@ -79,11 +81,14 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     }),
   })
   let server: Server
+  // Handlers run on after their connection is gone (a client that left, or one cut at the grace): the store closes
+  // only once they have finished, so a payment settled in one is recorded.
+  const handlers = countHandlers(app.fetch)
   // The embedded store's owner runs operator commands on its live store (issue 15 item 1).
   let operator: OperatorEndpoint | undefined
   try {
     operator = await startOperatorEndpoint(deps)
-    server = await listen(app.fetch, config, deps.log)
+    server = await listen(handlers.fetch, config, deps.log)
   } catch (error) {
     await operator?.close()
     await deps.market?.stop()
@@ -118,12 +123,13 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   const signal = await stopping.first
   deps.log.info({ event: 'shutdown', signal, in_flight: inFlight() }, 'shutdown: no new connections; finishing the requests in flight')
   const cut = await drain(server, config.server.shutdownGraceMs, stopping.again, inFlight)
-  stopping.dispose()
   if (cut > 0)
     deps.log.warn(
       { event: 'shutdown_cut', in_flight: cut, grace_ms: config.server.shutdownGraceMs },
-      'shutdown: requests still in flight were cut; raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
+      'shutdown: connections with requests still in flight were closed, their answers lost (their work still finishes and is recorded); raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
     )
+  await finishHandlers(handlers, stopping.again, deps.log)
+  stopping.dispose()
   await tracker?.stop()
   await relaying.stop()
   await operator?.close()
@@ -184,6 +190,65 @@ function listenFailure(error: NodeJS.ErrnoException, config: Config): string {
     default:
       return `cannot listen on ${host}:${port} (${error.code ?? error.message}): check SWAPEAZI_HOST and SWAPEAZI_PORT`
   }
+}
+
+type Handlers = { fetch: Parameters<typeof createAdaptorServer>[0]['fetch']; count(): number; idle(): Promise<void> }
+
+/** Counts the app's handlers from the request's arrival until the handler's own promise settles, answered or not. */
+function countHandlers(fetch: Parameters<typeof createAdaptorServer>[0]['fetch']): Handlers {
+  let count = 0
+  let waiting: (() => void)[] = []
+  const done = (): void => {
+    count -= 1
+    if (count > 0) return
+    for (const resolve of waiting) resolve()
+    waiting = []
+  }
+  return {
+    fetch: (request, env) => {
+      count += 1
+      let result: ReturnType<typeof fetch>
+      try {
+        result = fetch(request, env)
+      } catch (error) {
+        done()
+        throw error
+      }
+      // node-server handles the handler's own outcome; this only notes when it is over.
+      Promise.resolve(result).then(done, done)
+      return result
+    },
+    count: () => count,
+    idle: () => (count === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
+  }
+}
+
+/**
+ * After the connections are closed, the handlers still running (a payment settling with the facilitator, a swap
+ * being recorded) finish before the store closes, bounded by HANDLER_FINISH_MS (every outbound call they make has a
+ * timeout of its own, well under it); a second signal stops waiting.
+ */
+async function finishHandlers(handlers: Handlers, again: Promise<void>, log: Logger): Promise<void> {
+  const running = handlers.count()
+  if (running === 0) return
+  log.warn(
+    { event: 'shutdown_finishing', handlers: running },
+    'shutdown: waiting for the work of requests still running (payments settling, swaps recording) before the store closes; a second SIGTERM stops waiting',
+  )
+  let timer: NodeJS.Timeout | undefined
+  const outcome = await Promise.race([
+    handlers.idle().then(() => 'finished' as const),
+    again.then(() => 'signal' as const),
+    new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), HANDLER_FINISH_MS)
+    }),
+  ])
+  clearTimeout(timer)
+  if (outcome !== 'finished')
+    log.error(
+      { event: 'shutdown_abandoned', handlers: handlers.count(), reason: outcome },
+      'shutdown: the store closes under requests still running: a payment they were settling stays reserved (with SWAPEAZI_SETTLEMENT=onchain, the payment reconciler resolves it at the next start)',
+    )
 }
 
 /** Counts requests from arrival until their response is sent or their connection closes. */
