@@ -16,5 +16,11 @@ export const DataDirHolder = z.object({
   socket: z.string().nullable(),
   /** The holder's HTTP API, once it listens (`swapeazi serve`); null otherwise. */
   url: z.string().nullable(),
+  /**
+   * Where its pid means something: the machine's boot id and the holder's pid namespace (Linux), or null where they
+   * cannot be read. A process elsewhere (another container on a shared volume, another host) cannot check the pid,
+   * and goes by the lock's heartbeat instead. Absent in locks written before it.
+   */
+  namespace: z.string().nullable().optional(),
 })
 export type DataDirHolder = z.infer<typeof DataDirHolder>

@@ -6,9 +6,11 @@ import {
   openSync,
   readFileSync,
   realpathSync,
+  readlinkSync,
   renameSync,
   statSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
@@ -28,6 +30,12 @@ import { DataDirHolder } from '../schemas/dataDirLock.ts'
 //   operator socket still answers (a wall clock stepped forward under a live holder).
 // A live pid whose process started before the lock, or whose start is unknown (no /proc), holds it: taking a live
 // store over loses writes, so when in doubt we refuse and name the pid.
+//
+// Those pid checks hold only where the holder's pid means the same process: the same boot of the same machine and
+// the same pid namespace, which the lock records (`namespace`). A holder elsewhere (another container on a shared
+// volume, where both may be pid 1; another host on a network file system) proves it lives by a heartbeat instead:
+// it touches the lock file every HEARTBEAT_MS, and its lock is stale only once it has gone HEARTBEAT_STALE_MS
+// untouched and its operator socket, if it published one, does not answer.
 //
 // Takeover races: only the holder of a second file, the takeover mutex (created with O_EXCL, naming its pid), removes
 // a stale lock, after reading it again under the mutex, and then tries O_EXCL itself. Nothing else removes a lock but
@@ -51,6 +59,24 @@ const MUTEX_STALE_MS = 10_000
 /** A socket that neither accepts nor refuses within this is a busy holder, not a dead one. */
 const SOCKET_PROBE_MS = 1_000
 const MAX_ATTEMPTS = 200
+/** How often a holder touches its lock file, for processes in other pid namespaces that cannot check its pid. */
+const HEARTBEAT_MS = 2_000
+/** A lock from another pid namespace untouched this long was left by a holder that died (five heartbeats missed). */
+export const HEARTBEAT_STALE_MS = 10_000
+
+/**
+ * Where this process's pid means something: `<boot id>/<pid namespace>` from Linux's /proc, or null where either
+ * cannot be read (another system, or a restricted /proc), when the lock's pid is all there is to go by.
+ */
+export function pidNamespace(): string | null {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    const namespace = readlinkSync('/proc/self/ns/pid')
+    return boot === '' ? null : `${boot}/${namespace}`
+  } catch {
+    return null
+  }
+}
 
 /**
  * The locks this process holds, by lock file, with their tokens. Process-wide on purpose: a lock belongs to the
@@ -78,8 +104,11 @@ export class DataDirHeldError extends Error {
     readonly holder: DataDirHolder,
     alternative?: string,
   ) {
-    const who =
-      holder.pid === process.pid
+    const here = pidNamespace()
+    const isElsewhere = holder.namespace !== undefined && holder.namespace !== null && here !== null && holder.namespace !== here
+    const who = isElsewhere
+      ? `is in use by ${holder.command} (pid ${holder.pid} in another container or on another machine, since ${holder.startedAt}; it keeps its lock refreshed, and a lock left ${HEARTBEAT_STALE_MS / 1000} s unrefreshed is taken over)`
+      : holder.pid === process.pid
         ? 'is already open in this process'
         : `is in use by ${holder.command} (pid ${holder.pid}, since ${holder.startedAt})`
     const ways = [
@@ -118,6 +147,7 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
     token: randomBytes(16).toString('hex'),
     socket: null,
     url: null,
+    namespace: pidNamespace(),
   }
   for (let attempt = 0; !createExclusive(dataDir, path, holder); attempt++) {
     if (attempt === MAX_ATTEMPTS)
@@ -129,11 +159,24 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
   }
   heldHere.set(path, holder.token)
   installExitHook()
+  // Touched while held (and the file on disk is still this lock), so processes elsewhere see the holder alive.
+  const heartbeat = setInterval(() => {
+    if (heldHere.get(path) !== holder.token || !isOurs(path, holder.token)) {
+      clearInterval(heartbeat)
+      return
+    }
+    try {
+      const now = new Date()
+      utimesSync(path, now, now)
+    } catch {}
+  }, HEARTBEAT_MS)
+  heartbeat.unref()
   return {
     dataDir,
     holder: () => holder,
     publish(fields) {
-      if (heldHere.get(path) !== holder.token) return
+      // Never over a lock that is no longer this one on disk (taken over by mistake): that would make two owners.
+      if (heldHere.get(path) !== holder.token || !isOurs(path, holder.token)) return
       holder = { ...holder, ...fields }
       // Written aside and renamed over the lock: a reader sees the old content or the new, never half of either.
       const aside = `${path}.${holder.token}.tmp`
@@ -141,6 +184,7 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
       renameSync(aside, path)
     },
     release() {
+      clearInterval(heartbeat)
       if (heldHere.get(path) !== holder.token) return
       heldHere.delete(path)
       removeIfOurs(path, holder.token)
@@ -190,7 +234,7 @@ async function inspectLock(path: string): Promise<Inspection> {
   }
   const holder = parseHolder(raw)
   if (holder === undefined) return Date.now() - modifiedMs < UNWRITTEN_LOCK_MS ? { state: 'unwritten' } : { state: 'stale', raw, ino }
-  return (await isHolderAlive(path, holder)) ? { state: 'live', holder } : { state: 'stale', raw, ino }
+  return (await isHolderAlive(path, holder, modifiedMs)) ? { state: 'live', holder } : { state: 'stale', raw, ino }
 }
 
 function parseHolder(raw: string): DataDirHolder | undefined {
@@ -202,7 +246,13 @@ function parseHolder(raw: string): DataDirHolder | undefined {
   }
 }
 
-async function isHolderAlive(path: string, holder: DataDirHolder): Promise<boolean> {
+async function isHolderAlive(path: string, holder: DataDirHolder, modifiedMs: number): Promise<boolean> {
+  const here = pidNamespace()
+  if (holder.namespace !== undefined && holder.namespace !== null && here !== null && holder.namespace !== here) {
+    // Elsewhere: its pid names no process of ours. Alive while it keeps the lock touched, or its socket answers.
+    if (Date.now() - modifiedMs < HEARTBEAT_STALE_MS) return true
+    return holder.socket !== null && (await socketAnswers(holder.socket))
+  }
   if (holder.pid === process.pid) return heldHere.get(path) === holder.token
   if (!isPidAlive(holder.pid)) return false
   const startedMs = processStartMs(holder.pid)
@@ -372,6 +422,14 @@ function clearStaleMutex(mutex: string): void {
   try {
     unlinkSync(aside)
   } catch {}
+}
+
+function isOurs(path: string, token: string): boolean {
+  try {
+    return parseHolder(readFileSync(path, 'utf8'))?.token === token
+  } catch {
+    return false
+  }
 }
 
 function removeIfOurs(path: string, token: string): void {

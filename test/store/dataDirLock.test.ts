@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
@@ -9,7 +10,14 @@ import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
 import { runCliInProcess } from '../support/runCliInProcess.ts'
-import { acquireDataDirLock, DATA_DIR_LOCK_FILE, DataDirHeldError, findDataDirHolder } from '../../src/store/dataDirLock.ts'
+import {
+  acquireDataDirLock,
+  DATA_DIR_LOCK_FILE,
+  DataDirHeldError,
+  findDataDirHolder,
+  HEARTBEAT_STALE_MS,
+  pidNamespace,
+} from '../../src/store/dataDirLock.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 
 const run = promisify(execFile)
@@ -59,7 +67,10 @@ describe('the lock on a PGlite data directory', () => {
       token: expect.stringMatching(/^[0-9a-f]{32}$/),
       socket: null,
       url: null,
+      namespace: pidNamespace(),
     })
+    // On Linux: the boot and pid namespace its pid belongs to.
+    if (process.platform === 'linux') expect(readHolder(dataDir).namespace).toMatch(/^[0-9a-f-]{36}\/pid:\[\d+\]$/)
     await expect(acquireDataDirLock(dataDir)).rejects.toThrow(
       `SWAPEAZI_DATA_DIR ${dataDir} is already open in this process, and an embedded store has one owner: stop that process, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
     )
@@ -146,6 +157,72 @@ describe('the lock on a PGlite data directory', () => {
       lock.release()
     },
   )
+
+  // Review of issue 15: in another container on a shared volume both processes are often pid 1, so the pid checks
+  // found the live holder stale (its pid "this process's", or not alive here) and two processes owned the directory.
+  it.runIf(pidNamespace() !== null)(
+    'goes by the heartbeat for a holder in another pid namespace: refused while refreshed or its socket answers, taken over once silent',
+    async () => {
+      const elsewhere = 'ffffffff-ffff-ffff-ffff-ffffffffffff/pid:[4026530000]'
+      // Pid 1 here, and this process's own pid: neither says anything about a process in another namespace.
+      for (const pid of [1, process.pid]) {
+        const fresh = freshDir()
+        plantLock(fresh, { pid, namespace: elsewhere })
+        const refusal = await acquireDataDirLock(fresh).catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(DataDirHeldError)
+        expect((refusal as Error).message).toContain(`pid ${pid} in another container or on another machine`)
+        expect((refusal as Error).message).toContain(`a lock left ${HEARTBEAT_STALE_MS / 1000} s unrefreshed is taken over`)
+        expect((await findDataDirHolder(fresh))?.pid).toBe(pid)
+      }
+
+      // Silent past the heartbeat's limit, but its operator socket answers: still live.
+      const answering = freshDir()
+      mkdirSync(answering, { recursive: true })
+      const socketPath = join(answering, 'operator.sock')
+      const listener = createServer((connection) => connection.end())
+      await new Promise<void>((resolve) => listener.listen(socketPath, resolve))
+      try {
+        plantLock(answering, { pid: process.pid, namespace: elsewhere, socket: socketPath })
+        const silentSince = new Date(Date.now() - HEARTBEAT_STALE_MS - 5_000)
+        utimesSync(lockFile(answering), silentSince, silentSince)
+        await expect(acquireDataDirLock(answering)).rejects.toBeInstanceOf(DataDirHeldError)
+      } finally {
+        await new Promise((resolve) => listener.close(resolve))
+      }
+
+      // Silent past the limit, its socket gone: the holder died (a container killed); the lock is taken over.
+      const silent = freshDir()
+      plantLock(silent, { pid: 1, namespace: elsewhere, socket: join(silent, 'operator.sock') })
+      const longAgo = new Date(Date.now() - HEARTBEAT_STALE_MS - 5_000)
+      utimesSync(lockFile(silent), longAgo, longAgo)
+      expect(await findDataDirHolder(silent)).toBeUndefined()
+      const taken = await acquireDataDirLock(silent)
+      expect(readHolder(silent)).toMatchObject({ pid: process.pid, namespace: pidNamespace() })
+      taken.release()
+
+      // A lock written before the namespace was recorded is judged by its pid, as before: alive here, refused.
+      const older = freshDir()
+      plantLock(older, { pid: process.ppid })
+      await expect(acquireDataDirLock(older)).rejects.toBeInstanceOf(DataDirHeldError)
+    },
+  )
+
+  it('keeps its lock refreshed while held, and never writes over a lock that is no longer its own', async () => {
+    const dataDir = freshDir()
+    const lock = await acquireDataDirLock(dataDir)
+    const longAgo = new Date(Date.now() - 60_000)
+    utimesSync(lockFile(dataDir), longAgo, longAgo)
+    for (let waited = 0; statSync(lockFile(dataDir)).mtimeMs < Date.now() - 30_000; waited += 100) {
+      if (waited > 10_000) throw new Error('the lock was not refreshed within 10 s')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    // Another lock in its place (it should never happen): publish leaves it alone, and so does release.
+    plantLock(dataDir, { pid: process.ppid, token: 'another-token-another-token' })
+    lock.publish({ socket: '/run/op.sock' })
+    expect(readHolder(dataDir)).toMatchObject({ pid: process.ppid, token: 'another-token-another-token', socket: null })
+    lock.release()
+    expect(readHolder(dataDir).token).toBe('another-token-another-token')
+  })
 
   it('says which of SWAPEAZI_DATA_DIR is wrong: a file, inside a file, under /proc', async () => {
     const file = join(work, 'a-file')
