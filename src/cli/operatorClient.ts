@@ -43,14 +43,17 @@ export function operatorClient(dataDir: string, holder: DataDirHolder): Operator
 const describe = (holder: DataDirHolder): string => `${holder.command} (pid ${holder.pid})`
 
 /**
- * The socket must be one the holder made: a socket, owned by the lock file's owner. (In the OS temp dir another user
- * could otherwise put one there first and be sent keys.)
+ * The socket must be one the holder made: a socket, owned by the lock file's owner, who is this user (the data
+ * directory is this user's alone: checkDataDirOwner). In the OS temp dir another user could otherwise put one there
+ * first and be sent keys.
  */
 function checkSocket(dataDir: string, holder: DataDirHolder, socket: string): void {
   let isOurs = false
   try {
     const stat = lstatSync(socket)
-    isOurs = stat.isSocket() && stat.uid === statSync(join(dataDir, DATA_DIR_LOCK_FILE)).uid
+    const lockOwner = statSync(join(dataDir, DATA_DIR_LOCK_FILE)).uid
+    const euid = process.geteuid?.()
+    isOurs = stat.isSocket() && stat.uid === lockOwner && (euid === undefined || lockOwner === euid)
   } catch {}
   if (!isOurs)
     throw new Error(

@@ -197,6 +197,7 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
  * next owner to take over). Creates nothing.
  */
 export async function findDataDirHolder(dataDir: string): Promise<DataDirHolder | undefined> {
+  checkDataDirOwner(dataDir)
   const path = join(dataDir, DATA_DIR_LOCK_FILE)
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const found = await inspectLock(path)
@@ -492,6 +493,33 @@ function prepareDataDir(dataDir: string): void {
       throw new DataDirUnusableError(dataDir, `cannot be created (${code ?? String(error)})`)
     }
   }
+  checkDataDirOwner(dataDir)
+}
+
+/**
+ * The data directory must be this user's alone, as PostgreSQL requires of its own: owned by the effective user and
+ * writable by no one else. Another user who made it (`./data` under /tmp, say) could plant a lock and an operator
+ * socket of their own there, and be sent the keys an operator revokes; one who can write in it could do the same.
+ */
+export function checkDataDirOwner(dataDir: string): void {
+  const euid = process.geteuid?.()
+  if (euid === undefined) return
+  let stat: ReturnType<typeof statSync>
+  try {
+    stat = statSync(dataDir)
+  } catch {
+    return
+  }
+  if (stat.uid !== euid)
+    throw new DataDirUnusableError(
+      dataDir,
+      `is owned by uid ${stat.uid}, not by this user (uid ${euid}): run SwapEazi as its owner, or give it to this user (chown -R ${euid} ${dataDir})`,
+    )
+  if ((stat.mode & 0o022) !== 0)
+    throw new DataDirUnusableError(
+      dataDir,
+      `is writable by other users (mode ${(stat.mode & 0o777).toString(8)}), who could plant files in it: chmod 700 ${dataDir}`,
+    )
 }
 
 /** What holds a lock, for the messages of the processes that find it: `swapeazi` and its command, never arguments. */

@@ -1,6 +1,18 @@
 import { execFile, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -254,8 +266,55 @@ describe('the lock on a PGlite data directory', () => {
       })
       expect(JSON.parse(stdout)).toMatchObject({
         taken: false,
-        message: `SWAPEAZI_DATA_DIR ${dataDir} is not writable by this user; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
+        message: `SWAPEAZI_DATA_DIR ${dataDir} is owned by uid 0, not by this user (uid 65534): run SwapEazi as its owner, or give it to this user (chown -R 65534 ${dataDir}); set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
       })
+    },
+    30_000,
+  )
+
+  // Review of issue 15: another user who made the data directory (`./data` run from /tmp, say), or can write in it,
+  // planted a lock naming a live pid and an operator socket of their own, and `keys revoke` sent them the key.
+  it.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)(
+    'refuses a data directory another user owns, or others can write in, before trusting a lock or socket in it',
+    async () => {
+      const dataDir = freshDir()
+      mkdirSync(dataDir, { mode: 0o700 })
+      chmodSync(dataDir, 0o777)
+      const socket = join(dataDir, 'operator.sock')
+      const received: string[] = []
+      const planted = createHttpServer((request, response) => {
+        let body = ''
+        request.on('data', (chunk: Buffer) => {
+          body += chunk.toString()
+        })
+        request.on('end', () => {
+          received.push(`${request.url} ${body}`)
+          response.writeHead(200, { 'content-type': 'application/json' })
+          response.end(JSON.stringify({ id: 'key_000000000000000000000000', revoked: true, alreadyRevoked: false }))
+        })
+      })
+      await new Promise<void>((resolve) => planted.listen(socket, resolve))
+      try {
+        plantLock(dataDir, { pid: 1, socket })
+        const secret = 'se_THE_OPERATORS_REAL_KEY_0123456789'
+        const env = { SWAPEAZI_DATA_DIR: dataDir, SWAPEAZI_LOG_LEVEL: 'silent', SWAPEAZI_KEY_SECRET: 'k'.repeat(64) }
+        // Writable by others (mode 0777): refused, whoever owns it.
+        const writable = await runCliInProcess(['keys', 'revoke', secret], env)
+        expect(writable.code).not.toBe(0)
+        expect(writable.stderr).toContain(
+          `SWAPEAZI_DATA_DIR ${dataDir} is writable by other users (mode 777), who could plant files in it: chmod 700 ${dataDir}`,
+        )
+        // Owned by another user (65534), as are its lock and socket: refused.
+        chmodSync(dataDir, 0o700)
+        for (const path of [dataDir, lockFile(dataDir), socket]) chownSync(path, 65534, 65534)
+        const foreign = await runCliInProcess(['keys', 'revoke', secret], env)
+        expect(foreign.code).not.toBe(0)
+        expect(foreign.stderr).toContain(`SWAPEAZI_DATA_DIR ${dataDir} is owned by uid 65534, not by this user (uid 0)`)
+        await expect(acquireDataDirLock(dataDir)).rejects.toThrow('is owned by uid 65534, not by this user (uid 0)')
+        expect(received).toEqual([])
+      } finally {
+        await new Promise((resolve) => planted.close(resolve))
+      }
     },
     30_000,
   )
