@@ -1,9 +1,9 @@
-import { timingSafeEqual } from 'node:crypto'
-import { chmodSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { chmodSync, createReadStream, createWriteStream, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { finished } from 'node:stream/promises'
+import { finished, pipeline } from 'node:stream/promises'
 import type { Logger } from 'pino'
 import type * as z from 'zod'
 import { ObservationImportError } from '../intel/importObservations.ts'
@@ -16,6 +16,12 @@ export const OPERATOR_SOCKET_FILE = 'operator.sock'
 /** The longest Unix socket path every platform binds (sun_path: 108 bytes on Linux, 104 on macOS, with the NUL). */
 const MAX_SOCKET_PATH_BYTES = 103
 const MAX_JSON_BODY_BYTES = 64 * 1024
+/** A command's connection idle this long (a client stopped mid-upload) is closed. */
+const IDLE_MS = 60_000
+/** At shutdown, how long commands in flight get before their connections are closed. */
+const CLOSE_GRACE_MS = 5_000
+/** An import's upload, spooled in the data directory while it arrives: `.import-` and random hex. */
+const SPOOL_PREFIX = '.import-'
 
 export type OperatorEndpoint = {
   /** Where it listens (also in the lock file). */
@@ -47,14 +53,17 @@ export async function startOperatorEndpoint(deps: OperatorOperationsDeps): Promi
 
 async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock, log: Logger): Promise<OperatorEndpoint> {
   const token = Buffer.from(lock.holder().token)
-  const server = createServer((request, response) => {
-    handle(operations, token, request, response).catch(async (error: unknown) => {
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 0 }, (request, response) => {
+    handle(operations, token, lock.dataDir, request, response).catch(async (error: unknown) => {
       log.error({ event: 'operator_command_failed', err: error }, 'operator_command_failed')
       await answer(request, response, 500, {
         detail: `the service failed to run the command: ${error instanceof Error ? error.message : String(error)}`,
       })
     })
   })
+  server.setTimeout(IDLE_MS, (socket) => socket.destroy())
+  // Spooled uploads a holder that was killed left behind (this process holds the lock now, so they are no one's).
+  for (const name of readdirSync(lock.dataDir)) if (name.startsWith(SPOOL_PREFIX)) rmSync(join(lock.dataDir, name), { force: true })
   const place = socketPlace(lock.dataDir)
   // Bound in a private (0700) directory and made 0600 before it is moved into place, so no other user can connect
   // while it is still open to them.
@@ -81,6 +90,8 @@ async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock,
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeIdleConnections()
+          // A command still uploading is cut (an import is all or nothing: what it began rolls back).
+          setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()
         })
         rmSync(place.socket, { force: true })
         if (place.bindPath === place.socket) rmSync(place.privateDir, { recursive: true, force: true })
@@ -107,7 +118,13 @@ function socketPlace(dataDir: string): SocketPlace {
   return { socket, bindPath: socket, privateDir }
 }
 
-async function handle(operations: OperatorOperations, token: Buffer, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(
+  operations: OperatorOperations,
+  token: Buffer,
+  spoolDir: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   const presented = Buffer.from((request.headers.authorization ?? '').replace(/^Bearer /, ''))
   if (presented.length !== token.length || !timingSafeEqual(presented, token)) {
     await answer(request, response, 403, { detail: "the operator endpoint needs the token in the data directory's lock file" })
@@ -126,7 +143,7 @@ async function handle(operations: OperatorOperations, token: Buffer, request: In
         await answer(request, response, 200, await operations.keyUsage(await jsonBody(request, KeyUsageRequest)))
         return
       case 'POST /intel/import':
-        await answer(request, response, 200, await operations.importObservations(request))
+        await answer(request, response, 200, await importSpooled(operations, spoolDir, request))
         return
       default:
         await answer(request, response, 404, {
@@ -136,6 +153,23 @@ async function handle(operations: OperatorOperations, token: Buffer, request: In
   } catch (error) {
     if (!(error instanceof OperatorCommandError || error instanceof ObservationImportError)) throw error
     await answer(request, response, 422, { detail: error.message })
+  }
+}
+
+/**
+ * An import's upload is written to a file of its own (0600, in the data directory) as it arrives, and imported from
+ * it once whole: the import's transaction, which holds the embedded store's one session, then reads at disk speed,
+ * and a client that stalls mid-upload stalls only itself, never the service's other statements.
+ */
+async function importSpooled(operations: OperatorOperations, spoolDir: string, request: IncomingMessage) {
+  const spool = join(spoolDir, `${SPOOL_PREFIX}${randomBytes(8).toString('hex')}`)
+  try {
+    await pipeline(request, createWriteStream(spool, { flags: 'wx', mode: 0o600 })).catch(() => {
+      throw new OperatorCommandError('the upload ended before the file did: nothing was imported; run the command again')
+    })
+    return await operations.importObservations(createReadStream(spool))
+  } finally {
+    rmSync(spool, { force: true })
   }
 }
 

@@ -1,4 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { Readable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -80,6 +83,40 @@ describe('the operator endpoint of a data directory holder', () => {
 
   it('refuses a holder without a socket as any second process is refused', async () => {
     await expect(operatorClient(dataDir, { ...holder(), pid: 4242, socket: null }).issueKey('free')).rejects.toThrow(DataDirHeldError)
+  })
+
+  // Review of issue 15: the import read its upload inside its transaction, which holds the embedded store's one
+  // session, so a client that stalled mid-upload froze every statement of the service until it went away.
+  it('spools an import while it arrives: a stalled upload holds up no statement, and an aborted one imports nothing', async () => {
+    const lines = readFileSync(fileURLToPath(new URL('../intel/fixtures/observations.jsonl', import.meta.url)), 'utf8')
+      .trim()
+      .split('\n')
+    const count = async (): Promise<number> =>
+      Number((await store.sql.query<{ n: number }>('select count(*)::int as n from observations'))[0]?.n)
+    const before = await count()
+    const sent = request({
+      socketPath: endpoint?.socket ?? '',
+      path: '/intel/import',
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${holder().token}`, 'content-type': 'application/x-ndjson' },
+    })
+    sent.on('error', () => {})
+    // Ten whole lines, then the client stalls (a slow pipe, a suspended process).
+    sent.write(`${lines.slice(0, 10).join('\n')}\n`)
+    await sleep(300)
+    const started = Date.now()
+    await store.sql.query('select count(*) from swaps')
+    expect(Date.now() - started).toBeLessThan(1_000)
+    sent.destroy()
+    await sleep(300)
+    expect(await count()).toBe(before)
+    expect(readdirSync(dataDir).filter((name) => name.startsWith('.import-'))).toEqual([])
+    // A whole upload imports, through the same spool.
+    const imported = await operatorClient(dataDir, holder()).importObservations(Readable.from([`${lines.join('\n')}\n`]))
+    expect(imported.imported).toBeGreaterThan(0)
+    expect(await count()).toBe(before + imported.imported)
+    expect(readdirSync(dataDir).filter((name) => name.startsWith('.import-'))).toEqual([])
   })
 
   it('removes its socket and its mention in the lock file when it closes', async () => {
