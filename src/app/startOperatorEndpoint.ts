@@ -74,12 +74,20 @@ async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock,
       resolve()
     })
   })
-  chmodSync(place.bindPath, 0o600)
-  if (place.bindPath !== place.socket) {
-    renameSync(place.bindPath, place.socket)
+  try {
+    chmodSync(place.bindPath, 0o600)
+    if (place.bindPath !== place.socket) {
+      renameSync(place.bindPath, place.socket)
+      rmSync(place.privateDir, { recursive: true, force: true })
+    }
+    lock.publish({ socket: place.socket })
+  } catch (error) {
+    // Nothing is left listening, bound or half moved when the start fails here.
+    await new Promise((resolve) => server.close(resolve))
+    rmSync(place.socket, { force: true })
     rmSync(place.privateDir, { recursive: true, force: true })
+    throw error
   }
-  lock.publish({ socket: place.socket })
   log.info({ event: 'operator_endpoint', socket: place.socket }, 'operator endpoint listening')
   let closing: Promise<void> | undefined
   return {

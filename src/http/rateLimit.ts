@@ -13,9 +13,24 @@ const LOCAL_LIMITS = Symbol('localLimits')
 /** The app's one LocalLimits: the rate-limit middleware and the paid endpoints count refusals in the same minute. */
 export const localLimitsOf = (deps: AppDeps, scope: AppScope): LocalLimits => scope.once(LOCAL_LIMITS, () => createLocalLimits(deps))
 
-/** Waits `ms` before a refusal is answered (0: at once). */
-export const holdRefusal = (ms: number): Promise<void> | undefined =>
-  ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined
+/** Most refusals held at once, process-wide: each holds a socket and a timer, so past this they are answered at once. */
+export const MAX_HELD_REFUSALS = 1_000
+let heldRefusals = 0
+
+/**
+ * Waits `ms` before a refusal is answered (0: at once), unless MAX_HELD_REFUSALS are already waiting: a client that
+ * ignores Retry-After with many connections would otherwise turn its rate into that many open sockets.
+ */
+export const holdRefusal = (ms: number): Promise<void> | undefined => {
+  if (ms <= 0 || heldRefusals >= MAX_HELD_REFUSALS) return undefined
+  heldRefusals += 1
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      heldRefusals -= 1
+      resolve()
+    }, ms),
+  )
+}
 
 /** The API key a request carries and where: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
 function requestApiKey(header: (name: string) => string | undefined): { key: string; source: ApiKeySource } | undefined {

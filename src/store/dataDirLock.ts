@@ -179,7 +179,8 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
       if (heldHere.get(path) !== holder.token || !isOurs(path, holder.token)) return
       holder = { ...holder, ...fields }
       // Written aside and renamed over the lock: a reader sees the old content or the new, never half of either.
-      const aside = `${path}.${holder.token}.tmp`
+      // Named at random, not by the token: a directory listing must not show it.
+      const aside = `${path}.${randomBytes(8).toString('hex')}.tmp`
       writeFileSync(aside, JSON.stringify(holder), { mode: 0o600 })
       renameSync(aside, path)
     },
