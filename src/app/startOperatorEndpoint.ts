@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, createReadStream, createWriteStream, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { chmodSync, createReadStream, createWriteStream, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { finished, pipeline } from 'node:stream/promises'
 import type { Logger } from 'pino'
 import type * as z from 'zod'
@@ -64,6 +64,7 @@ async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock,
   server.setTimeout(IDLE_MS, (socket) => socket.destroy())
   // Spooled uploads a holder that was killed left behind (this process holds the lock now, so they are no one's).
   for (const name of readdirSync(lock.dataDir)) if (name.startsWith(SPOOL_PREFIX)) rmSync(join(lock.dataDir, name), { force: true })
+  removeLeftSocket(lock)
   const place = socketPlace(lock.dataDir)
   // Bound in a private (0700) directory and made 0600 before it is moved into place, so no other user can connect
   // while it is still open to them.
@@ -107,6 +108,23 @@ async function listenOnSocket(operations: OperatorOperations, lock: DataDirLock,
       return closing
     },
   }
+}
+
+/**
+ * A holder killed with its socket under the OS temp dir (a data directory path too long for one) left that private
+ * directory behind: removed once its lock has been taken over, if it is still a `swapeazi-` directory of this user's
+ * holding only that socket.
+ */
+function removeLeftSocket(lock: DataDirLock): void {
+  const left = lock.previous?.socket
+  if (left === undefined || left === null || dirname(left) === lock.dataDir) return
+  const privateDir = dirname(left)
+  try {
+    const stat = lstatSync(privateDir)
+    const isOurs = stat.isDirectory() && stat.uid === process.geteuid?.() && basename(privateDir).startsWith('swapeazi-')
+    if (isOurs && readdirSync(privateDir).every((name) => name === OPERATOR_SOCKET_FILE))
+      rmSync(privateDir, { recursive: true, force: true })
+  } catch {}
 }
 
 type SocketPlace = { socket: string; bindPath: string; privateDir: string }

@@ -89,6 +89,8 @@ export type DataDirLock = {
   dataDir: string
   /** The lock file's content as this process last wrote it. */
   holder(): DataDirHolder
+  /** The stale lock this one took over, when there was one that could be read: what its holder may have left. */
+  previous: DataDirHolder | undefined
   /** Records where the holder's operator endpoint and HTTP API listen, for the processes that find the lock. */
   publish(fields: Partial<Pick<DataDirHolder, 'socket' | 'url'>>): void
   /** Removes the lock file if it is still this lock's. Idempotent. */
@@ -149,12 +151,16 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
     url: null,
     namespace: pidNamespace(),
   }
+  let previous: DataDirHolder | undefined
   for (let attempt = 0; !createExclusive(dataDir, path, holder); attempt++) {
     if (attempt === MAX_ATTEMPTS)
       throw new DataDirUnusableError(dataDir, `has a lock file (${path}, or ${TAKEOVER_FILE} beside it) that could not be taken over`)
     const found = await inspectLock(path)
     if (found.state === 'live') throw new DataDirHeldError(dataDir, found.holder)
-    if (found.state === 'stale' && takeOver(dataDir, path, found, holder)) break
+    if (found.state === 'stale' && takeOver(dataDir, path, found, holder)) {
+      previous = parseHolder(found.raw)
+      break
+    }
     if (found.state === 'unwritten' || found.state === 'stale') await new Promise((resolve) => setTimeout(resolve, 20))
   }
   heldHere.set(path, holder.token)
@@ -174,6 +180,7 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
   return {
     dataDir,
     holder: () => holder,
+    previous,
     publish(fields) {
       // Never over a lock that is no longer this one on disk (taken over by mistake): that would make two owners.
       if (heldHere.get(path) !== holder.token || !isOurs(path, holder.token)) return

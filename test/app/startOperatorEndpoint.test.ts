@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -118,6 +119,34 @@ describe('the operator endpoint of a data directory holder', () => {
     expect(await count()).toBe(before + imported.imported)
     expect(readdirSync(dataDir).filter((name) => name.startsWith('.import-'))).toEqual([])
   })
+
+  // Review of issue 15: a holder killed with its socket under the OS temp dir left that directory behind for good.
+  it("removes the private socket directory a killed holder left under the OS temp dir, once it takes that holder's lock over", async () => {
+    const otherDir = join(work, 'a-data-directory-whose-path-is-too-long-for-a-unix-socket', 'so-the-socket-goes-elsewhere', 'other')
+    mkdirSync(otherDir, { recursive: true, mode: 0o700 })
+    const left = mkdtempSync(join(tmpdir(), 'swapeazi-'))
+    writeFileSync(join(left, 'operator.sock'), '')
+    const child = spawn(process.execPath, ['-e', ''])
+    await new Promise((resolve) => child.once('exit', resolve))
+    const stale: DataDirHolder = {
+      pid: child.pid ?? 0,
+      startedAt: new Date().toISOString(),
+      command: 'swapeazi serve',
+      token: 'a-killed-holders-token-0123',
+      socket: join(left, 'operator.sock'),
+      url: null,
+    }
+    writeFileSync(join(otherDir, DATA_DIR_LOCK_FILE), JSON.stringify(stale), { mode: 0o600 })
+    const other = await openStore({ driver: 'pglite', dataDir: otherDir, template: await migratedPgliteTemplate() })
+    const otherEndpoint = await startOperatorEndpoint(testDeps({ store: other }))
+    try {
+      expect(existsSync(left)).toBe(false)
+      expect(otherEndpoint?.socket.startsWith(join(tmpdir(), 'swapeazi-'))).toBe(true)
+    } finally {
+      await otherEndpoint?.close()
+      await other.sql.close()
+    }
+  }, 60_000)
 
   it('removes its socket and its mention in the lock file when it closes', async () => {
     const socket = endpoint?.socket ?? ''
