@@ -238,7 +238,9 @@ describe('facilitatorSettler, the wire', () => {
     expect(requests).toEqual([])
   })
 
-  it('reports the failed transaction a success:false answer names', async () => {
+  // Review of issue 15: a failed transaction published the signed authorization, which stays valid and may still pay
+  // (or paid through another's transaction first): held and reconciled, never released as "nothing was charged".
+  it('holds a payment whose success:false answer names a transaction, as ambiguous, with that transaction', async () => {
     const { payment } = await signedPayment({ payer: payer(), payTo: payTo() })
     const hash = `0x${'ab'.repeat(32)}`
     const failing = facilitatorSettler({
@@ -248,9 +250,18 @@ describe('facilitatorSettler, the wire', () => {
     expect(await failing.settle(payment, 'swp_x')).toEqual({
       ok: false,
       reason: 'settlement_failed',
+      isAmbiguous: true,
       transaction: hash,
-      message: 'The payment facilitator could not settle the payment (invalid_transaction_state); nothing was charged.',
+      message: `The payment facilitator's settlement transaction ${hash} failed (invalid_transaction_state), but it published the signed authorization, which may still pay; it may have broadcast the transfer, so the payment is being reconciled.`,
     })
+    // Without a transaction, nothing was broadcast: a plain failure, released.
+    const refused = facilitatorSettler({
+      url: 'https://facilitator.test',
+      fetch: recording({ success: false, errorReason: 'invalid_transaction_state', network: 'base' }),
+    })
+    const plain = await refused.settle(payment, 'swp_y')
+    expect(plain).toMatchObject({ ok: false, reason: 'settlement_failed' })
+    expect(plain).not.toHaveProperty('isAmbiguous')
   })
 
   it.each([

@@ -248,7 +248,9 @@ describe('onchainSettler', () => {
     expect(await settler.check(payment)).toMatchObject({ ok: false, reason: 'payment_already_used' })
   })
 
-  it('reports a mined but reverted transaction as a plain failure with its hash, not ambiguous', async () => {
+  // Review of issue 15: a reverted settlement published the signed authorization, which anyone may still submit
+  // until it expires (a front-runner's submission is what makes ours revert): it is held and reconciled, not released.
+  it('reports a mined but reverted transaction as ambiguous, with its hash: the payment is held, never released', async () => {
     const { payment } = await signedPayment({ payer: payer(), payTo: payTo() })
     expect((await settler.settle(payment, 'swp_7')).ok).toBe(true)
     const real = chain.anvil.publicClient
@@ -268,9 +270,11 @@ describe('onchainSettler', () => {
     const outcome = await onchainSettler({ publicClient: blindPublic, walletClient: fixedGasWallet }).settle(payment, 'swp_7b')
 
     if (outcome.ok) throw new Error('expected a failure')
-    expect(outcome.isAmbiguous).toBeUndefined()
+    expect(outcome.isAmbiguous).toBe(true)
     expect(outcome.reason).toBe('settlement_failed')
-    expect(outcome.message).toBe(`The settlement transaction ${outcome.transaction} reverted on chain; nothing was charged.`)
+    expect(outcome.message).toBe(
+      `The settlement transaction ${outcome.transaction} reverted on chain, but the signed authorization it published stays valid until ${new Date(Number(payment.validBefore) * 1000).toISOString()} and may have paid, or still pay, through another transaction; the payment is held and reconciled.`,
+    )
     const receipt = await real.getTransactionReceipt({ hash: outcome.transaction as Hash })
     expect(receipt.status).toBe('reverted')
   })

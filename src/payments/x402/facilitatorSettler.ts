@@ -110,11 +110,18 @@ export function facilitatorSettler(parameters: FacilitatorSettlerParameters): Se
       if (!parsed.success) return ambiguous('The payment facilitator gave an unreadable answer to /settle')
       const answer = parsed.data
       if (answer.success) return { ok: true, transaction: answer.transaction }
+      // A failure with a transaction: the facilitator broadcast the authorization, which stays valid, and may still pay.
+      if (answer.transaction)
+        return {
+          ...ambiguous(
+            `The payment facilitator's settlement transaction ${answer.transaction} failed (${answer.errorReason ?? 'no reason given'}), but it published the signed authorization, which may still pay`,
+          ),
+          transaction: answer.transaction,
+        }
       return {
         ok: false,
         reason: 'settlement_failed',
         message: `The payment facilitator could not settle the payment (${answer.errorReason ?? 'no reason given'}); nothing was charged.`,
-        ...(answer.transaction ? { transaction: answer.transaction } : {}),
       }
     },
   }

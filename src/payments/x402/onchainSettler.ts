@@ -167,12 +167,15 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
           message: `The settlement transaction ${hash} was broadcast but not confirmed within ${receiptTimeoutMs / 1000} s; its outcome is being reconciled.`,
         }
       }
+      // Reverted, but the transaction published the signed authorization: anyone may still submit it until it
+      // expires (and one submitted first is why ours reverts), so the payment is held and reconciled, never released.
       if (status !== 'success')
         return {
           ok: false,
           reason: 'settlement_failed',
+          isAmbiguous: true,
           transaction: hash,
-          message: `The settlement transaction ${hash} reverted on chain; nothing was charged.`,
+          message: `The settlement transaction ${hash} reverted on chain, but the signed authorization it published stays valid until ${new Date(Number(payment.validBefore) * 1000).toISOString()} and may have paid, or still pay, through another transaction; the payment is held and reconciled.`,
         }
       return { ok: true, transaction: hash }
     },
