@@ -23,7 +23,7 @@ import { answerClientError } from '../http/answerClientError.ts'
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
 /** The longest the store waits, at shutdown, for handlers whose connections are gone. */
-const HANDLER_FINISH_MS = 60_000
+const HANDLER_FINISH_MS = 120_000
 
 export type ServeIo = {
   /** The service's pino logs. */
@@ -126,9 +126,9 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   if (cut > 0)
     deps.log.warn(
       { event: 'shutdown_cut', in_flight: cut, grace_ms: config.server.shutdownGraceMs },
-      'shutdown: connections with requests still in flight were closed, their answers lost (their work still finishes and is recorded); raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
+      'shutdown: connections with requests still in flight were closed, their answers lost (their work still finishes before the store closes); raise SWAPEAZI_SHUTDOWN_GRACE_MS to give them longer',
     )
-  await finishHandlers(handlers, stopping.again, deps.log)
+  await finishHandlers(handlers, deps.log)
   stopping.dispose()
   await tracker?.stop()
   await relaying.stop()
@@ -224,29 +224,29 @@ function countHandlers(fetch: Parameters<typeof createAdaptorServer>[0]['fetch']
 }
 
 /**
- * After the connections are closed, the handlers still running (a payment settling with the facilitator, a swap
- * being recorded) finish before the store closes, bounded by HANDLER_FINISH_MS (every outbound call they make has a
- * timeout of its own, well under it); a second signal stops waiting.
+ * After the connections are closed, the handlers still running (a payment settling with the facilitator or on chain,
+ * a swap being recorded) finish before the store closes, a second signal included: it closes connections at once,
+ * never the store under paid work. Bounded by HANDLER_FINISH_MS, above the longest a handler's outbound calls can
+ * take (a facilitator's /verify and /settle at 30 s each; an on-chain settlement's 60 s receipt wait and its reads).
  */
-async function finishHandlers(handlers: Handlers, again: Promise<void>, log: Logger): Promise<void> {
+async function finishHandlers(handlers: Handlers, log: Logger): Promise<void> {
   const running = handlers.count()
   if (running === 0) return
   log.warn(
     { event: 'shutdown_finishing', handlers: running },
-    'shutdown: waiting for the work of requests still running (payments settling, swaps recording) before the store closes; a second SIGTERM stops waiting',
+    'shutdown: waiting for the work of requests still running (payments settling, swaps recording) before the store closes',
   )
   let timer: NodeJS.Timeout | undefined
-  const outcome = await Promise.race([
-    handlers.idle().then(() => 'finished' as const),
-    again.then(() => 'signal' as const),
-    new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), HANDLER_FINISH_MS)
+  const isFinished = await Promise.race([
+    handlers.idle().then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), HANDLER_FINISH_MS)
     }),
   ])
   clearTimeout(timer)
-  if (outcome !== 'finished')
+  if (!isFinished)
     log.error(
-      { event: 'shutdown_abandoned', handlers: handlers.count(), reason: outcome },
+      { event: 'shutdown_abandoned', handlers: handlers.count(), waited_ms: HANDLER_FINISH_MS },
       'shutdown: the store closes under requests still running: a payment they were settling stays reserved (with SWAPEAZI_SETTLEMENT=onchain, the payment reconciler resolves it at the next start)',
     )
 }
