@@ -47,6 +47,6 @@ export function createServer(deps: ServerDeps): Hono<AppEnv> {
     return tools.payer === undefined ? tools : { ...tools, payer: limitPerCaller(tools.payer, ip, allowance) }
   }
   const mcp = createMcpHttpHandler({ context, allowedHosts: settings.allowedHosts, version: deps.version, log: deps.log })
-  const app = createApp(deps, { mounts: [{ path: '/mcp', handle: mcp }] })
+  const app = createApp({ ...deps, allowedHosts: settings.allowedHosts }, { mounts: [{ path: '/mcp', handle: mcp }] })
   return app
 }

@@ -9,6 +9,12 @@ export type AppDeps = ServiceDeps & {
   publicUrl: string
   /** The proxies we operate in front of the service, whose X-Forwarded-For entries are believed (DESIGN 7.28). */
   trustProxy?: TrustProxy
+  /**
+   * The host names a browser may reach the service by, besides IP addresses, the public URL's and `localhost`
+   * (SWAPEAZI_MCP_ALLOWED_HOSTS, as /mcp takes them): the portal's key form refuses a page on any other name, against
+   * DNS rebinding.
+   */
+  allowedHosts?: readonly string[]
 }
 
 /** What the middleware puts on every request's context. */

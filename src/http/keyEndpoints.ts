@@ -3,7 +3,7 @@ import { issueSelfServeKey } from '../service/issueApiKey.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { clientIp } from './clientIp.ts'
 import { defineEndpoint } from './endpoint.ts'
-import { isForeignOrigin } from './isForeignOrigin.ts'
+import { allowedHostnamesOf, isForeignOrigin } from './isForeignOrigin.ts'
 import { jsonResponse, problemResponseDoc } from './openapiDoc.ts'
 import { requestHeader } from './requestHeader.ts'
 
@@ -29,9 +29,10 @@ export const issueKey = defineEndpoint({
   },
   handler: (deps) => {
     const publicOrigin = new URL(deps.publicUrl).origin
+    const allowedHostnames = allowedHostnamesOf(deps.allowedHosts ?? [], deps.publicUrl)
     return async (c) => {
       const origin = requestHeader(c, 'origin')
-      if (isForeignOrigin(origin, { publicOrigin, requestHost: new URL(c.req.url).host }))
+      if (isForeignOrigin(origin, { publicOrigin, requestHost: new URL(c.req.url).host, allowedHostnames }))
         throw new ServiceError(
           'origin_not_allowed',
           `Keys are issued to this service's own portal and to programs, not to pages of other sites (this request came from ${String(origin).slice(0, 100)}). Get a key at ${deps.publicUrl}/, or POST /api/v1/keys from your own program or curl, which send no Origin.`,

@@ -67,10 +67,14 @@ describe('POST /api/v1/keys', () => {
     const ip = '203.0.113.77'
     const issueFrom = (origin: string | undefined, url = '/api/v1/keys'): Promise<Response> =>
       Promise.resolve(
-        testApp({ store, clock }).request(url, {
-          method: 'POST',
-          headers: { 'x-forwarded-for': ip, ...(origin === undefined ? {} : { origin }) },
-        }),
+        // swapeazi.example is a name the service is reached by (SWAPEAZI_MCP_ALLOWED_HOSTS), as behind a TLS proxy.
+        testApp({ store, clock, mcp: { dailyBudgetAtomic: 0n, allowedHosts: ['localhost', '127.0.0.1', 'swapeazi.example'] } }).request(
+          url,
+          {
+            method: 'POST',
+            headers: { 'x-forwarded-for': ip, ...(origin === undefined ? {} : { origin }) },
+          },
+        ),
       )
     const keysOfIp = async (): Promise<number> => (await store.sql.query('select id from api_keys')).length
 
@@ -94,15 +98,37 @@ describe('POST /api/v1/keys', () => {
       ['no Origin (curl, programs)', undefined, '/api/v1/keys'],
       ['the public URL', PUBLIC_URL, '/api/v1/keys'],
       [
-        'the host the request was sent to, over TLS that ended at a proxy',
+        'a name of the service the request was sent to, over TLS that ended at a proxy',
         'https://swapeazi.example',
         'http://swapeazi.example/api/v1/keys',
       ],
       ['the host the request was sent to, on its port', 'http://localhost:8080', 'http://localhost:8080/api/v1/keys'],
+      ['an IP address the request was sent to (no name to rebind)', 'http://192.0.2.10:8402', 'http://192.0.2.10:8402/api/v1/keys'],
+      ['a bracketed IPv6 address the request was sent to', 'http://[2001:db8::10]:8402', 'http://[2001:db8::10]:8402/api/v1/keys'],
     ])('issues to %s', async (_label, origin, url) => {
       nowMs += 24 * 3600 * 1000
       expect((await issueFrom(origin, url)).status).toBe(201)
     })
+  })
+
+  // Review of issue 15: a page on evil.example that rebinds its name to our address sends Host and Origin alike, so
+  // comparing the two let it mint keys from its visitors' addresses. A name must be one the service is reached by.
+  it('refuses a name rebound to the service (Origin equal to Host, but not a name of ours); a configured name works', async () => {
+    for (const host of ['evil.example', 'evil.example:8402']) {
+      const response = await testApp({ store, clock }).request(`http://${host}/api/v1/keys`, {
+        method: 'POST',
+        headers: { 'x-forwarded-for': '203.0.113.78', origin: `http://${host}` },
+      })
+      expect(response.status).toBe(403)
+      expect(await readJson(response)).toMatchObject({ code: 'origin_not_allowed' })
+    }
+    nowMs += 24 * 3600 * 1000
+    const configured = testApp({ store, clock, mcp: { dailyBudgetAtomic: 0n, allowedHosts: ['swapeazi.internal:8402'] } })
+    const response = await configured.request('http://swapeazi.internal:8402/api/v1/keys', {
+      method: 'POST',
+      headers: { 'x-forwarded-for': '203.0.113.79', origin: 'http://swapeazi.internal:8402' },
+    })
+    expect(response.status).toBe(201)
   })
 
   it('answers other methods with 405', async () => {
