@@ -46,10 +46,20 @@ export function limitedAddress(address: string): string {
   return `${[g0, g1, g2, g3].map((group) => group.toString(16)).join(':')}::/64`
 }
 
-/** An IPv4-mapped IPv6 address as its IPv4 address; any other address as it is. */
-function unmapped(address: string): string {
+/**
+ * One spelling per address, to compare a proxy's address however it is written: an IPv4-mapped IPv6 address as its
+ * IPv4 address, any other IPv6 address as its eight groups in lower-case hex (`2001:DB8::1` and
+ * `2001:0db8:0:0:0:0:0:1` alike), without a zone; anything else as it is.
+ */
+function canonicalAddress(address: string): string {
   const limited = limitedAddress(address)
-  return isIP(limited) === 4 ? limited : address
+  if (isIP(limited) === 4) return limited
+  const unzoned = address.includes('%') ? address.slice(0, address.indexOf('%')) : address
+  return (
+    ipv6Groups(unzoned)
+      ?.map((group) => group.toString(16))
+      .join(':') ?? address
+  )
 }
 
 /**
@@ -87,13 +97,14 @@ export function clientIpBehind(trust: TrustProxy, socketAddress: string, forward
     const entry = entries[Math.max(entries.length - trust, 0)] as string
     return forwardedAddress(entry) ?? socketAddress
   }
-  // A proxy's IPv4 address matches it however it is written (a socket on `::` sees `::ffff:10.0.0.2`).
-  const proxies = new Set(trust.map(unmapped))
-  if (!proxies.has(unmapped(socketAddress))) return socketAddress
+  // A proxy's address matches it however it is written (a socket on `::` sees `::ffff:10.0.0.2`; IPv6 in any case
+  // and compression).
+  const proxies = new Set(trust.map(canonicalAddress))
+  if (!proxies.has(canonicalAddress(socketAddress))) return socketAddress
   for (let index = entries.length - 1; index >= 0; index--) {
     const address = forwardedAddress(entries[index] as string)
     if (address === undefined) return socketAddress
-    if (!proxies.has(unmapped(address))) return address
+    if (!proxies.has(canonicalAddress(address))) return address
   }
   const leftmost = entries[0]
   return (leftmost === undefined ? undefined : forwardedAddress(leftmost)) ?? socketAddress

@@ -56,6 +56,11 @@ describe('clientIpBehind', () => {
     // Our proxy's entry with its port, or not an address: never the client's entry to its left.
     expect(clientIpBehind(proxies, SOCKET, '10.9.9.1, 203.0.113.7:4000, 10.0.0.2:80')).toBe('203.0.113.7')
     expect(clientIpBehind(proxies, SOCKET, '10.9.9.1, unknown, 10.0.0.2')).toBe(SOCKET)
+    // Review of issue 15: IPv6 proxies were compared as text, so case or compression made a proxy a stranger.
+    const v6 = ['2001:DB8::1', '2001:db8::5']
+    expect(clientIpBehind(v6, '2001:db8::1', '203.0.113.7')).toBe('203.0.113.7')
+    expect(clientIpBehind(v6, '2001:0db8:0:0:0:0:0:1', '203.0.113.7, 2001:0DB8:0:0:0:0:0:5')).toBe('203.0.113.7')
+    expect(clientIpBehind(v6, '2001:db8::2', '203.0.113.7')).toBe('2001:db8::2')
   })
 })
 
