@@ -1,7 +1,7 @@
-import { Server } from 'node:http'
+import { createServer as createHttpServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
-import { createAdaptorServer } from '@hono/node-server'
+import { getRequestListener } from '@hono/node-server'
 import type { Logger } from 'pino'
 import { formatUnits } from 'viem'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
@@ -18,7 +18,7 @@ import type { ChainCode } from '../schemas/catalogue.ts'
 import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
 import { inertChainsOf } from '../service/inertRouter.ts'
-import { answerClientError } from '../http/answerClientError.ts'
+import { answerClientError, answerRequestError } from '../http/answerClientError.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -149,18 +149,21 @@ function reachableUrl(info: AddressInfo): string {
  * Binds the configured host and port with the slow-client timeouts. Node checks those timeouts on an interval
  * (30 s by default, so a 10 s header timeout could take 40 s to fire): the interval here is at most a second.
  */
-function listen(fetch: Parameters<typeof createAdaptorServer>[0]['fetch'], config: Config, log: Logger): Promise<Server> {
+function listen(fetch: Parameters<typeof getRequestListener>[0], config: Config, log: Logger): Promise<Server> {
   const { headersTimeoutMs, requestTimeoutMs } = config.server
-  const server = createAdaptorServer({
-    fetch,
-    hostname: config.host,
-    serverOptions: {
+  // node-server's listener on node:http's server, as its createAdaptorServer builds it, with an error handler of ours:
+  // a request it cannot read is then a problem, not its bare 400.
+  const server = createHttpServer(
+    {
       headersTimeout: headersTimeoutMs,
       requestTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeoutMs / 4)),
+      // A request without Host still gets a 400, from node-server (given no host to fall back on), which the error
+      // handler makes a problem; Node's own is a bare status line.
+      requireHostHeader: false,
     },
-  })
-  if (!(server instanceof Server)) throw new TypeError('expected a node:http server')
+    getRequestListener(fetch, { errorHandler: answerRequestError(log) }),
+  )
   server.on('clientError', answerClientError(log))
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, config), { cause: error }))
@@ -192,10 +195,10 @@ function listenFailure(error: NodeJS.ErrnoException, config: Config): string {
   }
 }
 
-type Handlers = { fetch: Parameters<typeof createAdaptorServer>[0]['fetch']; count(): number; idle(): Promise<void> }
+type Handlers = { fetch: Parameters<typeof getRequestListener>[0]; count(): number; idle(): Promise<void> }
 
 /** Counts the app's handlers from the request's arrival until the handler's own promise settles, answered or not. */
-function countHandlers(fetch: Parameters<typeof createAdaptorServer>[0]['fetch']): Handlers {
+function countHandlers(fetch: Parameters<typeof getRequestListener>[0]): Handlers {
   let count = 0
   let waiting: (() => void)[] = []
   const done = (): void => {

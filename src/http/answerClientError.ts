@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { RequestError } from '@hono/node-server'
 import type { Logger } from 'pino'
 import type { ErrorCode } from '../schemas/problem.ts'
 import { PROBLEM_CONTENT_TYPE, problemBody, STATUS_BY_CODE } from './problem.ts'
@@ -58,5 +59,42 @@ export function answerClientError(log: Logger): (error: ClientError, socket: Dup
         body,
       () => socket.destroy(),
     )
+  }
+}
+
+/**
+ * node-server's own refusals, of a request it cannot turn into a web Request (no `Host`, an invalid one, a backslash
+ * in the path, `OPTIONS *`): the same problem as above, where node-server answers a bare 400. Anything else that
+ * reaches here (a handler that threw before answering, which the app's own error handler should make impossible) is
+ * our fault: 500 `internal_error`.
+ */
+export function answerRequestError(log: Logger): (error: unknown) => Response {
+  return (error) => {
+    const requestId = randomUUID()
+    const isClients = error instanceof RequestError
+    const reason = error instanceof Error ? error.message : String(error)
+    const problem = isClients
+      ? problemBody(
+          'invalid_request',
+          `This request cannot be read (${reason}): send a Host header naming the service, and a path that starts with / and holds no backslash.`,
+          { requestId },
+        )
+      : problemBody(
+          'internal_error',
+          `The service failed to answer; nothing was charged. Retry, and quote this requestId (${requestId}) if it fails again.`,
+          { requestId },
+        )
+    if (isClients) log.info({ event: 'client_error', request_id: requestId, status: 400, reason }, 'client_error')
+    else log.error({ event: 'unhandled_error', request_id: requestId, err: error }, 'unhandled_error')
+    return new Response(JSON.stringify(problem), {
+      status: problem.status,
+      headers: {
+        'content-type': PROBLEM_CONTENT_TYPE,
+        'x-request-id': requestId,
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+        ...(isClients ? { connection: 'close' } : {}),
+      },
+    })
   }
 }

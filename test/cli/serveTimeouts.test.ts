@@ -122,6 +122,10 @@ describe('swapeazi serve bounds a slow client (SWAPEAZI_HEADERS_TIMEOUT_MS, SWAP
   it.each([
     ['a header line without a colon', 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'],
     ['a request line that is not HTTP', 'GARBAGE\r\n\r\n'],
+    ['no Host header (node-server refuses it)', 'GET /api/v1/health HTTP/1.1\r\n\r\n'],
+    ['a Host that is not a host (node-server)', 'GET /api/v1/health HTTP/1.1\r\nHost: a@b\r\n\r\n'],
+    ['a backslash in the path (node-server)', 'GET /api\\v1/health HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['OPTIONS * (node-server)', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'],
     [
       'Content-Length and chunked together',
       'POST /api/x402/quote HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}',
