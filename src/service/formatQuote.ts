@@ -41,7 +41,6 @@ function isoOfSec(sec: number): string {
   return lastExpiry.iso
 }
 
-const usd = (valueE18: bigint): string => (valueE18 < 0n ? `-${formatFixedUp(-valueE18, 6)}` : formatFixedUp(valueE18, 6))
 /** 18-decimal fixed point per micro-USD, the precision costs are shown at. */
 const E18_PER_MICRO = 10n ** 12n
 /**
@@ -56,7 +55,8 @@ const microText = (micro: bigint): string => (micro < 0n ? `-${formatAtomic(-mic
  * to it (rounding the exact total once could leave it a few micro-USD under its items).
  */
 export function realCostUsdOf(priced: Pick<PricedRoute, 'costs' | 'realCostUsdE18'>): { usd: string; items: string[] } {
-  if (priced.costs.length === 0) return { usd: usd(priced.realCostUsdE18), items: [] }
+  // Rounded as each item is, toward +∞: a net gain of 1.5 µUSD shows as -0.000001, never as the larger -0.000002.
+  if (priced.costs.length === 0) return { usd: microText(shownMicro(priced.realCostUsdE18)), items: [] }
   const items = priced.costs.map((item) => shownMicro(item.usdE18))
   return { usd: microText(items.reduce((sum, item) => sum + item, 0n)), items: items.map(microText) }
 }
@@ -124,7 +124,7 @@ export function formatQuote(deps: ServiceDeps, request: ResolvedQuoteRequest, am
         items: priced.costs.map((item, k) => ({
           kind: item.kind,
           label: item.label,
-          usd: shown.items[k] ?? usd(item.usdE18),
+          usd: shown.items[k] ?? microText(shownMicro(item.usdE18)),
           ...(item.kind === 'bridge_fee' || item.kind === 'bridge_fixed_fee' ? { source: bridgeFeeSource } : {}),
         })),
       },

@@ -167,4 +167,11 @@ describe('realCostUsdOf', () => {
     const shown = realCostUsdOf({ costs: [item(10n ** 12n), item(-(10n ** 11n)), item(-(10n ** 11n))], realCostUsdE18: 8n * 10n ** 11n })
     expect(shown).toEqual({ usd: '0.000001', items: ['0.000001', '0', '0'] })
   })
+
+  // Review of issue 15: with no items, a net gain was rounded away from zero (-1.5 µUSD shown as -0.000002).
+  it('rounds a total with no items toward +∞ as well: a gain of 1.5 µUSD shows as -0.000001, a cost of 1.5 as 0.000002', () => {
+    expect(realCostUsdOf({ costs: [], realCostUsdE18: -15n * 10n ** 11n })).toEqual({ usd: '-0.000001', items: [] })
+    expect(realCostUsdOf({ costs: [], realCostUsdE18: 15n * 10n ** 11n })).toEqual({ usd: '0.000002', items: [] })
+    expect(realCostUsdOf({ costs: [], realCostUsdE18: 0n })).toEqual({ usd: '0', items: [] })
+  })
 })
