@@ -127,10 +127,23 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
 
   const at = new Date(deps.clock())
   const result = formatSwapResult(built, { atomic: AGENT_CALL_FEE_ATOMIC })
-  const isRecorded = await deps.store.mpp.recordPaidSwap(
-    claimOf(payment, swapEaziRef, requestKey, result, at),
-    swapRecordOf(built, 'mpp', at),
-  )
+  let isRecorded: boolean
+  try {
+    isRecorded = await deps.store.mpp.recordPaidSwap(claimOf(payment, swapEaziRef, requestKey, result, at), swapRecordOf(built, 'mpp', at))
+  } catch (error) {
+    // The payer's transfer is on Tempo already: the generic 500 would say nothing was charged. The credential is
+    // unclaimed, so the same request with it records the swap once the store answers again.
+    deps.log.error(
+      { event: 'mpp_record_failed', swap_ref: swapEaziRef, payer: payment.payer, transaction: payment.hash, err: error },
+      'mpp_record_failed',
+    )
+    throw new ServiceError(
+      'internal_error',
+      `Your payment ${payment.hash} is on Tempo, but this service could not record the swap it pays for. It was not claimed: repeat the same request with the same credential shortly, before its challenge expires, and the swap is answered for it, never charged twice.`,
+      {},
+      { cause: error },
+    )
+  }
   if (!isRecorded) {
     // Another request with this payment was recorded since the lookup: answer as its retry.
     const holder = await deps.store.mpp.getPayment(payment.hash)

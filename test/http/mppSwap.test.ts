@@ -272,6 +272,12 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     const flaky = testApp({ clock: Date.now, store: failingStore, mpp: mppRail(rpc.url) })
     const failed = await postJson(flaky, SWAP, body, { authorization })
     expect(failed.status).toBe(500)
+    // Review of issue 15: the generic 500 said "nothing was charged", but the payer's transfer is on Tempo already.
+    const problem = await readJson<{ code: string; detail: string }>(failed)
+    expect(problem.code).toBe('internal_error')
+    expect(problem.detail).toMatch(/^Your payment 0x[0-9a-f]{64} is on Tempo, but this service could not record the swap it pays for\./)
+    expect(problem.detail).toContain('repeat the same request with the same credential')
+    expect(problem.detail).not.toContain('nothing was charged')
     const paid = await postJson(flaky, SWAP, body, { authorization })
     expect(paid.status).toBe(200)
   })
