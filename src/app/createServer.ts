@@ -1,4 +1,5 @@
 import type { Hono } from 'hono'
+import { extendDeps } from './extendDeps.ts'
 import type { AppEnv } from '../http/appEnv.ts'
 import { type AppDeps, createApp } from '../http/createApp.ts'
 import { createCallerAllowance, limitPerCaller } from '../mcp/callerAllowance.ts'
@@ -47,6 +48,6 @@ export function createServer(deps: ServerDeps): Hono<AppEnv> {
     return tools.payer === undefined ? tools : { ...tools, payer: limitPerCaller(tools.payer, ip, allowance) }
   }
   const mcp = createMcpHttpHandler({ context, allowedHosts: settings.allowedHosts, version: deps.version, log: deps.log })
-  const app = createApp({ ...deps, allowedHosts: settings.allowedHosts }, { mounts: [{ path: '/mcp', handle: mcp }] })
+  const app = createApp(extendDeps(deps, { allowedHosts: settings.allowedHosts }), { mounts: [{ path: '/mcp', handle: mcp }] })
   return app
 }

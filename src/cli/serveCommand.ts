@@ -5,6 +5,7 @@ import { getRequestListener } from '@hono/node-server'
 import type { Logger } from 'pino'
 import { formatUnits } from 'viem'
 import { buildAppDeps } from '../app/buildAppDeps.ts'
+import { extendDeps } from '../app/extendDeps.ts'
 import { chainIdChecksFromConfig } from '../app/chainIdCheck.ts'
 import { createLogger } from '../app/createLogger.ts'
 import { createServer } from '../app/createServer.ts'
@@ -72,14 +73,16 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   let tracker: Tracker | undefined
   // Which chains are followed is the configuration's (an RPC for the chain): the tracker follows each once built, so a
   // status read before then is not told its swap is unfollowed.
-  const app = createServer({
-    ...deps,
-    tracking: deferredTracking({
-      chains: Object.keys(config.market.rpcUrls) as ChainCode[],
-      isUsable: (chain) => chainIds[chain]?.isMismatched() !== true,
-      current: () => tracker,
+  // extendDeps, not a spread: deps.catalogue is the live market's getter, which a spread would freeze at its value now.
+  const app = createServer(
+    extendDeps(deps, {
+      tracking: deferredTracking({
+        chains: Object.keys(config.market.rpcUrls) as ChainCode[],
+        isUsable: (chain) => chainIds[chain]?.isMismatched() !== true,
+        current: () => tracker,
+      }),
     }),
-  })
+  )
   let server: Server
   // Handlers run on after their connection is gone (a client that left, or one cut at the grace): the store closes
   // only once they have finished, so a payment settled in one is recorded.
@@ -110,13 +113,15 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   // stopped before the store closes.
   // Built wherever an RPC is configured, so statuses say which chains are followed and hints are checked even when the
   // tracker runs apart (SWAPEAZI_TRACKER=off, swapeazi track); it polls only when on.
-  const relaying = startRelaying(config, { ...deps, chainIds })
-  tracker = trackerFromConfig(config, {
-    ...deps,
-    chainIds,
-    catalogue: () => deps.catalogue,
-    hooks: relaying.hooks,
-  })
+  const relaying = startRelaying(config, extendDeps(deps, { chainIds }))
+  tracker = trackerFromConfig(
+    config,
+    extendDeps(deps, {
+      chainIds,
+      catalogue: () => deps.catalogue,
+      hooks: relaying.hooks,
+    }),
+  )
   if (config.tracker.enabled) tracker?.start()
 
   const stopping = stopRequests(io.stop)
