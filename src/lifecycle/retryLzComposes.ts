@@ -195,9 +195,17 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     onNonceHeld: () => void,
   ): Promise<LzComposeRetryOutcome | 'done' | 'wait' | 'lease_lost'> {
     const { chain, endpoint, executor, publicClient, walletClient } = destination
+    const skipped = (reason: string): void =>
+      log.debug({ event: 'lz_compose_skipped', chain, guid: alert.guid, order_ref: alert.orderRef, reason }, 'lz_compose_skipped')
     const pending = await isPendingTo(alert.orderRef, chain)
-    if (pending === 'drop') return 'done'
-    if (!pending) return 'wait'
+    if (pending === 'drop') {
+      skipped('the order names no swap of ours to this chain that is built or pending: dropped')
+      return 'done'
+    }
+    if (!pending) {
+      skipped('the swap is not yet seen pending: kept for the next sweep')
+      return 'wait'
+    }
     const queued = await publicClient.readContract({
       address: endpoint,
       abi: endpointV2ComposeAbi,
@@ -205,7 +213,10 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
       args: [alert.from, executor, alert.guid, alert.index],
     })
     // Delivered since (by us, another replica, anyone), or not ours to deliver.
-    if (queued === RECEIVED_MESSAGE_HASH || queued !== keccak256(alert.message)) return 'done'
+    if (queued === RECEIVED_MESSAGE_HASH || queued !== keccak256(alert.message)) {
+      skipped(queued === RECEIVED_MESSAGE_HASH ? 'already delivered' : "the endpoint's queue holds another message for it")
+      return 'done'
+    }
     const call: LzComposeCall = {
       address: endpoint,
       abi: endpointV2ComposeAbi,
@@ -350,6 +361,10 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
         fromBlock: from,
         toBlock: to,
       })
+      log.debug(
+        { event: 'lz_compose_alerts_scanned', chain, from_block: String(from), to_block: String(to), alerts: logs.length },
+        'lz_compose_alerts_scanned',
+      )
       for (const entry of logs) {
         const {
           from: oft,
@@ -366,11 +381,18 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
         }
         const orderRef = composeOrderRef(message)
         if (orderRef === undefined) continue
+        log.debug(
+          { event: 'lz_compose_alert_read', chain, guid, order_ref: orderRef, block: String(entry.blockNumber) },
+          'lz_compose_alert_read',
+        )
         known.set(`${guid}:${index}`, { from: oft, guid, index, message, extraData, blockNumber: entry.blockNumber ?? to, orderRef })
       }
       if (to > stored) {
         const moved = await lifecycle.setCursor(lzCursorName(chain), scanPosition(to), stored)
-        if (!moved) return
+        if (!moved) {
+          log.debug({ event: 'lz_compose_scan_overtaken', chain, block: String(stored) }, 'lz_compose_scan_overtaken')
+          return
+        }
         stored = to
       }
       from = to + 1n
@@ -421,7 +443,10 @@ export function createLzComposeRetrier(parameters: LzComposeRetrierParameters): 
     for (const destination of destinations) {
       if (isClosed) break
       const lease = relayerLeaseName(destination.chain, destination.walletClient.account.address)
-      if (!(await leases.tryAcquire(lease, holder, leaseTtlMs))) continue
+      if (!(await leases.tryAcquire(lease, holder, leaseTtlMs))) {
+        log.debug({ event: 'lz_compose_lease_held', chain: destination.chain, lease }, 'lz_compose_lease_held')
+        continue
+      }
       let held = true
       const renew = async (): Promise<boolean> => {
         held = held && (await leases.renew(lease, holder, leaseTtlMs).catch(() => false))

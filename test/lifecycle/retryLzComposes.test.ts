@@ -14,7 +14,9 @@ import { standInAbi, standInEvents } from '../chain/standIns.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
-const log = pino({ level: 'silent' })
+/** The retriers' log lines, at debug: a failure below names what each sweep read and skipped. */
+const logged: string[] = []
+const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(line.trim()) })
 let world: CatalogueOnChains
 let opened: OpenedStore
 
@@ -117,7 +119,7 @@ describe('LayerZero compose retries (issue 18 item 4)', () => {
     expect((await store.lifecycle.update(ref, { state: 'pending', legs: { source }, at: new Date() }, ['built']))?.updated).toBe(true)
     const [retried, ...others] = await retrier.sweep()
     expect(others).toEqual([])
-    if (retried?.kind !== 'retried') throw new Error(`not retried: ${JSON.stringify(retried)}`)
+    if (retried?.kind !== 'retried') throw new Error(`not retried: ${JSON.stringify(retried)}; the retriers logged:\n${logged.join('\n')}`)
     const retry = await pol.instance.publicClient.getTransactionReceipt({ hash: retried.transaction })
     expect(getAddress(retry.from)).toBe(relayerAccount.address)
     const [executed] = parseEventLogs({ abi: swapEaziExecutorAbi, logs: retry.logs, eventName: 'DestinationExecuted' })
