@@ -20,6 +20,7 @@ import { PATH_USD_DECIMALS } from '../payments/mpp/tempoConstants.ts'
 import { deferredTracking } from '../service/swapTracking.ts'
 import { inertChainsOf } from '../service/inertRouter.ts'
 import { answerClientError, answerRequestError } from '../http/answerClientError.ts'
+import { type ConnectionGuards, guardConnections } from '../http/guardConnections.ts'
 
 /** How often a draining server closes the keep-alive connections that have gone idle since the last look. */
 const IDLE_SWEEP_MS = 100
@@ -84,6 +85,7 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
     }),
   )
   let server: Server
+  let guards: ConnectionGuards
   // Handlers run on after their connection is gone (a client that left, or one cut at the grace): the store closes
   // only once they have finished, so a payment settled in one is recorded.
   const handlers = countHandlers(app.fetch)
@@ -91,7 +93,7 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   let operator: OperatorEndpoint | undefined
   try {
     operator = await startOperatorEndpoint(deps)
-    server = await listen(handlers.fetch, config, deps.log)
+    ;({ server, guards } = await listen(handlers.fetch, config, deps.log))
   } catch (error) {
     await operator?.close()
     await deps.market?.stop()
@@ -127,6 +129,8 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   const stopping = stopRequests(io.stop)
   const signal = await stopping.first
   deps.log.info({ event: 'shutdown', signal, in_flight: inFlight() }, 'shutdown: no new connections; finishing the requests in flight')
+  // Answered now, a keep-alive client would send its next request on a connection about to close: each answer says so.
+  guards.closeAfterAnswers()
   const cut = await drain(server, config.server.shutdownGraceMs, stopping.again, inFlight)
   if (cut > 0)
     deps.log.warn(
@@ -154,28 +158,31 @@ function reachableUrl(info: AddressInfo): string {
  * Binds the configured host and port with the slow-client timeouts. Node checks those timeouts on an interval
  * (30 s by default, so a 10 s header timeout could take 40 s to fire): the interval here is at most a second.
  */
-function listen(fetch: Parameters<typeof getRequestListener>[0], config: Config, log: Logger): Promise<Server> {
+function listen(
+  fetch: Parameters<typeof getRequestListener>[0],
+  config: Config,
+  log: Logger,
+): Promise<{ server: Server; guards: ConnectionGuards }> {
   const { headersTimeoutMs, requestTimeoutMs } = config.server
   // node-server's listener on node:http's server, as its createAdaptorServer builds it, with an error handler of ours:
   // a request it cannot read is then a problem, not its bare 400.
-  const server = createHttpServer(
-    {
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeoutMs / 4)),
-      // A request without Host still gets a 400, from node-server (given no host to fall back on), which the error
-      // handler makes a problem; Node's own is a bare status line.
-      requireHostHeader: false,
-    },
-    getRequestListener(fetch, { errorHandler: answerRequestError(log) }),
-  )
+  const server = createHttpServer({
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeoutMs / 4)),
+    // A request without Host still gets a 400, from node-server (given no host to fall back on), which the error
+    // handler makes a problem; Node's own is a bare status line.
+    requireHostHeader: false,
+  })
+  const guards = guardConnections(server, getRequestListener(fetch, { errorHandler: answerRequestError(log) }), log)
+  server.on('request', guards.listener)
   server.on('clientError', answerClientError(log))
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, config), { cause: error }))
     server.once('error', failed)
     server.listen(config.port, config.host, () => {
       server.off('error', failed)
-      resolve(server)
+      resolve({ server, guards })
     })
   })
 }

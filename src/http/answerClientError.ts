@@ -44,22 +44,30 @@ export function answerClientError(log: Logger): (error: ClientError, socket: Dup
       return
     }
     const { code, detail } = problemOf(error)
-    const requestId = randomUUID()
-    const status = STATUS_BY_CODE[code]
-    const body = JSON.stringify(problemBody(code, detail, { requestId }))
-    log.info({ event: 'client_error', request_id: requestId, status, reason: error.code ?? error.message }, 'client_error')
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        `content-type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: ${requestId}\r\n` +
-        'x-content-type-options: nosniff\r\n' +
-        'cache-control: no-store\r\n' +
-        'connection: close\r\n\r\n' +
-        body,
-      () => socket.destroy(),
-    )
+    writeProblemToSocket(socket, code, detail, log, error.code ?? error.message)
   }
+}
+
+/**
+ * A problem written straight onto a connection no response object stands for (Node's parser refused the request,
+ * or a CONNECT took the socket), with `X-Request-Id`, `nosniff` and `no-store`, then the connection closed.
+ */
+export function writeProblemToSocket(socket: Duplex, code: ErrorCode, detail: string, log: Logger, reason: string): void {
+  const requestId = randomUUID()
+  const status = STATUS_BY_CODE[code]
+  const body = JSON.stringify(problemBody(code, detail, { requestId }))
+  log.info({ event: 'client_error', request_id: requestId, status, reason }, 'client_error')
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      `content-type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestId}\r\n` +
+      'x-content-type-options: nosniff\r\n' +
+      'cache-control: no-store\r\n' +
+      'connection: close\r\n\r\n' +
+      body,
+    () => socket.destroy(),
+  )
 }
 
 /**

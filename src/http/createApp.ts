@@ -31,6 +31,9 @@ export type CreateAppOptions = {
 /** DESIGN 6: body limit for every request. */
 export const MAX_BODY_BYTES = 64 * 1024
 
+/** The 413's detail, wherever a body over MAX_BODY_BYTES is refused (here, and before `100 Continue` in serve). */
+export const BODY_TOO_LARGE_DETAIL = `The body is larger than ${MAX_BODY_BYTES} bytes, the most any request to this service may carry; every body it reads fits in far less.`
+
 /** The status logged for a request whose client closed the connection before the answer (no one receives it). */
 const CLIENT_CLOSED_REQUEST = 499 as UnofficialStatusCode
 
@@ -74,7 +77,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
           c,
           problemBody(
             'payload_too_large',
-            `The body is larger than ${MAX_BODY_BYTES} bytes, the most any request to this service may carry; every body it reads fits in far less.`,
+            BODY_TOO_LARGE_DETAIL,
             { limitBytes: MAX_BODY_BYTES, requestId: c.get('requestId') },
             c.req.path,
           ),

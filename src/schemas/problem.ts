@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'request_timeout',
   'headers_too_large',
+  'expectation_failed',
   'not_found',
   'method_not_allowed',
   'unsupported_token',

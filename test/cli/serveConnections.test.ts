@@ -1,0 +1,126 @@
+// What `swapeazi serve` answers before the app sees a request (review of issue 15, round 3): pipelined requests past
+// MAX_PIPELINED_REQUESTS, Expect headers, CONNECT, and `Connection: close` on answers given during shutdown.
+import { connect } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_PIPELINED_REQUESTS } from '../../src/http/guardConnections.ts'
+import { quoteBody } from '../http/testApp.ts'
+import { expectProblem, type Served, sendAndWait, serveInProcess } from '../support/serveInProcess.ts'
+
+const ENV = { SWAPEAZI_HOST: '127.0.0.1', SWAPEAZI_PORT: '0', SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'info' }
+const OPENAPI = 'GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+
+/** The status lines of the answers in a raw HTTP/1.1 stream (a JSON body holds none). */
+const statusLines = (answer: string): string[] => answer.match(/HTTP\/1\.1 \d{3} [^\r]*\r\n/g) ?? []
+
+describe('swapeazi serve guards its connections', () => {
+  let served: Served
+
+  beforeAll(async () => {
+    served = await serveInProcess(ENV)
+  }, 90_000)
+
+  afterAll(async () => {
+    expect(await served.stop()).toBe(0)
+  }, 30_000)
+
+  it('answers a few pipelined requests in order and keeps the connection', async () => {
+    const socket = connect(served.port, '127.0.0.1')
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    socket.write(OPENAPI.repeat(10))
+    for (let waited = 0; statusLines(answer).length < 10 && waited < 20_000; waited += 20) await sleep(20)
+    expect(statusLines(answer)).toEqual(Array(10).fill('HTTP/1.1 200 OK\r\n'))
+    expect(socket.destroyed).toBe(false)
+    socket.destroy()
+  }, 30_000)
+
+  it(`closes a connection that pipelines more than ${MAX_PIPELINED_REQUESTS} requests, without answering past them`, async () => {
+    // Closed with the client's requests unread by it: a reset, or an end.
+    const answer = await new Promise<string>((resolve) => {
+      let text = ''
+      const socket = connect(served.port, '127.0.0.1', () => socket.write(OPENAPI.repeat(2_000)))
+      socket.setEncoding('utf8')
+      socket.on('data', (chunk: string) => {
+        text += chunk
+      })
+      socket.on('error', () => {})
+      socket.on('close', () => resolve(text))
+    })
+    expect(statusLines(answer).length).toBeLessThanOrEqual(MAX_PIPELINED_REQUESTS)
+    expect(served.stderr.text).toContain('"event":"pipeline_overflow"')
+    // The server still answers everyone else.
+    expect((await fetch(`http://127.0.0.1:${served.port}/openapi.json`)).status).toBe(200)
+  }, 30_000)
+
+  it('answers an Expect other than 100-continue with a 417 problem and closes', async () => {
+    const { answer } = await sendAndWait(served.port, 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 200-ok\r\n\r\n')
+    expectProblem(answer, 417, 'expectation_failed')
+  }, 30_000)
+
+  it('refuses a body over the limit before it sends 100 Continue', async () => {
+    const { answer } = await sendAndWait(
+      served.port,
+      'POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
+    )
+    expect(answer).not.toContain('100 Continue')
+    expectProblem(answer, 413, 'payload_too_large')
+  }, 30_000)
+
+  it('sends 100 Continue for a body within the limit, then answers it', async () => {
+    const body = JSON.stringify(quoteBody())
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = ''
+      const socket = connect(served.port, '127.0.0.1', () =>
+        socket.write(
+          `POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+        ),
+      )
+      socket.setEncoding('utf8')
+      socket.on('data', (chunk: string) => {
+        const isFirst = text === ''
+        text += chunk
+        if (isFirst && text.startsWith('HTTP/1.1 100 Continue')) socket.write(body)
+      })
+      socket.on('error', reject)
+      socket.on('close', () => resolve(text))
+    })
+    expect(statusLines(answer)).toEqual(['HTTP/1.1 100 Continue\r\n', 'HTTP/1.1 200 OK\r\n'])
+  }, 30_000)
+
+  it('answers CONNECT with a 400 problem and closes', async () => {
+    const { answer } = await sendAndWait(served.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+    expectProblem(answer, 400, 'invalid_request')
+  }, 30_000)
+})
+
+describe('swapeazi serve during shutdown', () => {
+  it('finishes a request under way and says Connection: close on its answer', async () => {
+    const served = await serveInProcess(ENV)
+    const body = JSON.stringify(quoteBody())
+    let answer = ''
+    const socket = connect(served.port, '127.0.0.1')
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+    await new Promise<void>((resolve) =>
+      socket.write(
+        `POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+        () => resolve(),
+      ),
+    )
+    for (let waited = 0; !served.stderr.text.includes('"event":"request"') && waited < 500; waited += 20) await sleep(20)
+    const exited = served.stop()
+    for (let waited = 0; !served.stderr.text.includes('"event":"shutdown"') && waited < 10_000; waited += 20) await sleep(20)
+    socket.write(body.slice(10))
+    await closed
+    expect(statusLines(answer)).toEqual(['HTTP/1.1 200 OK\r\n'])
+    expect(answer.toLowerCase()).toContain('connection: close')
+    expect(await exited).toBe(0)
+  }, 60_000)
+})
