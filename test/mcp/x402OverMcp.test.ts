@@ -157,6 +157,21 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
     const v1Said = JSON.stringify([v1.content, v1.structuredContent])
     expect(v1Said).toContain('x402Version')
     expect(v1Said).not.toMatch(/X-PAYMENT|PAYMENT-SIGNATURE|PAYMENT-REQUIRED/)
+    // Nested deeper than JSON.stringify writes (review of issue 15): an invalid payment, not a failure of ours. Sent
+    // as raw JSON-RPC text, which the SDK's client could not write either.
+    const levels = 20_000
+    const response = await fetch(`${plain.server.base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build_swap","arguments":${JSON.stringify(body)},"_meta":{"x402/payment":${'['.repeat(levels)}${']'.repeat(levels)}}}}`,
+    })
+    const text = await response.text()
+    const message = JSON.parse(text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}')) as { result: unknown }
+    const nested = CallToolResultSchema.parse(message.result)
+    expect(nested.isError).toBe(true)
+    expect(PaymentRequiredV2.parse(nested.structuredContent).error).toBe('invalid_payment')
+    expect(JSON.stringify(nested.content)).toContain('nested too deeply')
+    expect(await count('x402_payments')).toBe(payments)
   })
 
   it('drain: 80 concurrent anonymous builds with a server wallet configured spend nothing from it', async () => {

@@ -150,15 +150,23 @@ function decodedHeader(response: ServiceResponse, name: string): unknown {
  * `_meta["x402/error"]`; paid, the swap with the SettleResponse in `_meta["x402/payment-response"]`.
  */
 async function callerPaysBuild(context: ToolContext, params: unknown, payment: unknown): Promise<ToolResult<BuildSwapOutput>> {
-  const headers = payment === undefined ? {} : { 'payment-signature': typeof payment === 'string' ? payment : encodeBase64Json(payment) }
+  const signature = payment === undefined ? undefined : paymentSignature(payment)
+  const headers = signature === undefined ? {} : { 'payment-signature': signature }
   const response = await context.client.post('/api/x402/swap', params, headers)
   if (response.status === 402) {
     const required = PaymentRequiredV2.safeParse(decodedHeader(response, 'payment-required'))
     if (!required.success) return failedCall(response)
     // The HTTP route's unpaid error names its header; over MCP the payment goes in _meta.
-    const detail = (response.body as { detail?: unknown } | undefined)?.detail
+    const detail =
+      payment !== undefined && signature === undefined
+        ? `${UNWRITABLE_PAYMENT} Send the PaymentPayload that signs accepts[0].`
+        : (response.body as { detail?: unknown } | undefined)?.detail
     const paymentRequired =
-      payment === undefined ? { ...required.data, error: UNPAID } : { ...required.data, error: overMcp(required.data.error) }
+      payment === undefined
+        ? { ...required.data, error: UNPAID }
+        : signature === undefined
+          ? { ...required.data, error: 'invalid_payment' }
+          : { ...required.data, error: overMcp(required.data.error) }
     return {
       ok: false,
       message: JSON.stringify(paymentRequired),
@@ -180,6 +188,22 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
     structured: { ...swapStructure(built), payment: settled.data },
     summary: builtSummary(built, paidText('you paid', settled.data.transaction)),
     meta: { 'x402/payment-response': settled.data },
+  }
+}
+
+const UNWRITABLE_PAYMENT = '_meta["x402/payment"] is nested too deeply to be written as JSON, so it is no PaymentPayload.'
+
+/**
+ * The payment as the paid route's PAYMENT-SIGNATURE: a string as sent, an object as base64 JSON; undefined for an
+ * object nested deeper than JSON.stringify can write (a RangeError), which no PaymentPayload is: the route is then
+ * called unpaid, and its PaymentRequired answered as an invalid payment.
+ */
+function paymentSignature(payment: unknown): string | undefined {
+  if (typeof payment === 'string') return payment
+  try {
+    return encodeBase64Json(payment)
+  } catch {
+    return undefined
   }
 }
 
