@@ -33,11 +33,16 @@ export const holdRefusal = (ms: number): Promise<void> | undefined => {
 }
 
 /** The API key a request carries and where: `x-swapeazi-key`, else an `Authorization: Bearer` token (DESIGN 7.14). */
-function requestApiKey(header: (name: string) => string | undefined): { key: string; source: ApiKeySource } | undefined {
+function requestApiKey(
+  header: (name: string) => string | undefined,
+): { key: string; source: ApiKeySource; isConflicting: boolean } | undefined {
   const key = header('x-swapeazi-key')
-  if (key !== undefined) return { key, source: 'x-swapeazi-key' }
-  const bearer = /^bearer\s+(.*)$/i.exec(header('authorization') ?? '')
-  return bearer ? { key: bearer[1] ?? '', source: 'bearer' } : undefined
+  // `Bearer` with no token is a key sent empty (401 `missing`), not no key; another scheme is not ours to read.
+  const bearer = /^bearer(?:\s+(.*))?$/i.exec((header('authorization') ?? '').trim())
+  const bearerKey = bearer === null ? undefined : (bearer[1] ?? '').trim()
+  // Both headers, with different keys: which one the caller meant is not ours to guess (the forged one is not skipped).
+  if (key !== undefined) return { key, source: 'x-swapeazi-key', isConflicting: bearerKey !== undefined && bearerKey !== key.trim() }
+  return bearerKey === undefined ? undefined : { key: bearerKey, source: 'bearer', isConflicting: false }
 }
 
 /**
@@ -48,7 +53,7 @@ function requestApiKey(header: (name: string) => string | undefined): { key: str
 export function rateLimit(admit: AdmitApiRequest, trustProxy: TrustProxy): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const sent = requestApiKey((name) => requestHeader(c, name))
-    const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key })
+    const admitted = await admit({ ip: clientIp(c, trustProxy), key: sent?.key, isConflicting: sent?.isConflicting === true })
     // Onto Node's response, as the request id is: c.header() would build a web Headers object on every request.
     for (const [name, value] of Object.entries(rateLimitHeaders(admitted.decision))) setResponseHeader(c, name, value)
     if (!admitted.decision.isAllowed) {

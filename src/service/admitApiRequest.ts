@@ -1,7 +1,7 @@
 import { type ApiKeyClaims, verifyApiKey } from '../auth/apiKey.ts'
 import { type RateDecision, type RateSubject, subjectKey, windowStartSec } from '../auth/rateLimits.ts'
 import { FREE_KEY_RAISES_LIMIT } from '../schemas/keys.ts'
-import { invalidKeyError, revokedKeyError } from './authenticateApiKey.ts'
+import { conflictingKeysError, invalidKeyError, revokedKeyError } from './authenticateApiKey.ts'
 import type { ServiceDeps } from './deps.ts'
 import type { LocalLimits } from './localLimits.ts'
 import { ServiceError } from './serviceError.ts'
@@ -13,6 +13,8 @@ export type AdmitApiRequestParameters = {
   ip: string
   /** The API key the request carries (x-swapeazi-key, or a Bearer token), if any. */
   key: string | undefined
+  /** Both headers were sent, with different keys: refused as an invalid key (401 `conflicting`). */
+  isConflicting?: boolean
 }
 
 export type AdmitApiRequestReturnType = {
@@ -57,7 +59,7 @@ export function createAdmitApiRequest(
   // Key ids the store answered revoked (PostgreSQL reads the denylist in the counter's statement; the embedded
   // store's owner keeps it in memory). Bounded; emptied when full, when the store is asked again.
   const revokedKeys = new Set<string>()
-  return async ({ ip, key }) => {
+  return async ({ ip, key, isConflicting = false }) => {
     const nowMs = deps.clock()
     let ipSubjectOnce: ReturnType<LocalLimits['ipSubject']> | undefined
     // The IP's keyed hash only when the IP is what counts: no key, or a refused one.
@@ -65,7 +67,7 @@ export function createAdmitApiRequest(
     let claims: ApiKeyClaims | undefined
     if (key !== undefined) {
       const verified = verify(key.trim())
-      const error = verified.ok ? undefined : invalidKeyError(verified.reason, key)
+      const error = isConflicting ? conflictingKeysError() : verified.ok ? undefined : invalidKeyError(verified.reason, key)
       if (error !== undefined) {
         const over = local.noteRefusal(ipSubject(), nowMs)
         if (over !== undefined) return refused(over)

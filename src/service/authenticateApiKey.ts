@@ -40,5 +40,13 @@ export const missingKeyError = (): ServiceError =>
     reason: 'missing',
   })
 
+/** 401 for a request that sent two different keys, one in x-swapeazi-key and one as Authorization: Bearer. */
+export const conflictingKeysError = (): ServiceError =>
+  new ServiceError(
+    'invalid_key',
+    'Two different API keys were sent, one in x-swapeazi-key and one as Authorization: Bearer: send one key, in one of them.',
+    { reason: 'conflicting' },
+  )
+
 export const revokedKeyError = (id: string): ServiceError =>
   new ServiceError('invalid_key', `The API key ${id} has been revoked. ${GET_ONE}`, { reason: 'revoked' })

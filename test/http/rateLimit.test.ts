@@ -104,6 +104,26 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
     expect(await store.sql.query(`select * from rate_counters where subject like 'ip:%' and window_start = $1`, [nowMs / 1000])).toEqual([])
   })
 
+  it('refuses two different keys in the two headers, and an empty Bearer, as invalid keys counted toward the IP', async () => {
+    nowMs = NOW_MS + 200_000
+    const one = app()
+    const ip = { 'x-forwarded-for': '203.0.113.41' }
+    // The same key in both is that key.
+    expect((await getHealth(one, { ...ip, 'x-swapeazi-key': FREE_KEY, authorization: `Bearer ${FREE_KEY}` })).status).toBe(200)
+    // A valid x-swapeazi-key does not hide a forged Bearer key (review of issue 15), nor a valid one another key.
+    const forged = await getHealth(one, { ...ip, 'x-swapeazi-key': FREE_KEY, authorization: `Bearer ${FREE_KEY.slice(0, -2)}AA` })
+    expect(forged.status).toBe(401)
+    expect(await readJson(forged)).toMatchObject({ code: 'invalid_key', reason: 'conflicting' })
+    const two = await getHealth(one, { ...ip, 'x-swapeazi-key': FREE_KEY, authorization: `Bearer ${PRO_KEY}` })
+    expect(await readJson(two)).toMatchObject({ code: 'invalid_key', reason: 'conflicting' })
+    // Bearer with no key is a key sent empty, not no key; another scheme is not a key of ours.
+    const empty = await getHealth(one, { ...ip, authorization: 'Bearer' })
+    expect(await readJson(empty)).toMatchObject({ code: 'invalid_key', reason: 'missing' })
+    expect((await getHealth(one, { 'x-forwarded-for': '203.0.113.42', authorization: 'Basic dXNlcjpwYXNz' })).status).toBe(200)
+    // Three refusals used the IP's anonymous allowance of 3.
+    expect((await getHealth(one, ip)).status).toBe(429)
+  })
+
   it('refuses a revoked key without counting it in the store again, and counts it toward the IP', async () => {
     nowMs = NOW_MS + 190_000
     const revokedId = 'key_dddddddddddddddddddddddd'
