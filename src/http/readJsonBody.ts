@@ -39,6 +39,21 @@ export async function readJsonText(c: Context, bodyName?: string): Promise<strin
     throw new ServiceError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
       received: contentType || '(none)',
     })
+  // The body is read as UTF-8, as JSON must be: another charset would be misread, not converted.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType)?.[1]
+  if (charset !== undefined && !/^utf-?8$/i.test(charset))
+    throw new ServiceError(
+      'unsupported_media_type',
+      `Send the body as UTF-8 JSON (Content-Type: application/json; charset=utf-8), not ${charset}.`,
+      {
+        received: contentType,
+      },
+    )
+  const encoding = requestHeader(c, 'content-encoding')
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+    throw new ServiceError('unsupported_media_type', `Send the body uncompressed, without Content-Encoding (this one is ${encoding}).`, {
+      received: `content-encoding: ${encoding}`,
+    })
   return text
 }
 
@@ -52,6 +67,13 @@ export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.i
       errors: [{ field: '(body)', message: 'is not valid JSON' }],
     })
   }
+  const repeated = repeatedKey(text, value)
+  if (repeated !== undefined)
+    throw new ServiceError(
+      'invalid_request',
+      `The request body names ${JSON.stringify(repeated)} twice in one object; send each field once (which one was meant is not ours to guess).`,
+      { errors: [{ field: '(body)', message: `has the key ${JSON.stringify(repeated)} twice` }] },
+    )
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
     const errors = fieldErrors(parsed.error)
@@ -62,4 +84,50 @@ export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.i
     )
   }
   return parsed.data
+}
+
+/**
+ * A key some object of the JSON `text` names twice, or undefined. JSON.parse keeps the last silently, where a proxy,
+ * a wallet's display or a firewall reading the first would see another recipient or amount than the one built.
+ * Cheap first: every member in the text ends in `"` then `:`, so when the text holds no more such pairs than `value`
+ * (its parse) has members, none repeats; only otherwise is the text scanned.
+ */
+export function repeatedKey(text: string, value: unknown): string | undefined {
+  const colons = text.match(/"\s*:/g)?.length ?? 0
+  return colons > membersOf(value) ? scanForRepeatedKey(text) : undefined
+}
+
+function membersOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0
+  let count = 0
+  if (Array.isArray(value)) for (const item of value) count += membersOf(item)
+  else for (const member of Object.values(value)) count += 1 + membersOf(member)
+  return count
+}
+
+/** The scan of valid JSON text: per open object, the keys seen (escapes decoded, so "\u0061" is "a"). */
+function scanForRepeatedKey(text: string): string | undefined {
+  const open: (Set<string> | null)[] = []
+  let isKeyNext = false
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at]
+    if (char === '"') {
+      let end = at + 1
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1
+      const keys = open[open.length - 1]
+      if (isKeyNext && keys !== undefined && keys !== null) {
+        const key = JSON.parse(text.slice(at, end + 1)) as string
+        if (keys.has(key)) return key
+        keys.add(key)
+        isKeyNext = false
+      }
+      at = end
+    } else if (char === '{') {
+      open.push(new Set())
+      isKeyNext = true
+    } else if (char === '[') open.push(null)
+    else if (char === '}' || char === ']') open.pop()
+    else if (char === ',') isKeyNext = open[open.length - 1] !== null
+  }
+  return undefined
 }

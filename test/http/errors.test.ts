@@ -112,6 +112,40 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
   it('accepts application/json with a charset parameter', async () => {
     const response = await postRaw(app, QUOTE, JSON.stringify(quoteBody()), 'application/json; charset=utf-8')
     expect(response.status).toBe(200)
+    expect((await postRaw(app, QUOTE, JSON.stringify(quoteBody()), 'application/json;charset="UTF8"')).status).toBe(200)
+  })
+
+  it.each(['application/json; charset=latin1', 'application/json; charset=utf-16'])(
+    'Content-Type %s: 415, as the body is read as UTF-8 (review of issue 15)',
+    async (contentType) => {
+      await expectProblem(postRaw(app, QUOTE, JSON.stringify(quoteBody()), contentType), 415, 'unsupported_media_type')
+    },
+  )
+
+  it('a Content-Encoding other than identity: 415, as the body is not decompressed', async () => {
+    const response = app.request(QUOTE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: JSON.stringify(quoteBody()),
+    })
+    const body = await expectProblem(response, 415, 'unsupported_media_type')
+    expect(body.detail).toContain('uncompressed')
+  })
+
+  it.each([
+    ['a field at the top', (text: string) => text.replace('{', '{"toAddress":"0x3333333333333333333333333333333333333333",')],
+    ['a field spelt with an escape', (text: string) => text.replace('{', '{"fromAmo\\u0075nt":"5",')],
+  ])('a body naming %s twice: 400 on (body), never the last one silently (review of issue 15)', async (_label, twice) => {
+    const text = twice(JSON.stringify(quoteBody({ toAddress: '0x2222222222222222222222222222222222222222' })))
+    const body = await expectProblem(postRaw(app, QUOTE, text), 400, 'invalid_request', ['(body)'])
+    expect(body.detail).toContain('twice')
+  })
+
+  it('a colon-quote inside a string value is no repeated key', async () => {
+    // The text holds more `":` than members, so it is scanned: the scan finds each key once.
+    const response = await postRaw(app, QUOTE, JSON.stringify(quoteBody({ fromToken: 'US":DC' })))
+    expect(response.status).not.toBe(500)
+    expect(JSON.stringify(await readJson(response))).not.toContain('twice')
   })
 
   it.each([
