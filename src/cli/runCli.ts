@@ -15,6 +15,16 @@ Commands:
 
 Configuration is read from the environment; see docs/configuration.md.`
 
+/** What `serve`, `mcp` and `track` do, for their --help: each takes no arguments. */
+const RUNNER_USAGE: Readonly<Record<'serve' | 'mcp' | 'track', string>> = {
+  serve: 'Runs the HTTP API on SWAPEAZI_HOST:SWAPEAZI_PORT (default 127.0.0.1:8402), with MCP at /mcp, until SIGTERM or SIGINT.',
+  mcp: 'Runs the MCP server over stdio (for Claude Desktop, Claude Code and other LLM hosts): JSON-RPC on stdin and stdout.',
+  track: 'Runs the swap tracker alone (the chains of SWAPEAZI_RPC_URLS), as serve runs it unless SWAPEAZI_TRACKER=off.',
+}
+
+const runnerUsage = (command: 'serve' | 'mcp' | 'track'): string =>
+  `Usage: swapeazi ${command}\n\n${RUNNER_USAGE[command]}\nIt takes no arguments: configuration is read from the environment; see docs/configuration.md.`
+
 /**
  * What a command reads and writes instead of the process's own: the binary passes process.env and the standard
  * streams (src/cli/main.ts), tests pass their own and run the CLI in-process.
@@ -49,6 +59,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return 0
   }
   const asksForHelp = argv[1] === undefined || argv[1] === '--help'
+  // serve, mcp and track read the environment only: an argument (`--port 9000`) would otherwise be ignored unseen.
+  if ((command === 'serve' || command === 'mcp' || command === 'track') && argv.length > 1) {
+    if (argv[1] === '--help' || argv[1] === '-h') return usage(runnerUsage(command))
+    io.stderr.write(`swapeazi ${command} takes no arguments (got ${argv.slice(1).join(' ')}).\n\n${runnerUsage(command)}\n`)
+    return 2
+  }
   // Each command's modules are imported when it runs: the compiled CLI evaluates only those (`serve` starts sooner).
   switch (command) {
     case 'serve': {
@@ -96,7 +112,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
 
 /**
  * `swapeazi ARGV...` in this process: the whole CLI but the process itself, which src/cli/main.ts wraps. Returns
- * the exit code: 0 done, 1 failed (the reason on stderr, after `swapeazi: `), 2 unknown command.
+ * the exit code: 0 done, 1 failed (the reason on stderr, after `swapeazi: `), 2 unknown command or arguments.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
