@@ -118,7 +118,7 @@ export function createApp(deps: AppDeps, options: CreateAppOptions = {}): Hono<A
       c,
       problemBody(
         'not_found',
-        `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint.`,
+        `No endpoint at ${c.req.path}. GET /openapi.json lists every endpoint of the HTTP API (MCP is at /mcp).`,
         { requestId: c.get('requestId') },
         c.req.path,
       ),

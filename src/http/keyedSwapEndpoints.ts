@@ -5,7 +5,15 @@ import { getSwapRecord } from '../service/getSwapRecord.ts'
 import { swapWithQuote } from '../service/swapWithQuote.ts'
 import { requireApiKey } from './appEnv.ts'
 import { defineEndpoint } from './endpoint.ts'
-import { ADDRESS_SCREENED, jsonResponse, KEY_ERRORS, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
+import {
+  ADDRESS_SCREENED,
+  jsonResponse,
+  KEY_ERRORS,
+  MARKET_UNAVAILABLE,
+  PAYLOAD_TOO_LARGE,
+  problemResponseDoc,
+  UNSUPPORTED_MEDIA_TYPE,
+} from './openapiDoc.ts'
 
 // Spec endpoints 10 and 11 and the swap record: each needs a key (401 `invalid_key`), checked before the body; the
 // rate-limit middleware verified it, from x-swapeazi-key or a Bearer token.
@@ -25,7 +33,10 @@ export const swapWithKey = defineEndpoint({
         'invalid_request (body, or a toAddress the quote does not allow), or invalid_quote (altered or foreign quoteId)',
       ),
       403: ADDRESS_SCREENED,
-      422: problemResponseDoc('quote_expired (expired, route no longer viable, or prices moved: quote again)'),
+      422: problemResponseDoc(
+        'quote_expired (expired, route no longer viable, or prices moved: quote again), or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state: `reason` is the decoded revert)',
+      ),
+      503: MARKET_UNAVAILABLE,
       ...KEY_ERRORS,
     },
   },
@@ -79,7 +90,10 @@ export const disburseEndpoint = defineEndpoint({
       403: problemResponseDoc('address_screened: the sender or a recipient (`index`) failed compliance screening'),
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
-      422: problemResponseDoc("unsupported_token, not_agent_callable, amount_out_of_range or no_route_found, with the recipient's `index`"),
+      422: problemResponseDoc(
+        "unsupported_token, not_agent_callable, amount_out_of_range or no_route_found, with the recipient's `index`; or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state)",
+      ),
+      503: MARKET_UNAVAILABLE,
       ...KEY_ERRORS,
     },
   },

@@ -9,7 +9,7 @@ import { CorridorIntelligence } from '../schemas/intelligence.ts'
 import { IssuedApiKey } from '../schemas/keys.ts'
 import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2, X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import type { Endpoint, OperationDoc, ResponseDoc } from './endpoint.ts'
-import { problemResponseDoc } from './openapiDoc.ts'
+import { PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
 
 type JsonObject = Record<string, unknown>
 
@@ -76,9 +76,14 @@ const API_V1_ERRORS: Readonly<Record<string, ResponseDoc>> = {
   ),
 }
 
+/** What every endpoint that reads a body may answer beside its own. */
+const BODY_ERRORS: Readonly<Record<string, ResponseDoc>> = { 413: PAYLOAD_TOO_LARGE, 415: UNSUPPORTED_MEDIA_TYPE }
+
 function operationObject(endpoint: Endpoint, doc: OperationDoc, ref: (schema: z.ZodType) => JsonObject): JsonObject {
   const isApiV1 = endpoint.path.startsWith('/api/v1/')
-  const declared = isApiV1 ? { ...API_V1_ERRORS, ...doc.responses } : doc.responses
+  // Every body is read under the app's limit and media type (src/http/createApp.ts, readJsonBody.ts).
+  const bodyErrors: Readonly<Record<string, ResponseDoc>> = endpoint.body === undefined ? {} : BODY_ERRORS
+  const declared: Readonly<Record<string, ResponseDoc>> = { ...(isApiV1 ? API_V1_ERRORS : {}), ...bodyErrors, ...doc.responses }
   const responses: JsonObject = {}
   for (const [status, response] of Object.entries(declared)) responses[status] = responseObject(response, ref)
   // An /api/v1 call without a declared security takes a key or none (the key sets its tier).

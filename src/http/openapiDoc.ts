@@ -24,5 +24,12 @@ export const KEY_ERRORS: Readonly<Record<number, ResponseDoc>> = {
 }
 
 export const PAYLOAD_TOO_LARGE = problemResponseDoc('payload_too_large: body over 64 KiB')
-export const UNSUPPORTED_MEDIA_TYPE = problemResponseDoc('unsupported_media_type: Content-Type is not application/json')
+export const UNSUPPORTED_MEDIA_TYPE = problemResponseDoc(
+  'unsupported_media_type: Content-Type is not application/json, its charset is not UTF-8, or a Content-Encoding was sent',
+)
 export const ADDRESS_SCREENED = problemResponseDoc('address_screened: the sender or recipient failed compliance screening')
+
+/** The 503 of an endpoint that prices a route on the live market (src/market) when a chain's prices went stale. */
+export const MARKET_UNAVAILABLE_TEXT =
+  'market_unavailable: the live prices of a chain on the route are stale (its RPC stopped answering); nothing is charged, and `Retry-After` says when to ask again'
+export const MARKET_UNAVAILABLE = problemResponseDoc(MARKET_UNAVAILABLE_TEXT)

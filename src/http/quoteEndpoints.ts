@@ -2,7 +2,7 @@ import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schem
 import { getQuote, getRankedQuote } from '../service/getQuote.ts'
 import { createQuoteMemo } from '../service/quoteMemo.ts'
 import { defineEndpoint, type Endpoint, type OperationDoc, type ResponseDoc } from './endpoint.ts'
-import { PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
+import { MARKET_UNAVAILABLE, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
 
 /** The 4xx every quote endpoint may answer. */
 export const QUOTE_ERRORS: Readonly<Record<number, ResponseDoc>> = {
@@ -10,6 +10,7 @@ export const QUOTE_ERRORS: Readonly<Record<number, ResponseDoc>> = {
   413: PAYLOAD_TOO_LARGE,
   415: UNSUPPORTED_MEDIA_TYPE,
   422: problemResponseDoc('unsupported_token, not_agent_callable, or amount_out_of_range (with `viableRange`)'),
+  503: MARKET_UNAVAILABLE,
 }
 
 const quoteDoc = (summary: string, operationId: string, success: typeof QuoteResult | typeof RankedQuote): OperationDoc => ({

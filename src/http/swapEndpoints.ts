@@ -12,7 +12,15 @@ import { ServiceError } from '../service/serviceError.ts'
 import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { STATUS_BY_CODE } from './problem.ts'
 import { defineEndpoint, type Endpoint } from './endpoint.ts'
-import { ADDRESS_SCREENED, jsonResponse, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
+import {
+  ADDRESS_SCREENED,
+  jsonResponse,
+  MARKET_UNAVAILABLE,
+  MARKET_UNAVAILABLE_TEXT,
+  PAYLOAD_TOO_LARGE,
+  problemResponseDoc,
+  UNSUPPORTED_MEDIA_TYPE,
+} from './openapiDoc.ts'
 import { clientIp } from './clientIp.ts'
 import { holdRefusal, localLimitsOf } from './rateLimit.ts'
 import { requestHeader } from './requestHeader.ts'
@@ -116,13 +124,11 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
         429: problemResponseDoc(
           "rate_limited: the caller's pre-flight simulations this minute (`preflight`: 20 without a payment; `preflight-paid`: 120 with one), or its refused payments (`anonymous`); `Retry-After` says when to retry, and `RateLimit` and `RateLimit-Policy` name the policy",
         ),
-        ...(isMppPath
-          ? {
-              503: problemResponseDoc(
-                'payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, `Retry-After` says when to repeat the request with the same credential',
-              ),
-            }
-          : {}),
+        503: isMppPath
+          ? problemResponseDoc(
+              `payment_unavailable: the Tempo RPC could not verify an MPP credential; nothing was claimed, \`Retry-After\` says when to repeat the request with the same credential. Or ${MARKET_UNAVAILABLE_TEXT}`,
+            )
+          : MARKET_UNAVAILABLE,
       },
     },
     handler: (deps, scope) => {
