@@ -8,8 +8,7 @@ export type KeyTier = (typeof KEY_TIERS)[number]
  * How the 429 for requests without a key says to raise the limit. One string, shared: MCP tools, whose callers cannot
  * send a key, replace it with what the operator of the MCP server can configure instead.
  */
-export const FREE_KEY_RAISES_LIMIT =
-  'a free key raises that (POST /api/v1/keys, itself counted here: ask for it once this limit resets).'
+export const FREE_KEY_RAISES_LIMIT = 'a free key raises that (POST /api/v1/keys, itself counted here: ask for it once this limit resets).'
 
 /** POST /api/v1/keys (and `swapeazi keys issue`): a new key, shown once. */
 export const IssuedApiKey = z

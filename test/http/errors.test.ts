@@ -345,7 +345,9 @@ describe('routing errors', () => {
   it('an unknown path: 404 not_found problem', async () => {
     const body = await expectProblem(get(app, '/api/v2/quote'), 404, 'not_found')
     expect(body.instance).toBe('/api/v2/quote')
-    expect(body.detail).toMatchInlineSnapshot(`"No endpoint at /api/v2/quote. GET /openapi.json lists every endpoint of the HTTP API (MCP is at /mcp)."`)
+    expect(body.detail).toMatchInlineSnapshot(
+      `"No endpoint at /api/v2/quote. GET /openapi.json lists every endpoint of the HTTP API (MCP is at /mcp)."`,
+    )
   })
 
   it('POST to an unknown path: 404, the body is never read', async () => {

@@ -58,7 +58,9 @@ describe.each(storeDrivers())('rate limits on /api/v1/* ($name)', (driver) => {
     expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/)
     const problem = await readJson(refused)
     expect(problem).toMatchObject({ code: 'rate_limited', status: 429, limit: 3, policy: 'anonymous', retryAfterSec: 45 })
-    expect(String(problem['detail'])).toMatch(/a free key raises that \(POST \/api\/v1\/keys, itself counted here: ask for it once this limit resets\)/)
+    expect(String(problem['detail'])).toMatch(
+      /a free key raises that \(POST \/api\/v1\/keys, itself counted here: ask for it once this limit resets\)/,
+    )
     // Another IP has its own count.
     expect((await getHealth(app(), { 'x-forwarded-for': '203.0.113.11' })).status).toBe(200)
   })
