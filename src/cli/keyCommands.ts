@@ -6,7 +6,7 @@ import { withOperatorOperations } from './withOperatorOperations.ts'
 
 export const KEYS_USAGE = `Usage:
   swapeazi keys issue [--tier free|pro]
-      Issues a key (default tier pro) in the configured store and prints {key, id, tier, issuedAt}. The key is
+      Issues a key (default tier pro) in the configured store and prints {key, id, tier, issuedAt, notice}. The key is
       shown once; only its id is kept.
   swapeazi keys revoke KEY_OR_ID
       Adds the key (a full se_ key, or its key_ id) to the denylist; every replica refuses it from then on.
