@@ -454,6 +454,20 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
       );
     `,
   },
+  {
+    id: 16,
+    name: "a swap's quote and transaction are kept as the JSON text they were written as, in the row",
+    // Both are written once, read whole (a swap's record, its lifecycle) and queried only by `->>` (the quote's
+    // bridge), which json answers as jsonb does. jsonb converts each value to its binary form as it is inserted: on
+    // PGlite that was about a third of a keyed swap's insert (a row of 3 to 4 KB); json only checks the text. Key
+    // order is the written one again (jsonb sorts keys), so a record reads back as it was answered. A row past 2 KB
+    // was compressed (pglz) before it was stored; rows now stay as they are up to a page (toast_tuple_target, the
+    // most Postgres allows), and only a larger one is compressed or moved out of line, so no swap is refused for size.
+    sql: `
+      alter table swaps alter column quote type json using quote::json, alter column transaction_request type json using transaction_request::json;
+      alter table swaps set (toast_tuple_target = 8160);
+    `,
+  },
 ]
 
 /**

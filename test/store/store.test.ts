@@ -493,7 +493,7 @@ describe.each(storeDrivers())('store on $name', (driver) => {
       })
     })
 
-    it('round-trip every field of a swap, with jsonb deep-equal', async () => {
+    it('round-trip every field of a swap, its quote and transaction deep-equal', async () => {
       const r = reservation()
       expect(await store().reservePayment(r)).toBe(true)
       const swap = swapRecord(r.swapRef)
@@ -518,6 +518,25 @@ describe.each(storeDrivers())('store on $name', (driver) => {
         createdAt: '2026-11-20T12:00:01.456Z',
       })
       expect(swap.fromAddress).not.toBe(swap.fromAddress.toLowerCase())
+    })
+
+    it('read a quote back in the order it was written, and keep a swap larger than a page (compressed or moved out of line)', async () => {
+      // json keeps the text as written (jsonb sorted keys by length); a row past toast_tuple_target (8160 bytes)
+      // still stores, as Postgres compresses or moves its largest values.
+      const ordered = { zeta: 1, alpha: { yy: [3, 2, 1], b: 'x' }, mid: null }
+      const small = { ...swapRecord(randomRef()), channel: 'api_key' as const, keyId: 'key_0123456789abcdef01234567', quote: ordered }
+      await store().recordKeyedSwap(small)
+      const read = await store().getSwap(small.ref)
+      expect(JSON.stringify(read?.quote)).toBe(JSON.stringify(ordered))
+      const data = `0x${randomBytes(24_000).toString('hex')}`
+      const large = {
+        ...swapRecord(randomRef()),
+        channel: 'api_key' as const,
+        keyId: 'key_0123456789abcdef01234567',
+        transactionRequest: { to: randomAddress(), data, value: '0x0' },
+      }
+      await store().recordKeyedSwap(large)
+      expect((await store().getSwap(large.ref))?.transactionRequest).toEqual(large.transactionRequest)
     })
 
     it('answer undefined for what is not there', async () => {
