@@ -27,7 +27,7 @@ import {
 } from './endpointThroughput.ts'
 
 const QUOTE_PATH = '/api/x402/quote'
-const TICK_US = 10_000 // USER_HZ = 100 on Linux
+export const TICK_US = 10_000 // USER_HZ = 100 on Linux
 
 /** User and system CPU time of a process (all its threads), µs. */
 export function processCpuUs(pid: number): { user: number; system: number } {

@@ -5,10 +5,15 @@
 //       Further app server files (name=path) join the comparison, for an A/B in one run: e.g. the committed tree,
 //       `git archive HEAD | tar -x -C /tmp/head && ln -s $PWD/node_modules /tmp/head/`, then
 //       `head=/tmp/head/bench/servers/appServer.ts`. With PROFILE_ROUTE=quote, the keyed quote instead of the swap.
+//   `tsx bench/profileKeyedSwap.ts threads [windows] [sec] [name=appServer.ts ...]`
+//       the keyed swap on a data directory of its own per server, as `serve` runs it: CPU per swap of the event loop's
+//       thread, of the store's thread and of every thread, from /proc/<pid>/task, over consecutive windows of the
+//       same servers (the first includes V8's warm-up), alternating between servers for an A/B in one run. With
+//       BENCH_SWAP_RECORD=skip in the environment, unrecorded.
 //   `tsx bench/profileKeyedSwap.ts profile [sec] [skip]`
 //       the app under keyed-swap load with `--cpu-prof`, summarised by self time per function and per area
 //       (`skip`: without the record; `quote`: the keyed quote instead of the swap).
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -25,7 +30,7 @@ import {
   stopServer,
 } from './endpointThroughput.ts'
 import { benchSchema } from './keyedThroughput.ts'
-import { type Profile, processCpuUs, summarise } from './profileEndpoint.ts'
+import { type Profile, processCpuUs, summarise, TICK_US } from './profileEndpoint.ts'
 
 const KEY_SECRET = 'bench-key-secret-bench-key-secret-0123456789'
 const APP_ENV = { SWAPEAZI_KEY_SECRET: KEY_SECRET, SWAPEAZI_RATE_LIMIT_PRO: '1000000000' }
@@ -104,6 +109,58 @@ async function cpu(rounds: number, durationSec: number, onPostgres: boolean, ext
   }
 }
 
+/** CPU so far (µs) of a process's threads: its event loop's (the thread whose id is the pid), and every one's. */
+function threadCpuUs(pid: number): { main: number; store: Map<string, number>; all: number } {
+  const store = new Map<string, number>()
+  let main = 0
+  let all = 0
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US
+    all += us
+    if (Number(tid) === pid) main = us
+    else store.set(tid, us)
+  }
+  return { main, store, all }
+}
+
+async function threads(windows: number, durationSec: number, files: readonly string[]): Promise<void> {
+  const servers: Server[] = []
+  const dirs: string[] = []
+  try {
+    for (const arg of files.length > 0 ? files : [`app=${APP_SERVER}`]) {
+      const dir = mkdtempSync(join(tmpdir(), 'swapeazi-threads-'))
+      dirs.push(dir)
+      const name = arg.slice(0, arg.indexOf('='))
+      servers.push(await startServer(name, arg.slice(arg.indexOf('=') + 1), { ...APP_ENV, SWAPEAZI_DATA_DIR: dir }))
+    }
+    for (let window = 0; window < windows; window++) {
+      const lines: string[] = []
+      for (const server of servers) {
+        // A quote lives 60 s: each window swaps a fresh one.
+        const target = await swapTarget(server.name, server)
+        const pid = server.child.pid ?? 0
+        const before = threadCpuUs(pid)
+        const result = await load(target, 10, durationSec)
+        const after = threadCpuUs(pid)
+        if (result.non2xx > 0) throw new Error(`${server.name}: ${result.non2xx} non-2xx`)
+        const swaps = result['2xx']
+        // The store's thread: the other thread that worked most in the window (V8's helpers each do far less).
+        const store = Math.max(0, ...[...after.store].map(([tid, us]) => us - (before.store.get(tid) ?? 0)))
+        const per = (us: number) => (us / swaps).toFixed(0).padStart(5)
+        lines.push(
+          `${server.name.padEnd(10)} ${Math.round(result.requests.average).toString().padStart(6)} swaps/s, µs a swap: event loop ${per(after.main - before.main)}, store thread ${per(store)}, all threads ${per(after.all - before.all)}`,
+        )
+      }
+      console.log(`window ${window + 1}:\n  ${lines.join('\n  ')}`)
+    }
+  } finally {
+    for (const server of servers.reverse()) await stopServer(server)
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 async function profile(durationSec: number, skip: boolean, quote = false): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'swapeazi-prof-'))
   const server = await startServer('app', APP_SERVER, { ...APP_ENV, ...(skip ? { BENCH_SWAP_RECORD: 'skip' } : {}) }, [
@@ -137,9 +194,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const mode = process.argv[2] ?? 'cpu'
   if (mode === 'cpu')
     await cpu(Number(process.argv[3] ?? 2), Number(process.argv[4] ?? 5), process.argv[5] === 'postgres', process.argv.slice(6))
+  else if (mode === 'threads') await threads(Number(process.argv[3] ?? 3), Number(process.argv[4] ?? 5), process.argv.slice(5))
   else if (mode === 'profile') await profile(Number(process.argv[3] ?? 8), process.argv[4] === 'skip', process.argv[4] === 'quote')
   else
     throw new Error(
-      'usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | profile [sec] [skip|quote]',
+      'usage: tsx bench/profileKeyedSwap.ts cpu [rounds] [sec] [postgres|pglite] [name=server.ts ...] | threads [windows] [sec] [name=server.ts ...] | profile [sec] [skip|quote]',
     )
 }
