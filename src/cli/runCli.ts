@@ -118,9 +118,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     return await dispatch(argv, io)
   } catch (error) {
-    const message =
-      error instanceof CatalogueError ? `catalogue error: ${error.message}` : error instanceof Error ? error.message : String(error)
-    io.stderr.write(`swapeazi: ${message}\n`)
+    io.stderr.write(`swapeazi: ${oneLineOf(error)}\n`)
     return 1
   }
+}
+
+/**
+ * A failure as one line. viem's errors (an operator command's RPC unreachable or refusing, say) carry a message of
+ * several lines (the request body, viem's version); their short message, the URL and the cause's details say it.
+ */
+function oneLineOf(error: unknown): string {
+  if (error instanceof CatalogueError) return `catalogue error: ${error.message}`
+  if (!(error instanceof Error)) return String(error)
+  const { shortMessage, details, url } = error as Error & { shortMessage?: unknown; details?: unknown; url?: unknown }
+  if (typeof shortMessage !== 'string') return error.message
+  const at = typeof url === 'string' ? ` (${url})` : ''
+  const why = typeof details === 'string' && details.length > 0 ? `: ${details}` : ''
+  return `${shortMessage.replace(/\.$/, '')}${at}${why}`.replace(/\s*\n\s*/g, ' ')
 }

@@ -24,3 +24,25 @@ describe('swapeazi serve, mcp and track take no arguments', () => {
     expect(run.stderr).not.toContain('"event":"listening"')
   })
 })
+
+describe('an operator command whose RPC cannot be reached', () => {
+  it("fails with one line naming the URL and the cause, exit code 1, without viem's request dump", async () => {
+    const run = await runCliInProcess(
+      [
+        'router',
+        'deploy',
+        '--rpc-url',
+        'http://127.0.0.1:9',
+        '--owner',
+        '0x1111111111111111111111111111111111111111',
+        '--treasury',
+        '0x2222222222222222222222222222222222222222',
+      ],
+      { ...ENV, SWAPEAZI_DEPLOYER_PRIVATE_KEY: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' },
+    )
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/^swapeazi: HTTP request failed \(http:\/\/127\.0\.0\.1:9\/\): .+\n$/)
+    expect(run.stderr).not.toContain('Request body')
+    expect(run.stderr).not.toContain('Version: viem')
+  })
+})
