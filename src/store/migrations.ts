@@ -463,6 +463,8 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
     // order is the written one again (jsonb sorts keys), so a record reads back as it was answered. A row past 2 KB
     // was compressed (pglz) before it was stored; rows now stay as they are up to a page (toast_tuple_target, the
     // most Postgres allows), and only a larger one is compressed or moved out of line, so no swap is refused for size.
+    // The cost is disk: about twice the table (docs/performance.md). The type change rewrites the table once, under
+    // an exclusive lock for as long as that takes; the rows already there stay compressed, new rows are kept whole.
     sql: `
       alter table swaps alter column quote type json using quote::json, alter column transaction_request type json using transaction_request::json;
       alter table swaps set (toast_tuple_target = 8160);
