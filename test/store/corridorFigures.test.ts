@@ -12,10 +12,8 @@ import {
 } from '../../src/store/createIntelStore.ts'
 import { WINDOW_BANDS, windowBandIndex } from '../../src/store/corridorFigures.ts'
 import { MIGRATIONS, migrate, migrationStatements } from '../../src/store/migrations.ts'
-import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
-import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
 import type { Sql } from '../../src/store/sql.ts'
-import { dropSchema, type OpenedStore, storeDrivers, TEST_DATABASE_URL, uniqueSchemaName } from './storeDrivers.ts'
+import { migrateUpTo, type OpenedStore, storeDrivers, unmigratedStores } from './storeDrivers.ts'
 
 // Every figure an intelligence answer reads from the window aggregate (migration 8) against a direct computation
 // over the same random observations, here in the test: equal exactly, counts, percentiles, last seen and reasons.
@@ -336,17 +334,6 @@ describe.each(storeDrivers())('corridor figures on $name against a direct comput
   )
 })
 
-/** A schema migrated up to `lastId` only, as a store that has not taken the later migrations yet. */
-async function migrateUpTo(sql: Sql, lastId: number): Promise<void> {
-  await sql.query(
-    'create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())',
-  )
-  for (const migration of MIGRATIONS.filter((m) => m.id <= lastId)) {
-    for (const statement of migrationStatements(migration.sql)) await sql.query(statement)
-    await sql.query('insert into schema_migrations (id, name) values ($1, $2)', [migration.id, migration.name])
-  }
-}
-
 /** Observations as a store before migration 8 holds them (the store of today vacuums tables 8 adds). */
 async function insertBefore8(sql: Sql, observations: readonly Observation[]): Promise<void> {
   for (const o of observations)
@@ -377,35 +364,6 @@ async function insertBefore8(sql: Sql, observations: readonly Observation[]): Pr
       ],
     )
 }
-
-const unmigratedStores: { name: string; open(): Promise<{ sql: Sql; cleanup(): Promise<void> }> }[] = [
-  {
-    name: 'pglite (in memory)',
-    async open() {
-      const sql = await openPgliteSql()
-      return { sql, cleanup: () => sql.close() }
-    },
-  },
-  ...(TEST_DATABASE_URL === undefined
-    ? []
-    : [
-        {
-          name: 'postgresql',
-          async open() {
-            const url = TEST_DATABASE_URL ?? ''
-            const schema = uniqueSchemaName()
-            const sql = await openPostgresSql(url, { schema })
-            return {
-              sql,
-              async cleanup() {
-                await sql.close()
-                await dropSchema(url, schema)
-              },
-            }
-          },
-        },
-      ]),
-]
 
 describe.each(unmigratedStores)('migration 8 on $name', (driver) => {
   it(

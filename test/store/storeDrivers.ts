@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createStore, type Store } from '../../src/store/createStore.ts'
-import { migrate } from '../../src/store/migrations.ts'
+import { MIGRATIONS, migrate, migrationStatements } from '../../src/store/migrations.ts'
 import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
 import { openPostgresSql } from '../../src/store/openPostgresSql.ts'
 import type { Sql } from '../../src/store/sql.ts'
@@ -109,3 +109,44 @@ function postgres(url: string): StoreDriver {
 export function storeDrivers(): StoreDriver[] {
   return TEST_DATABASE_URL === undefined ? [pglite] : [pglite, postgres(TEST_DATABASE_URL)]
 }
+
+/** A schema migrated up to `lastId` only, as a store that has not taken the later migrations yet. */
+export async function migrateUpTo(sql: Sql, lastId: number): Promise<void> {
+  await sql.query(
+    'create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())',
+  )
+  for (const migration of MIGRATIONS.filter((m) => m.id <= lastId)) {
+    for (const statement of migrationStatements(migration.sql)) await sql.query(statement)
+    await sql.query('insert into schema_migrations (id, name) values ($1, $2)', [migration.id, migration.name])
+  }
+}
+
+/** Stores with no migration applied, for a test that migrates part of the way (migrateUpTo) and then the rest. */
+export const unmigratedStores: { name: string; open(): Promise<{ sql: Sql; cleanup(): Promise<void> }> }[] = [
+  {
+    name: 'pglite (in memory)',
+    async open() {
+      const sql = await openPgliteSql()
+      return { sql, cleanup: () => sql.close() }
+    },
+  },
+  ...(TEST_DATABASE_URL === undefined
+    ? []
+    : [
+        {
+          name: 'postgresql',
+          async open() {
+            const url = TEST_DATABASE_URL ?? ''
+            const schema = uniqueSchemaName()
+            const sql = await openPostgresSql(url, { schema })
+            return {
+              sql,
+              async cleanup() {
+                await sql.close()
+                await dropSchema(url, schema)
+              },
+            }
+          },
+        },
+      ]),
+]
