@@ -21,12 +21,13 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
 }
 
 /**
- * The body's text, refused when it is empty (400) or not declared as JSON (415). `bodyName` is the endpoint's body
- * schema as /openapi.json names it (QuoteParams, TransactionHint…), for the empty body's message.
+ * The body's text, refused when it is empty (400), not declared as JSON (415) or not UTF-8 (400). `bodyName` is the
+ * endpoint's body schema as /openapi.json names it (QuoteParams, TransactionHint…), for the empty body's message.
  */
 export async function readJsonText(c: Context, bodyName?: string): Promise<string> {
-  const text = await c.req.text()
-  if (text.trim() === '')
+  // Decoded before the headers are checked, refused after them: a compressed body is not UTF-8, and its 415 says why.
+  const text = utf8Of(await c.req.arrayBuffer())
+  if (text?.trim() === '')
     throw new ServiceError(
       'invalid_request',
       bodyName === undefined
@@ -54,7 +55,23 @@ export async function readJsonText(c: Context, bodyName?: string): Promise<strin
     throw new ServiceError('unsupported_media_type', `Send the body uncompressed, without Content-Encoding (this one is ${encoding}).`, {
       received: `content-encoding: ${encoding}`,
     })
+  if (text === undefined)
+    throw new ServiceError('invalid_request', 'The request body is not valid UTF-8; send JSON encoded as UTF-8.', {
+      errors: [{ field: '(body)', message: 'is not valid UTF-8' }],
+    })
   return text
+}
+
+/** Decodes strictly: a lenient decoder turns bytes that are not UTF-8 into U+FFFD, which an answer would then echo. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The body as text, or undefined when its bytes are not UTF-8 (the client's error, never replaced and passed on). */
+function utf8Of(body: ArrayBuffer): string | undefined {
+  try {
+    return strictUtf8.decode(body)
+  } catch {
+    return undefined
+  }
 }
 
 /** JSON text parsed with `schema`: not JSON is a 400, a schema failure a 400 listing each field. */
@@ -97,11 +114,22 @@ export function repeatedKey(text: string, value: unknown): string | undefined {
   return colons > membersOf(value) ? scanForRepeatedKey(text) : undefined
 }
 
+/**
+ * The members of every object in `value`, counted with a stack of our own: a 64 KiB body can nest 30,000 levels deep,
+ * past what a recursive walk's call stack holds (a RangeError, answered as the server's fault).
+ */
 function membersOf(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0
   let count = 0
-  if (Array.isArray(value)) for (const item of value) count += membersOf(item)
-  else for (const member of Object.values(value)) count += 1 + membersOf(member)
+  const pending: unknown[] = [value]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next !== 'object' || next === null) continue
+    if (Array.isArray(next)) pending.push(...next)
+    else {
+      const members = Object.values(next)
+      count += members.length
+      pending.push(...members)
+    }
+  }
   return count
 }
 

@@ -213,6 +213,58 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
     expect(text.length).toBe(64 * 1024)
     expect((await postRaw(app, QUOTE, text)).status).toBe(200)
   })
+
+  // Found in the session after issue 15's review: the check for repeated keys walked the body recursively.
+  it.each([
+    ['arrays', (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`, []],
+    ['objects', (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, []],
+    [
+      'arrays under a field named twice',
+      (depth: number) => `{"fromChain":${'['.repeat(depth)}${']'.repeat(depth)},"fromChain":1}`,
+      ['twice'],
+    ],
+  ])('a body of %s nested as deep as 64 KiB allows: 400, not the stack overflowing into a 500', async (_label, nest, says) => {
+    const text = nest(Math.floor((64 * 1024 - 40) / 6))
+    expect(text.length).toBeLessThanOrEqual(64 * 1024)
+    const body = await expectProblem(postRaw(app, QUOTE, text), 400, 'invalid_request')
+    for (const word of says) expect(body.detail).toContain(word)
+  })
+
+  const withBytes = (text: string, marker: string, bytes: number[]): Uint8Array => {
+    const encoded = new TextEncoder().encode(text)
+    const at = text.indexOf(marker)
+    return new Uint8Array([...encoded.slice(0, at), ...bytes, ...encoded.slice(at + marker.length)])
+  }
+  const postBytes = (bytes: Uint8Array, headers: Record<string, string> = {}) =>
+    app.request(QUOTE, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: bytes })
+
+  it.each([
+    ['a lone 0xFF', [0xff]],
+    ['a truncated sequence', [0xe2, 0x82]],
+    ['an overlong encoding of "/"', [0xc0, 0xaf]],
+    ['a UTF-16 surrogate encoded as UTF-8', [0xed, 0xa0, 0x80]],
+  ])('a body whose bytes are not UTF-8 (%s): 400 on (body), never echoed as U+FFFD', async (_label, bytes) => {
+    const body = await expectProblem(
+      postBytes(withBytes(JSON.stringify(quoteBody({ fromToken: 'US#DC' })), '#', bytes)),
+      400,
+      'invalid_request',
+      ['(body)'],
+    )
+    expect(body.detail).toBe('The request body is not valid UTF-8; send JSON encoded as UTF-8.')
+    expect(JSON.stringify(body)).not.toContain('\uFFFD')
+  })
+
+  it('bytes that are not UTF-8 under a Content-Encoding: the 415 that says why, not the UTF-8 400', async () => {
+    const response = postBytes(withBytes(JSON.stringify(quoteBody()), 'ETH', [0x1f, 0x8b, 0x08]), { 'content-encoding': 'gzip' })
+    await expectProblem(response, 415, 'unsupported_media_type')
+  })
+
+  it('valid UTF-8 is read as before: a byte-order mark is skipped, and U+FFFD sent as such is an unknown token', async () => {
+    const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(JSON.stringify(quoteBody()))])
+    expect((await postBytes(withBom)).status).toBe(200)
+    const body = await expectProblem(postJson(app, QUOTE, quoteBody({ fromToken: 'US\uFFFDDC' })), 422, 'unsupported_token')
+    expect(body.detail).toContain('US\uFFFDDC')
+  })
 })
 
 describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
