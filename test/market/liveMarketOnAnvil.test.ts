@@ -222,7 +222,10 @@ describe('the live market on anvil (SWAPEAZI_RPC_URLS)', () => {
 
   it('a feed older than its heartbeat removes exactly its routes, with the reason', async () => {
     const { timestamp } = (await chain?.latestBlock()) ?? { timestamp: 0n }
-    await chain?.setRound(EUR_FEED, usd8(1.2), Number(timestamp) - 2 * 86_400)
+    // Four days: past the heartbeat (a day, plus 10%) even with the longest FX weekend added to it (Friday 21:00 to
+    // Sunday 23:00 UTC, 50 h), through which an FX answer from before the close stays usable. Two days passed on
+    // weekdays only (seen failing on a Sunday).
+    await chain?.setRound(EUR_FEED, usd8(1.2), Number(timestamp) - 4 * 86_400)
     await market?.refresh()
     const refused = await postJson(app(), '/api/x402/quote', eurcToUsdc)
     expect(refused.status).toBe(503)
