@@ -69,7 +69,11 @@ export type LiveMarket = {
   /** The current catalogue: the snapshot with every fresh live figure applied, and the stale ones as gaps. */
   catalogue(): Catalogue
   status(): MarketStatus
-  /** Reads every configured chain once, then recompiles; resolves when all reads have settled. */
+  /**
+   * Reads every configured chain once, then recompiles; resolves when all reads have settled. Each chain's read begins
+   * after the call: one the schedule had under way is waited out first, as it may predate what the caller changed. The
+   * Across lanes' refresh under way is joined (a whole refresh of them takes minutes at the public API's rate).
+   */
   refresh(): Promise<void>
   /** Refreshes each chain every max(SWAPEAZI_MARKET_REFRESH_MS, its block time), until stop(). */
   start(): void
@@ -673,13 +677,19 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
 
   const inFlight = new Map<ChainCode, Promise<void>>()
 
-  /** Reads `chain`, or joins the read already under way, so refresh() resolves only once every chain has read. */
+  /** Reads `chain`, or joins the read already under way (the schedule's ticks never read a chain twice at once). */
   function readChain(chain: ChainCode): Promise<void> {
     const running = inFlight.get(chain)
     if (running !== undefined) return running
     const read = readChainOnce(chain).finally(() => inFlight.delete(chain))
     inFlight.set(chain, read)
     return read
+  }
+
+  /** A read of `chain` that began after this call: one under way is waited out first (its failure is its own). */
+  function readChainAfresh(chain: ChainCode): Promise<void> {
+    const running = inFlight.get(chain)
+    return running === undefined ? readChain(chain) : running.catch(() => undefined).then(() => readChain(chain))
   }
 
   async function readChainOnce(chain: ChainCode): Promise<void> {
@@ -737,7 +747,7 @@ export function createLiveMarket(parameters: CreateLiveMarketParameters): LiveMa
     catalogue: () => currentNow().catalogue,
     status: () => currentNow().status,
     async refresh() {
-      await Promise.all([...liveChains.map(readChain), ...(across === undefined ? [] : [across.refresh().then(recompose)])])
+      await Promise.all([...liveChains.map(readChainAfresh), ...(across === undefined ? [] : [across.refresh().then(recompose)])])
     },
     start() {
       if (!isStopped) return

@@ -342,6 +342,39 @@ describe('the live market', () => {
     expect(fxNextChangeMs(Date.parse('2026-11-29T23:00:00Z'))).toBe(Date.parse('2026-12-04T21:00:00Z'))
   })
 
+  it('refresh() reads afresh: a scheduled read under way, begun before a change, is waited out and read again', async () => {
+    let eurUsd = 1.2
+    const chain = scriptedChain(
+      () => WEDNESDAY_MS,
+      () => ({ eurUsd }),
+    )
+    let release = (): void => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // The first read takes its figures at once (as a block is pinned), then waits; later reads answer at once.
+    const read: ReadChain = async (plan) => {
+      const reading = chain.read(plan)
+      if (chain.calls.length === 1) await gate
+      return reading
+    }
+    const market = createLiveMarket({
+      files,
+      feeds,
+      readers: { ETH: read },
+      refreshMs: 4000,
+      clock: () => WEDNESDAY_MS,
+      log: pino({ level: 'silent' }),
+    })
+    const underWay = market.refresh()
+    eurUsd = 1.3
+    const afterChange = market.refresh()
+    release()
+    await Promise.all([underWay, afterChange])
+    expect(chain.calls).toHaveLength(2)
+    expect(market.catalogue().fxUsdE18.EUR).toBe((13n * E18) / 10n)
+  })
+
   it('a reading the market cannot apply is dropped, not thrown: the last market stays and the chain goes stale', async () => {
     let broken = false
     const chain = scriptedChain(
