@@ -50,6 +50,14 @@ describe('tools/list', () => {
     }
   })
 
+  it("stays under 52,000 characters in all, most of it the output schemas (docs/mcp.md: over DESIGN 8's 16,000 budget)", async () => {
+    const { tools } = await connected.client.listTools()
+    const size = JSON.stringify({ tools }).length
+    const outputs = tools.reduce((sum, tool) => sum + JSON.stringify(tool.outputSchema ?? {}).length, 0)
+    expect(size).toBeLessThan(52_000)
+    expect(outputs / size).toBeGreaterThan(0.7)
+  })
+
   it('carries the annotations of DESIGN 8: read-only tools say so, build_swap spends irreversibly and is not idempotent', async () => {
     const { tools } = await connected.client.listTools()
     const annotations = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))
