@@ -21,13 +21,12 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
 }
 
 /**
- * The body's text, refused when it is empty (400), not declared as JSON (415) or not UTF-8 (400). `bodyName` is the
+ * The body's text, refused when it is empty (400), not declared as JSON (415) or not UTF-8 (400, U+FFFD included). `bodyName` is the
  * endpoint's body schema as /openapi.json names it (QuoteParams, TransactionHint…), for the empty body's message.
  */
 export async function readJsonText(c: Context, bodyName?: string): Promise<string> {
-  // Decoded before the headers are checked, refused after them: a compressed body is not UTF-8, and its 415 says why.
-  const text = utf8Of(await c.req.arrayBuffer())
-  if (text?.trim() === '')
+  const text = await c.req.text()
+  if (text.trim() === '')
     throw new ServiceError(
       'invalid_request',
       bodyName === undefined
@@ -55,23 +54,17 @@ export async function readJsonText(c: Context, bodyName?: string): Promise<strin
     throw new ServiceError('unsupported_media_type', `Send the body uncompressed, without Content-Encoding (this one is ${encoding}).`, {
       received: `content-encoding: ${encoding}`,
     })
-  if (text === undefined)
-    throw new ServiceError('invalid_request', 'The request body is not valid UTF-8; send JSON encoded as UTF-8.', {
-      errors: [{ field: '(body)', message: 'is not valid UTF-8' }],
-    })
+  // The decoder puts U+FFFD where bytes are not UTF-8, and an answer would echo it as if the client had sent it. No
+  // field of ours takes that character, so its presence is refused as what it almost always is (checked after the
+  // headers: a compressed body is not UTF-8, and its 415 says why). Reading the bytes to tell the two apart would copy
+  // every body once more, on the hot path.
+  if (text.includes('\uFFFD'))
+    throw new ServiceError(
+      'invalid_request',
+      'The request body is not valid UTF-8, or carries U+FFFD (the character that stands in for bytes that are not UTF-8); send JSON encoded as UTF-8.',
+      { errors: [{ field: '(body)', message: 'is not valid UTF-8' }] },
+    )
   return text
-}
-
-/** Decodes strictly: a lenient decoder turns bytes that are not UTF-8 into U+FFFD, which an answer would then echo. */
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
-
-/** The body as text, or undefined when its bytes are not UTF-8 (the client's error, never replaced and passed on). */
-function utf8Of(body: ArrayBuffer): string | undefined {
-  try {
-    return strictUtf8.decode(body)
-  } catch {
-    return undefined
-  }
 }
 
 /** JSON text parsed with `schema`: not JSON is a 400, a schema failure a 400 listing each field. */

@@ -250,7 +250,7 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
       'invalid_request',
       ['(body)'],
     )
-    expect(body.detail).toBe('The request body is not valid UTF-8; send JSON encoded as UTF-8.')
+    expect(body.detail).toMatch(/^The request body is not valid UTF-8/)
     expect(JSON.stringify(body)).not.toContain('\uFFFD')
   })
 
@@ -259,10 +259,12 @@ describe('POST /api/x402/quote: the body itself (DESIGN 6, 7.2)', () => {
     await expectProblem(response, 415, 'unsupported_media_type')
   })
 
-  it('valid UTF-8 is read as before: a byte-order mark is skipped, and U+FFFD sent as such is an unknown token', async () => {
+  it('a byte-order mark is skipped; U+FFFD sent as such is refused as bytes that are not UTF-8 are, escaped it is data', async () => {
     const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(JSON.stringify(quoteBody()))])
     expect((await postBytes(withBom)).status).toBe(200)
-    const body = await expectProblem(postJson(app, QUOTE, quoteBody({ fromToken: 'US\uFFFDDC' })), 422, 'unsupported_token')
+    await expectProblem(postJson(app, QUOTE, quoteBody({ fromToken: 'US\uFFFDDC' })), 400, 'invalid_request', ['(body)'])
+    const escaped = JSON.stringify(quoteBody({ fromToken: 'US#DC' })).replace('#', '\\uFFFD')
+    const body = await expectProblem(postRaw(app, QUOTE, escaped), 422, 'unsupported_token')
     expect(body.detail).toContain('US\uFFFDDC')
   })
 })
