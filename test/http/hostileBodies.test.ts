@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import { Problem } from '../../src/schemas/problem.ts'
-import { FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, NOW_MS, quoteBody, testApp } from './testApp.ts'
+import { FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, NOW_MS, PAY_TO, quoteBody, testApp } from './testApp.ts'
 
 // DESIGN 6: no 5xx for anything a client sent, on every endpoint that reads a body, not only the quotes the
 // property test (fuzz.test.ts) drives. Each field of a valid body in turn takes each value below, the values that
 // have tripped parsers elsewhere: nesting as deep as the body limit allows (a recursive walk overflowed the stack
-// here once), a lone surrogate, 1e309 (Infinity once parsed), `__proto__`, 20,000 characters, numbers past 2^256.
+// here once), a lone surrogate, 1e309 (Infinity once parsed), `__proto__`, 20,000 characters, numbers past 2^256. The
+// x402 payment headers get the same, field by field, base64'd as clients send them.
 
 const store = lazyMemoryStore()
 afterAll(() => store.sql.close())
@@ -125,6 +126,63 @@ describe('hostile values in every body: never a 5xx, never a stack, every refusa
       if (wrong !== undefined) faults.push(wrong)
     }
     expect(bodies.length).toBeGreaterThan(1_500)
+    expect(faults).toEqual([])
+  }, 120_000)
+
+  it('in each field of an x402 payment, v1 in X-PAYMENT and v2 in PAYMENT-SIGNATURE, at the top and in its authorization', async () => {
+    const authorization = {
+      from: FROM_ADDRESS,
+      to: PAY_TO,
+      value: '20000',
+      validAfter: '0',
+      validBefore: '9999999999',
+      nonce: `0x${'11'.repeat(32)}`,
+    }
+    const signed = { signature: `0x${'ab'.repeat(65)}`, authorization }
+    const accepted = {
+      scheme: 'exact',
+      network: 'eip155:8453',
+      amount: '20000',
+      asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      extra: { name: 'USD Coin', version: '2' },
+    }
+    const payments: [string, string][] = []
+    const inside = (outer: Record<string, unknown>, key: string, bodies: string[]): string[] =>
+      bodies.map((body) => JSON.stringify({ ...outer, [key]: '@' }).replace('"@"', body))
+    for (const [header, payment, nestedKey] of [
+      ['x-payment', { x402Version: 1, scheme: 'exact', network: 'base', payload: signed }, undefined],
+      ['payment-signature', { x402Version: 2, accepted, payload: signed }, 'accepted'],
+    ] as const) {
+      const texts = [
+        ...mutations(payment),
+        ...inside(payment, 'payload', mutations(signed)),
+        ...inside(payment, 'payload', inside(signed, 'authorization', mutations(authorization))),
+        ...(nestedKey === undefined ? [] : inside(payment, nestedKey, mutations(accepted))),
+      ]
+      for (const text of texts) payments.push([header, Buffer.from(text).toString('base64')])
+    }
+    const faults: string[] = []
+    const body = JSON.stringify(quoteBody())
+    for (const [header, value] of payments) {
+      const response = await app.request('/api/x402/swap', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [header]: value },
+        body,
+      })
+      const text = await response.text()
+      const wrong = fault({
+        path: '/api/x402/swap',
+        sent: `${header}: ${value.slice(0, 80)}`,
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? '',
+        text,
+      })
+      if (wrong !== undefined) faults.push(wrong)
+      else if (response.status === 200) faults.push(`${header} ${value.slice(0, 80)}: a forged payment was accepted`)
+    }
+    expect(payments.length).toBeGreaterThan(1_000)
     expect(faults).toEqual([])
   }, 120_000)
 
