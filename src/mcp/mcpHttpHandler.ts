@@ -40,15 +40,18 @@ export function hostnameOf(value: string): string | undefined {
 let mcpServerModules:
   | Promise<{
       createMcpServer: typeof import('./createMcpServer.ts').createMcpServer
+      connectMcp: typeof import('./connectMcp.ts').connectMcp
       WebStandardStreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport
     }>
   | undefined
 const loadMcpServer = () =>
   (mcpServerModules ??= Promise.all([
     import('./createMcpServer.ts'),
+    import('./connectMcp.ts'),
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-  ]).then(([server, transport]) => ({
+  ]).then(([server, connect, transport]) => ({
     createMcpServer: server.createMcpServer,
+    connectMcp: connect.connectMcp,
     WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
   })))
 
@@ -65,10 +68,10 @@ export function createMcpHttpHandler(parameters: McpHttpHandlerParameters): McpH
     }
     if (request.method !== 'POST')
       return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST', { allow: 'POST' })
-    const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcpServer()
+    const { createMcpServer, connectMcp, WebStandardStreamableHTTPServerTransport } = await loadMcpServer()
     const server = createMcpServer({ ...parameters.context(clientIp), version, log })
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless
-    await server.connect(transport)
+    await connectMcp(server, transport)
     try {
       return await transport.handleRequest(request)
     } finally {

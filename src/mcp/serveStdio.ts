@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { connectMcp } from './connectMcp.ts'
 
 /** stdout carries JSON-RPC only: anything a dependency prints through console goes to stderr instead. */
 export function keepStdoutForProtocol(): void {
@@ -28,7 +29,7 @@ export async function serveStdio(
       close().then(resolve, reject)
     }
   })
-  await server.connect(transport)
+  await connectMcp(server, transport)
   stdin.once('end', () => {
     void server.close()
   })

@@ -104,6 +104,46 @@ describe('/mcp methods', () => {
   })
 })
 
+describe('/mcp requests with malformed params', () => {
+  it.each([
+    ['tools/call', {}, 'params.name: expected string, received undefined'],
+    ['tools/call', undefined, 'params: expected object, received undefined'],
+    ['tools/call', { name: 42 }, 'params.name: expected string, received number'],
+    ['tools/call', { name: 'get_quote', arguments: 'x' }, 'params.arguments: expected object, received string'],
+    ['resources/read', {}, 'params.uri: expected string, received undefined'],
+    ['tools/list', { cursor: 5 }, 'params.cursor: expected string, received number'],
+    ['initialize', {}, 'params.protocolVersion: expected string, received undefined'],
+  ])('%s with params %j is -32602 (invalid params) in words an agent can act on, not -32603 and raw JSON', async (method, params, what) => {
+    const response = await postMcp(app, { jsonrpc: '2.0', id: 7, method, ...(params === undefined ? {} : { params }) })
+    expect(response.status).toBe(200)
+    const answer = await readJson<RpcAnswer>(response)
+    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602 } })
+    expect(answer.error?.message).toContain(`Invalid params for ${method}: ${what}`)
+    expect(answer.error?.message).not.toMatch(/[[{]/)
+  })
+
+  it('answers the rest of a batch as usual', async () => {
+    const response = await postMcp(app, [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      toolCall(3, 'probe_corridor', { fromChain: 'BAS', toChain: 'POL', fromToken: 'USDC', toToken: 'USDC' }),
+    ])
+    const answers = await readJson<RpcAnswer[]>(response)
+    expect(answers.map((answer) => [answer.id, answer.error?.code ?? 'result'])).toEqual([
+      [1, -32602],
+      [2, 'result'],
+      [3, 'result'],
+    ])
+  })
+
+  it('leaves a tool it does not know to the SDK (an isError result naming it), and methods it does not serve to -32601', async () => {
+    const unknownTool = await readJson<RpcAnswer>(await postMcp(app, toolCall(8, 'nope', {})))
+    expect(unknownTool.result?.['isError']).toBe(true)
+    const unserved = await readJson<RpcAnswer>(await postMcp(app, { jsonrpc: '2.0', id: 9, method: 'prompts/get', params: {} }))
+    expect(unserved.error?.code).toBe(-32601)
+  })
+})
+
 describe('/mcp Host and Origin allow-list (DNS rebinding)', () => {
   const FORBIDDEN = {
     jsonrpc: '2.0',

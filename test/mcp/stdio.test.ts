@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/runCli.ts'
@@ -171,7 +171,7 @@ describe.concurrent('swapeazi mcp over stdio', () => {
   )
 
   it(
-    'writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error and a resource read',
+    'writes nothing but JSON-RPC on stdout, through a quote, a paid build, an error, a resource read and malformed params',
     async () => {
       const wallet = throwawayWallet()
       const transport = new RecordingStdioTransport(serverEnv({ SWAPEAZI_WALLET_PRIVATE_KEY: wallet.privateKey }))
@@ -189,13 +189,19 @@ describe.concurrent('swapeazi mcp over stdio', () => {
       const bad = await callTool(client, 'get_quote', quoteBody({ toToken: 'DOGE' }))
       expect(bad.isError).toBe(true)
       expect((await client.readResource({ uri: CAPABILITIES_URI })).contents).toHaveLength(1)
+      // A call with no tool name: invalid params, said in words, and the server goes on.
+      await expect(client.request({ method: 'tools/call', params: {} } as never, CallToolResultSchema)).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('Invalid params for tools/call: params.name: expected string'),
+      })
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length)
       await client.close()
 
       expect(transport.exitCode).toBe(0)
       expect(errors).toEqual([])
-      // initialize, tools/list, three tools/call and resources/read: six answers, and nothing else.
+      // initialize, two tools/list, four tools/call and resources/read: eight answers, and nothing else.
       const messages = expectOnlyJsonRpc(transport.stdout)
-      expect(messages).toHaveLength(6)
+      expect(messages).toHaveLength(8)
       expect(messages.every((message) => typeof (message as { id?: unknown }).id === 'number')).toBe(true)
       const logs = logLinesOf(transport.stderr)
       expect(logs.filter((line) => line.event === 'http_request').length).toBeGreaterThanOrEqual(4)
