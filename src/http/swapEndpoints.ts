@@ -142,7 +142,6 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           await holdRefusal(local.holdMs(tooOften))
           throw rateLimitedError(tooOften)
         }
-        const params = await input.body()
         const paymentHeader = requestHeader(c, 'x-payment')
         const paymentSignature = requestHeader(c, 'payment-signature')
         const authorization = requestHeader(c, 'authorization')
@@ -151,23 +150,28 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
           paymentSignature === undefined ? undefined : 'PAYMENT-SIGNATURE',
           authorization !== undefined && /^\s*payment(\s|$)/i.test(authorization) ? 'Authorization: Payment' : undefined,
         ].filter((name) => name !== undefined)
-        if (sent.length > 1)
-          throw new ServiceError(
-            'conflicting_payment',
-            `${sent.join(' and ')} were sent together; send exactly one payment: X-PAYMENT (x402 v1), PAYMENT-SIGNATURE (x402 v2) or Authorization: Payment (MPP). Nothing was charged.`,
-          )
+        // A request that carried a payment and is refused for what it sent (a 4xx: a body that is not JSON, two
+        // payments at once, a swap not sold here, a body no route serves) counts as a refusal of its source, as a
+        // payment that fails verification does: else a flood of junk credentials on such requests would never be limited.
+        const counted = <T>(work: () => Promise<T>): Promise<T> =>
+          Promise.resolve()
+            .then(work)
+            .catch((error: unknown) => {
+              if (sent.length > 0 && error instanceof ServiceError && STATUS_BY_CODE[error.code] < 500) local.noteRefusal(ip, deps.clock())
+              throw error
+            })
+        const params = await counted(async () => {
+          if (sent.length > 1)
+            throw new ServiceError(
+              'conflicting_payment',
+              `${sent.join(' and ')} were sent together; send exactly one payment: X-PAYMENT (x402 v1), PAYMENT-SIGNATURE (x402 v2) or Authorization: Payment (MPP). Nothing was charged.`,
+            )
+          return input.body()
+        })
         const resource = `${deps.publicUrl}${path}`
         const mpp = isMppPath ? deps.mpp : undefined
-        // A request that carried a payment and is refused for what it sent (a 4xx) counts as a refusal of its source,
-        // as a payment that fails verification does: else a flood of junk credentials on requests refused before
-        // their verification (a swap not sold here, a body no route serves) would never be limited.
-        const counted = <T>(work: Promise<T>): Promise<T> =>
-          work.catch((error: unknown) => {
-            if (sent.length > 0 && error instanceof ServiceError && STATUS_BY_CODE[error.code] < 500) local.noteRefusal(ip, deps.clock())
-            throw error
-          })
         if (sent[0] === 'Authorization: Payment' && authorization !== undefined) {
-          const paid = await counted(payForMppSwap(deps, { params, authorization, resource, mpp, caller: ip.ipHash }))
+          const paid = await counted(() => payForMppSwap(deps, { params, authorization, resource, mpp, caller: ip.ipHash }))
           if (paid.kind === 'paid') return c.json(paid.result, 200, { 'Payment-Receipt': paid.receipt })
           if (paid.isBadCredential === true) local.noteRefusal(ip, deps.clock())
           return c.json(paid.challenge, 402, {
@@ -175,7 +179,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
             ...(paid.wwwAuthenticate === undefined ? {} : { 'WWW-Authenticate': paid.wwwAuthenticate }),
           })
         }
-        const outcome = await counted(
+        const outcome = await counted(() =>
           payForSwap(deps, {
             params,
             paymentHeader,

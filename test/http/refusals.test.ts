@@ -79,4 +79,29 @@ describe('bad payment signatures on POST /api/x402/swap', () => {
     const none = { 'x-forwarded-for': '198.51.100.12' }
     for (let k = 0; k < 4; k++) expect((await postJson(app, '/api/x402/swap', toPolygonEure, none)).status).toBe(422)
   })
+
+  it('requests with a payment refused before it is read (a body that is not JSON, not JSON at all, two payments) are counted too', async () => {
+    const app = testApp({ clock: Date.now, store, rateLimits: { anonymous: 3, free: 60, pro: 600, holdRefusalsMs: 0 } })
+    const send = (ip: string, headers: Record<string, string>, text: string) =>
+      app.request('/api/x402/swap', { method: 'POST', headers: { 'x-forwarded-for': ip, ...headers }, body: text })
+    const json = { 'content-type': 'application/json', 'x-payment': 'bm90LWEtcGF5bWVudA==' }
+    const cases: [string, Record<string, string>, string, number, string][] = [
+      ['198.51.100.20', json, '{', 400, 'invalid_request'],
+      ['198.51.100.21', { ...json, 'content-type': 'text/plain' }, JSON.stringify(body), 415, 'unsupported_media_type'],
+      ['198.51.100.22', { ...json, 'payment-signature': 'e30=' }, JSON.stringify(body), 400, 'conflicting_payment'],
+      ['198.51.100.23', json, JSON.stringify({ ...body, fromAmount: '1e3' }), 400, 'invalid_request'],
+    ]
+    for (const [ip, headers, text, status, code] of cases) {
+      for (let k = 0; k < 3; k++) {
+        const refused = await send(ip, headers, text)
+        expect(refused.status, `${code} ${k}`).toBe(status)
+        expect(await readJson(refused)).toMatchObject({ code })
+      }
+      const limited = await send(ip, headers, text)
+      expect(limited.status, code).toBe(429)
+      expect(await readJson(limited)).toMatchObject({ code: 'rate_limited', policy: 'anonymous' })
+    }
+    // The same malformed bodies without a payment are the client's own mistakes, answered each time, never limited.
+    for (let k = 0; k < 5; k++) expect((await send('198.51.100.24', { 'content-type': 'application/json' }, '{')).status).toBe(400)
+  })
 })
