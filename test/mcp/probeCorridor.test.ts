@@ -42,6 +42,25 @@ describe('probe_corridor', () => {
     expect(text).not.toMatch(/not served|Nearest served/)
   })
 
+  it.each([
+    ['0', 'amount must be greater than 0. The pair takes "1000", for example.'],
+    [`1${'0'.repeat(78)}`, 'amount is more than a uint256 can hold in atomic units of USDC'],
+    [`1${'0'.repeat(70)}.1234567`, 'amount USDC on BAS has 6 decimals; send at most 6 fraction digits.'],
+  ])('says what is wrong with the amount %s, in the service words, with an amount the pair takes and its range', async (amount, says) => {
+    const { structured, text } = await probe({ ...usdcBasPol, amount })
+    expect(structured).toMatchObject({
+      supported: false,
+      reason: 'invalid_request',
+      viableRange: { min: '1.005026', max: '10000000', token: 'USDC' },
+      sample: { fromAmount: '1000' },
+      nearest: [],
+    })
+    expect(structured['detail']).toContain(says)
+    expect(structured['detail']).toMatch(/The pair takes "1000", for example\.$/)
+    expect(structured['detail']).not.toContain('fromAmount')
+    expect(text).toMatch(/ is not a valid amount \(invalid_request\): amount .* The pair is served: 1000 USDC gives 995 USDC /)
+  })
+
   it('reads chain codes in any case, as the quote does', async () => {
     const lower = await probe({ ...usdcBasPol, fromChain: 'bas', toChain: 'pol' })
     const upper = await probe(usdcBasPol)

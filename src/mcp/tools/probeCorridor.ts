@@ -29,8 +29,8 @@ type QuoteAnswer =
       detail: string | null
       appUrl: string | null
       viableRange: ViableRange | null
-      /** The request fields a 400 names. */
-      fields: string[]
+      /** The request fields a 400 names, each with what the service said of it. */
+      fields: { field: string; message: string }[]
     }
   | { kind: 'failed'; failure: { ok: false; message: string } }
 
@@ -67,10 +67,16 @@ function readQuote(response: ServiceResponse): QuoteAnswer {
     appUrl: typeof body?.appUrl === 'string' ? body.appUrl : null,
     viableRange: range.success ? range.data : null,
     fields: Array.isArray(body?.errors)
-      ? body.errors.flatMap((e: { field?: unknown }) => (typeof e?.field === 'string' ? [e.field] : []))
+      ? body.errors.flatMap((e: { field?: unknown; message?: unknown }) =>
+          typeof e?.field === 'string' ? [{ field: e.field, message: typeof e.message === 'string' ? e.message : 'is not valid' }] : [],
+        )
       : [],
   }
 }
+
+/** What a 400 said of the amount (the quote's fromAmount), if it named it. */
+const amountFieldOf = (fields: readonly { field: string; message: string }[]): { field: string; message: string } | undefined =>
+  fields.find((each) => each.field === 'fromAmount')
 
 /** The token's decimals from the service's chain list, or null when it cannot say. */
 async function decimalsOf(client: ServiceClient, chain: string, symbol: string): Promise<number | null> {
@@ -161,7 +167,7 @@ export const probeCorridor = defineTool({
       .string()
       .nullable()
       .describe(
-        "Why not at amountTested, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range (see viableRange), invalid_request (the amount has more fraction digits than the token has decimals; detail gives a valid one), router_not_deployed (the route would use a router this service's operator has not set on a chain, so its paid swap refuses it; detail says what is sold instead), ...",
+        "Why not at amountTested, as a stable code: no_route_found, not_agent_callable, unsupported_token, amount_out_of_range (see viableRange), invalid_request (an amount the token cannot carry: more fraction digits than its decimals, 0, or more than a uint256 holds; detail says which and gives a valid one), router_not_deployed (the route would use a router this service's operator has not set on a chain, so its paid swap refuses it; detail says what is sold instead), ...",
       ),
     detail: z.string().nullable().describe('The reason in words, with what to send instead'),
     amountTested: z.string(),
@@ -225,16 +231,31 @@ export const probeCorridor = defineTool({
 
     // An answer about the amount, not the pair: quote the pair once more at an amount it takes, so the answer can
     // say whether the pair is served and show the route, the bridges and the duration as for any served amount.
-    const invalidAmount = tested.kind === 'refused' && tested.reason === 'invalid_request' && tested.fields.includes('fromAmount')
+    const amountRefusal = tested.kind === 'refused' && tested.reason === 'invalid_request' ? amountFieldOf(tested.fields) : undefined
+    const invalidAmount = amountRefusal !== undefined
     let outOfRange = tested.kind === 'refused' && tested.reason === 'amount_out_of_range'
     let example: string | null = null
+    let retried: QuoteAnswer | null = null
     if (invalidAmount) {
+      // Too many fraction digits: the amount cut to the token's decimals. Anything else (0, more than a uint256
+      // holds, too long): the least amount the pair takes, else the default. Either must itself be taken.
       const decimals = await decimalsOf(client, args.fromChain, args.fromToken)
-      example = decimals === null ? null : validExample(amount, decimals, viableRange)
-      if (decimals !== null)
-        detail = `amount has more fraction digits than ${args.fromToken} on ${args.fromChain} has decimals (${decimals}); send at most ${decimals}${example ? `, for example "${example}"` : ''}.`
-    } else if (outOfRange && viableRange) example = nearestBound(amount, viableRange)
-    const retried = example === null ? null : readQuote(await quoteAt(example))
+      const fallback = leg?.viableRange?.min ?? DEFAULT_AMOUNT
+      let tooPrecise = decimals !== null && (amount.split('.')[1]?.length ?? 0) > decimals
+      example = tooPrecise ? validExample(amount, decimals, viableRange) : fallback
+      retried = readQuote(await quoteAt(example))
+      // Cut to the decimals and still refused (too large as well): the service's own words, and the fallback.
+      if (retried.kind === 'refused' && example !== fallback) {
+        tooPrecise = false
+        retried = readQuote(await quoteAt((example = fallback)))
+      }
+      detail = tooPrecise
+        ? `amount has more fraction digits than ${args.fromToken} on ${args.fromChain} has decimals (${decimals}); send at most ${decimals}, for example "${example}".`
+        : `amount ${amountRefusal.message.replaceAll('fromAmount', 'amount')}. The pair takes "${example}", for example.`
+    } else if (outOfRange && viableRange) {
+      example = nearestBound(amount, viableRange)
+      retried = readQuote(await quoteAt(example))
+    }
     // Amounts the pair takes are priced but not sold here: that is the answer, not the amount.
     if (outOfRange && retried?.kind === 'refused' && retried.reason === 'router_not_deployed') {
       reason = retried.reason
