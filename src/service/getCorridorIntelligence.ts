@@ -20,7 +20,12 @@ const OBSERVATION_WINDOW_DAYS = 90
 
 const DAY_MS = 24 * 60 * 60 * 1000
 /** A query amount: a plain decimal, no more fraction digits than 18-decimal fixed point holds. */
-const AMOUNT = /^[0-9]{1,30}(\.[0-9]{1,18})?$/
+/** A size as a decimal: digits, and a fraction of digits if any. Bounds are checked one by one, to say which. */
+const DECIMAL_SHAPE = /^[0-9]+(\.[0-9]+)?$/
+/** The most fraction digits any token has. */
+const MAX_FRACTION_DIGITS = 18
+/** Whole digits past this are far above any transfer's size (maxWholeTokens), so only this many are parsed. */
+const MAX_WHOLE_DIGITS = 30
 const PRO_NEEDED =
   'Per-bridge p50/p95 settlement time and slippage, the optimal route for the amount and failure patterns need a pro key sent as Authorization: Bearer se_…; an operator issues pro keys.'
 
@@ -55,15 +60,25 @@ function parseRequest(
       { errors: [{ field: 'pair', message: pair.message }], acceptedCodes: accepted },
     )
   if (amountText === undefined) return { pair: pair.pair, amount: null }
-  const units = AMOUNT.test(amountText) ? parseUnitsExact(amountText, 18, { strict: false }) : undefined
-  if (units === undefined || !units.ok || units.value === 0n)
-    throw new ServiceError(
-      'invalid_request',
-      `amount must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator); got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`,
-      {
-        errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
-      },
+  const invalidAmount = (message: string, detail: string): ServiceError =>
+    new ServiceError('invalid_request', `amount ${detail}; got "${amountText.slice(0, 40)}". Leave it out for figures over all sizes.`, {
+      errors: [{ field: 'amount', message }],
+    })
+  if (!DECIMAL_SHAPE.test(amountText))
+    throw invalidAmount(
+      'must be a positive decimal string',
+      'must be a positive decimal such as 1000 or 250.50 (no sign, exponent or thousands separator)',
     )
+  const [whole = '', fraction = ''] = amountText.split('.')
+  if (fraction.length > MAX_FRACTION_DIGITS)
+    throw invalidAmount(
+      `has more than ${MAX_FRACTION_DIGITS} fraction digits`,
+      `has ${fraction.length} fraction digits, and no token has more than ${MAX_FRACTION_DIGITS}: send the transfer's size with at most ${MAX_FRACTION_DIGITS} ("2500" or "2500.75")`,
+    )
+  const units = parseUnitsExact(`${whole.replace(/^0+(?=.)/, '').slice(0, MAX_WHOLE_DIGITS + 1)}.${fraction || '0'}`, MAX_FRACTION_DIGITS, {
+    strict: false,
+  })
+  if (!units.ok || units.value === 0n) throw invalidAmount('must be greater than 0', 'must be greater than 0')
   const { from } = pair.pair
   // No transfer is larger than what one amount may carry (docs/money.md): a larger size is a mistyped amount.
   const currency = from.kind === 'currency' ? from.code : 'USD'

@@ -263,17 +263,38 @@ describe('GET /api/v1/intelligence/corridor/{pair}, bad requests', () => {
     expect((await intel('USD-BAS', ip)).headers.get('ratelimit')).toContain('"intel-free";r=99;')
   })
 
-  it.each(['-5', '1e3', '0', '0.000', 'abc', '1,000', '1.1234567890123456789', ''])(
-    'answers amount=%j with 400 naming the field',
+  it.each([
+    ['-5', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['1e3', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['abc', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['1,000', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['.5', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['', 'must be a positive decimal string', 'must be a positive decimal such as 1000'],
+    ['0', 'must be greater than 0', 'must be greater than 0'],
+    ['0.000', 'must be greater than 0', 'must be greater than 0'],
+    ['1.1234567890123456789', 'has more than 18 fraction digits', 'has 19 fraction digits, and no token has more than 18'],
+    [`1.${'0'.repeat(37)}1`, 'has more than 18 fraction digits', 'has 38 fraction digits, and no token has more than 18'],
+  ])('answers amount=%j with 400 naming the field and what is wrong with it', async (amount, message, detail) => {
+    const response = await intel(`USD-BAS?amount=${encodeURIComponent(amount)}`, '203.0.113.41')
+    expect(response.status).toBe(400)
+    const body = await readJson<{ detail: string }>(response)
+    expect(body).toMatchObject({ code: 'invalid_request', errors: [{ field: 'amount', message }] })
+    expect(body.detail).toContain(`amount ${detail}`)
+  })
+
+  it.each([`1${'0'.repeat(30)}`, `${'9'.repeat(400)}.5`, `000${'1'.repeat(20)}`])(
+    'answers an amount larger than any transfer (%s) with 422 amount_out_of_range, however many digits',
     async (amount) => {
-      const response = await intel(`USD-BAS?amount=${encodeURIComponent(amount)}`, '203.0.113.41')
-      expect(response.status).toBe(400)
-      expect(await readJson(response)).toMatchObject({
-        code: 'invalid_request',
-        errors: [{ field: 'amount', message: 'must be a positive decimal string' }],
-      })
+      const response = await intel(`USD-BAS?amount=${amount}`, '203.0.113.42')
+      expect(response.status).toBe(422)
+      expect(await readJson(response)).toMatchObject({ code: 'amount_out_of_range', field: 'amount', limit: 'token_supply' })
     },
   )
+
+  it('takes an amount with up to 18 fraction digits, and leading zeros', async () => {
+    for (const amount of ['2500.123456789012345678', '0002500', '0.5'])
+      expect((await intel(`USD-BAS?amount=${amount}`, '203.0.113.43')).status, amount).toBe(200)
+  })
 
   it('answers other methods with 405 and Allow: GET, HEAD', async () => {
     const response = await app.request('/api/v1/intelligence/corridor/USD-BAS', {

@@ -242,7 +242,7 @@ export const probeCorridor = defineTool({
       const decimals = await decimalsOf(client, args.fromChain, args.fromToken)
       const fallback = leg?.viableRange?.min ?? DEFAULT_AMOUNT
       let tooPrecise = decimals !== null && (amount.split('.')[1]?.length ?? 0) > decimals
-      example = tooPrecise ? validExample(amount, decimals, viableRange) : fallback
+      example = tooPrecise && decimals !== null ? validExample(amount, decimals, viableRange) : fallback
       retried = readQuote(await quoteAt(example))
       // Cut to the decimals and still refused (too large as well): the service's own words, and the fallback.
       if (retried.kind === 'refused' && example !== fallback) {
