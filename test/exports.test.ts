@@ -14,6 +14,7 @@ describe('public exports', () => {
         "L1_GAS_IN_LIMIT",
         "MAX_UINT256",
         "NO_BRIDGE",
+        "PoolInflows",
         "RANKINGS",
         "TX_ENVELOPE_BYTES",
         "bridgeWireName",

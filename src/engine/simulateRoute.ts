@@ -12,10 +12,13 @@ function chainOf(catalogue: Catalogue, id: string): ChainInfo {
   return chain
 }
 
-function runSwaps(edges: readonly SwapEdge[], amountIn: bigint, steps: StepEstimate[], costs: CostItem[]): bigint {
+/** What one swap edge gives for an input: `swapOut` on the snapshot's pools, or on pools earlier legs moved (PoolInflows). */
+export type SwapAt = (edge: SwapEdge, amountIn: bigint) => bigint
+
+function runSwaps(edges: readonly SwapEdge[], amountIn: bigint, steps: StepEstimate[], costs: CostItem[], swapAt: SwapAt): bigint {
   let amount = amountIn
   for (const edge of edges) {
-    const out = swapOut(edge, amount)
+    const out = swapAt(edge, amount)
     steps.push({ kind: 'swap', id: edge.venue.id, tool: edge.venue.tool, from: edge.from, to: edge.to, amountIn: amount, amountOut: out })
     const outUsd = usdValue(edge.to, out)
     const lossUsd = usdValue(edge.from, amount) - outUsd
@@ -91,13 +94,14 @@ export function leastBridgeInput(catalogue: Catalogue, route: CandidateRoute, de
 
 /**
  * Prices a candidate route for `amountIn` atomic units of its input: runs every step in atomic units, itemises what
- * each costs against the snapshot's oracle prices, and estimates the signer's gas and the duration.
+ * each costs against the snapshot's oracle prices, and estimates the signer's gas and the duration. Swaps are priced
+ * by `swapAt`: the snapshot's pools, unless a batch's earlier legs have moved them.
  */
-export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint): PricedRoute {
+export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint, swapAt: SwapAt = swapOut): PricedRoute {
   const steps: StepEstimate[] = []
   const costs: CostItem[] = []
   const source = chainOf(catalogue, route.from.chain)
-  let amount = runSwaps(route.sourceSwaps, amountIn, steps, costs)
+  let amount = runSwaps(route.sourceSwaps, amountIn, steps, costs, swapAt)
   let sourceGasUnits = catalogue.pricing.routerOverheadGasUnits
   for (const edge of route.sourceSwaps) sourceGasUnits += edge.venue.gasUnits
   let messagingFeeUsdE18 = 0n
@@ -142,7 +146,7 @@ export function simulateRoute(catalogue: Catalogue, route: CandidateRoute, amoun
       durationP95Sec += destination.blockTimeSec * 3
     }
   }
-  amount = runSwaps(route.destinationSwaps, amount, steps, costs)
+  amount = runSwaps(route.destinationSwaps, amount, steps, costs, swapAt)
 
   // Before the transaction is built its calldata is not known: on an Arbitrum-style chain the limit makes room for the
   // L1 gas of the largest (the built transaction's own `gas` is sized for its calldata, buildRouteTransaction.ts).

@@ -1,6 +1,7 @@
 import type { CandidateRoute, PricedRoute } from './route.ts'
-import { simulateRoute } from './simulateRoute.ts'
+import { type SwapAt, simulateRoute } from './simulateRoute.ts'
 import { sizeRouteInput } from './sizeRouteInput.ts'
+import { swapOut } from './swapOut.ts'
 import type { Catalogue } from './types.ts'
 
 /** A route priced at the input it will actually run, beside the margin the router keeps (amountIn = both). */
@@ -17,11 +18,17 @@ export type SizedRoute = {
 /**
  * Sizes the chosen route once (DESIGN 3): the input that delivers `toAmount`, and the route priced at it. The
  * transaction encoders take this as it is and price nothing themselves; undefined when the route cannot deliver
- * `toAmount` from `amountIn` (the quote was made on other figures).
+ * `toAmount` from `amountIn` (the quote was made on other figures, or a batch's earlier legs took the pools: `swapAt`).
  */
-export function sizeRoute(catalogue: Catalogue, route: CandidateRoute, amountIn: bigint, toAmount: bigint): SizedRoute | undefined {
-  const routedAmount = sizeRouteInput(catalogue, route, amountIn, toAmount)
-  const sized = simulateRoute(catalogue, route, routedAmount)
+export function sizeRoute(
+  catalogue: Catalogue,
+  route: CandidateRoute,
+  amountIn: bigint,
+  toAmount: bigint,
+  swapAt: SwapAt = swapOut,
+): SizedRoute | undefined {
+  const routedAmount = sizeRouteInput(catalogue, route, amountIn, toAmount, swapAt)
+  const sized = simulateRoute(catalogue, route, routedAmount, swapAt)
   if (sized.amountOut < toAmount) return undefined
   return { route, routedAmount, margin: amountIn - routedAmount, sized }
 }

@@ -1,5 +1,5 @@
 import type { Address } from 'viem'
-import { type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
+import { formatAtomic, type PoolInflows, type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -10,7 +10,12 @@ import { describeAlternatives, nearestAlternatives } from './nearestAlternatives
 import { ServiceError } from './serviceError.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
 
-export type BuildSwapTransactionParameters = { params: QuoteParams; swapEaziRef: string }
+export type BuildSwapTransactionParameters = {
+  params: QuoteParams
+  swapEaziRef: string
+  /** For a leg of a batch: what the legs before it put into the pools (priced on the pools they leave; PoolInflows). */
+  inflows?: PoolInflows | undefined
+}
 
 export type BuildSwapTransactionReturnType = {
   swapEaziRef: string
@@ -40,7 +45,7 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
     })
   }
   const { request, found } = routed
-  return buildRoute(deps, { request, amounts: found.amounts, priced: found.ranked.BALANCED, swapEaziRef })
+  return buildRoute(deps, { request, amounts: found.amounts, priced: found.ranked.BALANCED, swapEaziRef, inflows: parameters.inflows })
 }
 
 export type BuildRouteParameters = {
@@ -49,6 +54,7 @@ export type BuildRouteParameters = {
   /** The route to build: viable, and buildable by construction (the engine offers no other). */
   priced: PricedRoute
   swapEaziRef: string
+  inflows?: PoolInflows | undefined
 }
 
 /**
@@ -57,8 +63,9 @@ export type BuildRouteParameters = {
  * 500 with its cause in the log, never as a refusal that blames the request.
  */
 export function buildRoute(deps: ServiceDeps, parameters: BuildRouteParameters): BuildSwapTransactionReturnType {
-  const { request, amounts, priced, swapEaziRef } = parameters
-  const sized = sizeRoute(deps.catalogue, priced.route, request.amountIn, amounts.toAmount)
+  const { request, amounts, priced, swapEaziRef, inflows } = parameters
+  const sized = sizeRoute(deps.catalogue, priced.route, request.amountIn, amounts.toAmount, inflows?.swapAt)
+  if (sized === undefined && inflows !== undefined) throw pastSharedPools(request, amounts, priced, inflows)
   if (sized === undefined) throw new Error(`offered route ${priced.route.id} cannot deliver the quoted ${amounts.toAmount}`)
   const build = buildRouteTransaction({
     catalogue: deps.catalogue,
@@ -70,8 +77,23 @@ export function buildRoute(deps: ServiceDeps, parameters: BuildRouteParameters):
     recipient: request.toAddress,
     ref: swapRefToBytes32(swapEaziRef),
     nowSec: Math.floor(deps.clock() / 1000),
+    swapAt: inflows?.swapAt,
   })
   // The engine offered this route, so every step can be built: a refusal here is a bug (a 500, its cause logged).
   if (!build.ok) throw new Error(`offered route ${priced.route.id} refused: ${build.reason} at ${build.step}`)
   return { swapEaziRef, quote: formatQuote(deps, request, amounts, priced), build, toAddress: request.toAddress }
+}
+
+/**
+ * A batch leg whose route delivers its quote alone but not after the legs before it have swapped through the same
+ * pools: together they ask more of those pools than the fee covers. 422 on the leg's amount (disburse names it).
+ */
+function pastSharedPools(request: ResolvedQuoteRequest, amounts: QuoteAmounts, priced: PricedRoute, inflows: PoolInflows): ServiceError {
+  const shared = inflows.sharedWith([...priced.route.sourceSwaps, ...priced.route.destinationSwaps])
+  const pools = shared.map(({ venue, by }) => `${venue} (after recipients ${by.join(', ')})`).join(' and ')
+  return new ServiceError(
+    'amount_out_of_range',
+    `its route swaps in ${pools || 'pools'} that the recipients before it in this batch also swap in, and after their swaps it cannot deliver ${formatAtomic(amounts.toAmount, request.to.decimals)} ${request.to.symbol} within the 0.5% fee: one transaction runs every leg, in order, on the same pools. Nothing was built or charged; send fewer or smaller legs through these pools per batch, or split the batch.`,
+    { field: 'fromAmount', limit: 'liquidity', sharedWith: shared.flatMap(({ by }) => by).filter((i, k, all) => all.indexOf(i) === k) },
+  )
 }

@@ -1,5 +1,5 @@
 import { type Address, getAddress, hexToBigInt } from 'viem'
-import { formatAtomic, MAX_UINT256, maxAmountIn, numberToFixed, quoteAmounts, type Token } from '../engine/index.ts'
+import { formatAtomic, MAX_UINT256, maxAmountIn, numberToFixed, PoolInflows, quoteAmounts, type Token } from '../engine/index.ts'
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
@@ -59,6 +59,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
   /** The route legs that swap on arrival: each is simulated on its destination chain too (issue 17 item 7). */
   const destinations: DestinationLeg[] = []
   const items: DisbursementItem[] = []
+  // The router runs the legs in order, so each route leg is priced on the pools the legs before it leave.
+  const inflows = new PoolInflows()
   let totalFee = 0n
   for (const leg of planned) {
     const recipient = params.recipients[leg.index]
@@ -79,7 +81,8 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
       })
       continue
     }
-    const built = atIndex(leg.index, recipient, () => buildSwapTransaction(deps, { params: leg.params, swapEaziRef: ref }))
+    const built = atIndex(leg.index, recipient, () => buildSwapTransaction(deps, { params: leg.params, swapEaziRef: ref, inflows }))
+    inflows.add(leg.index, built.build.sized)
     legs.push({ kind: 'route', build: built.build })
     const destination = destinationLegOf(built, deps.routerOn, `recipients[${leg.index}]`, leg.index)
     if (destination !== undefined) destinations.push(destination)

@@ -11,6 +11,7 @@ import {
   type SizedRoute,
   simulateRoute,
   type StepEstimate,
+  type SwapAt,
   type Token,
   transactionGasLimit,
   withGasMargin,
@@ -94,6 +95,8 @@ export type BuildRouteTransactionParameters = {
   /** The swap reference as bytes32. */
   ref: Hex
   nowSec: number
+  /** How swaps are priced when the route is priced again (the snapshot's pools unless a batch moved them: PoolInflows). */
+  swapAt?: SwapAt | undefined
 }
 
 /** The approval fields (`buildApproval`) beside the transaction they come before. */
@@ -209,7 +212,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
   // relayer spends: the executor burns that much less, and Circle's maxFee leaves it out. The fee is taken in the
   // input token before any call: where that is the burned token, the gas itself; after a source swap, the input the
   // swaps turn into that gas (relayFeeBeforeSwaps).
-  const front = route.sourceSwaps.length === 0 ? undefined : relayFeeBeforeSwaps(catalogue, parameters.sized)
+  const front = route.sourceSwaps.length === 0 ? undefined : relayFeeBeforeSwaps(catalogue, parameters.sized, parameters.swapAt)
   const relayFee = route.sourceSwaps.length === 0 ? sized.relayGasAmount : (front?.relayFee ?? 0n)
   /** The step amounts the calls are encoded from: after a source swap whose input paid the gas, priced again. */
   const steps = front?.steps ?? sized.steps
@@ -358,6 +361,7 @@ export function buildRouteTransaction(parameters: BuildRouteTransactionParameter
 function relayFeeBeforeSwaps(
   catalogue: Catalogue,
   sizedRoute: SizedRoute,
+  swapAt: SwapAt | undefined,
 ): { relayFee: bigint; steps: readonly StepEstimate[] } | undefined {
   const { route, routedAmount, sized } = sizedRoute
   const bridgeStep = sized.steps[route.sourceSwaps.length]
@@ -366,7 +370,7 @@ function relayFeeBeforeSwaps(
   const floor = bridgeStep.amountIn - relayGas
   let relayFee = (relayGas * routedAmount) / bridgeStep.amountIn
   for (let attempt = 0; attempt < 3 && relayFee > 0n && relayFee < routedAmount; attempt++) {
-    const repriced = simulateRoute(catalogue, route, routedAmount - relayFee)
+    const repriced = simulateRoute(catalogue, route, routedAmount - relayFee, swapAt)
     const burned = repriced.steps[route.sourceSwaps.length]?.amountIn ?? 0n
     if (burned >= floor) return { relayFee, steps: repriced.steps }
     relayFee -= ceilDiv((floor - burned) * routedAmount, bridgeStep.amountIn) + 1n

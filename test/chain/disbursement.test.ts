@@ -45,6 +45,8 @@ import {
 import { standInEvents } from './standIns.ts'
 
 const MANIFEST = new URL('../../manifest', import.meta.url).pathname
+/** A leg into EURC on Base large enough to move the pool for the legs after it. */
+const SHARED_POOL_LEG = '10000'
 let world: CatalogueOnChains
 let bas: ChainSetup
 let pol: ChainSetup
@@ -427,6 +429,53 @@ describe('the disbursement the service builds executes as answered (service leve
       keyId: 'key_00112233445566778899aabb',
       totals: result.totals,
     })
+    await expectRouterEmpty(world, 'BAS')
+  })
+})
+
+describe('a batch whose swaps share a pool, on chain', () => {
+  // The venue stand-ins pay a fixed rate (RateBook), so the chain cannot show the pool moving: what this shows is that
+  // the later legs, priced on the pool the legs before them leave (test/http/disburseSharedPools.test.ts), are built
+  // to route more of their amount, and that the batch so built runs and pays every recipient at least its toAmount.
+  it('each later leg routes more of its amount to pay for the pool the legs before it leave, and the batch pays every recipient its toAmount', async () => {
+    const sender = bas.instance.accounts[8]!
+    const block = await bas.instance.publicClient.getBlock()
+    const deps = testDeps({
+      catalogue: world.catalogue,
+      files: world.files,
+      routerOn: routerOnWorld(world),
+      clock: () => Number(block.timestamp) * 1000,
+      keySecret: KEY_SECRET,
+    })
+    const r = [40, 41, 42].map(recipientAddress)
+    const result = DisbursementResult.parse(
+      await disburse(deps, {
+        keyId: 'key_00112233445566778899aabb',
+        params: {
+          fromChain: 'BAS',
+          fromToken: 'USDC',
+          fromAddress: sender.address,
+          slippage: 0.005,
+          recipients: r.map((address) => ({ address, toChain: 'BAS', toToken: 'EURC', amount: SHARED_POOL_LEG })),
+        },
+      }),
+    )
+    const orders = decodeFunctionData({ abi: swapEaziRouterAbi, data: result.transactionRequest.data as Hex })
+      .args[0] as readonly RouterOrder[]
+    // The pool moves enough between the legs that each later one keeps less margin to pay for it.
+    expect(orders[1]!.fee).toBeLessThan(orders[0]!.fee)
+    expect(orders[2]!.fee).toBeLessThan(orders[1]!.fee)
+
+    await mintTo(bas.instance, usdc().address, sender.address, BigInt(result.approval.amount))
+    expect((await sendRequest(bas.instance, sender, result.approval.transactionRequest as never)).status).toBe('success')
+    const receipt = await sendRequest(bas.instance, sender, result.transactionRequest as never)
+    expect(receipt.status).toBe('success')
+    const swapped = parseEventLogs({ abi: swapEaziRouterAbi, logs: receipt.logs, eventName: 'Swapped' })
+    for (const [k, address] of r.entries()) {
+      const received = await balanceOf(bas.instance, tokenOf(world, 'BAS:EURC'), address)
+      expect(received).toBe(swapped[k]!.args.amountOut)
+      expect(received, `recipient ${k}`).toBeGreaterThanOrEqual(decimalToUnits(result.items[k]!.toAmount, 6))
+    }
     await expectRouterEmpty(world, 'BAS')
   })
 })
