@@ -8,11 +8,11 @@ import type { Logger } from 'pino'
 import type * as z from 'zod'
 import { ObservationImportError } from '../intel/importObservations.ts'
 import { IssueKeyRequest, KeyUsageRequest, RevokeKeyRequest } from '../schemas/operator.ts'
-import type { DataDirLock } from '../store/dataDirLock.ts'
+import { type DataDirLock, OPERATOR_SOCKET_FILE } from '../store/dataDirLock.ts'
 import { OperatorCommandError, type OperatorOperations, type OperatorOperationsDeps, operatorOperations } from './operatorOperations.ts'
 
 /** The socket's name in the data directory. */
-export const OPERATOR_SOCKET_FILE = 'operator.sock'
+export { OPERATOR_SOCKET_FILE }
 /** The longest Unix socket path every platform binds (sun_path: 108 bytes on Linux, 104 on macOS, with the NUL). */
 const MAX_SOCKET_PATH_BYTES = 103
 const MAX_JSON_BODY_BYTES = 64 * 1024

@@ -129,7 +129,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
  */
 function oneLineOf(error: unknown): string {
   if (error instanceof CatalogueError) return `catalogue error: ${error.message}`
-  if (!(error instanceof Error)) return String(error)
+  // Not an Error (an Emscripten ErrnoError from a dependency, say): its message, else its fields, never "[object Object]".
+  if (!(error instanceof Error)) {
+    if (typeof error !== 'object' || error === null) return String(error)
+    const { message } = error as { message?: unknown }
+    return typeof message === 'string' && message !== '' ? message : `an unexpected error: ${JSON.stringify(error)?.slice(0, 300)}`
+  }
   const { shortMessage, details, url } = error as Error & { shortMessage?: unknown; details?: unknown; url?: unknown }
   if (typeof shortMessage !== 'string') return error.message
   const at = typeof url === 'string' ? ` (${url})` : ''

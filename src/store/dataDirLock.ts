@@ -134,12 +134,44 @@ export class DataDirUnusableError extends Error {
   }
 }
 
+/** The holder's operator socket in the data directory (src/app/startOperatorEndpoint.ts binds it). */
+export const OPERATOR_SOCKET_FILE = 'operator.sock'
+
+/**
+ * A live process serves the data directory though its lock file was removed or overwritten (by hand: the holders
+ * themselves never do): taking the directory would make two owners, so it is refused, as a held directory is.
+ */
+export class DataDirLockLostError extends Error {
+  override name = 'DataDirLockLostError'
+  constructor(
+    readonly dataDir: string,
+    socket: string,
+  ) {
+    super(
+      `SWAPEAZI_DATA_DIR ${dataDir} is in use by a live process whose lock file (${DATA_DIR_LOCK_FILE}) was removed or overwritten: its operator socket ${socket} answers. An embedded store has one owner: stop that process (find it with \`fuser ${socket}\`) and start it again, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
+    )
+  }
+}
+
 /**
  * Takes the lock on `dataDir` for this process, creating the directory (mode 0700) if it is missing: throws
  * DataDirHeldError naming the holder when another live process holds it, DataDirUnusableError when the path cannot
  * hold a database. A stale lock is taken over (see above).
  */
 export async function acquireDataDirLock(dataDir: string, options: { command?: string } = {}): Promise<DataDirLock> {
+  try {
+    return await acquireLock(dataDir, options)
+  } catch (error) {
+    // What the file system refused on the way (a takeover's mutex on a read-only mount, say), named as the rest are.
+    const code = codeOf(error)
+    if (code === undefined || error instanceof DataDirHeldError || error instanceof DataDirUnusableError) throw error
+    if (code === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
+    if (code === 'EACCES' || code === 'EPERM') throw new DataDirUnusableError(dataDir, 'is not writable by this user')
+    throw new DataDirUnusableError(dataDir, `cannot be locked (${code})`)
+  }
+}
+
+async function acquireLock(dataDir: string, options: { command?: string }): Promise<DataDirLock> {
   prepareDataDir(dataDir)
   const path = join(dataDir, DATA_DIR_LOCK_FILE)
   let holder: DataDirHolder = {
@@ -162,6 +194,12 @@ export async function acquireDataDirLock(dataDir: string, options: { command?: s
       break
     }
     if (found.state === 'unwritten' || found.state === 'stale') await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  // A holder whose lock was removed or overwritten by hand still answers on its socket: the directory is not free.
+  const socket = join(dataDir, OPERATOR_SOCKET_FILE)
+  if (await socketAnswers(socket)) {
+    removeIfOurs(path, holder.token)
+    throw new DataDirLockLostError(dataDir, socket)
   }
   heldHere.set(path, holder.token)
   installExitHook()

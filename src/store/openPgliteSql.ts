@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs'
+import { userInfo } from 'node:os'
 import { acquireDataDirLock, type DataDirLock } from './dataDirLock.ts'
 import { openPgliteDatabase } from './pgliteDatabase.ts'
 import { openPgliteInWorker } from './pgliteThread.ts'
@@ -35,14 +37,44 @@ export async function openPgliteSql(dataDir?: string, options: OpenPgliteSqlOpti
   const thread = options.thread ?? (inMemory ? 'main' : 'worker')
   const lock = inMemory ? undefined : await acquireDataDirLock(dataDir)
   try {
-    const where = dataDir ?? 'memory://'
+    // PGlite's file system opens no symlink as its root: the directory it names (the lock is taken on it through the link).
+    const where = inMemory ? (dataDir ?? 'memory://') : realpathSync(dataDir)
     const opened =
       thread === 'worker' ? await openPgliteInWorker(where, options.template) : await openPgliteDatabase(where, options.template)
     const sql: Sql = { ...opened, isExclusive: true }
     return lock === undefined ? sql : withLock(sql, lock)
   } catch (error) {
     lock?.release()
-    throw error
+    throw inMemory ? error : new DataDirOpenError(dataDir, error)
+  }
+}
+
+function userName(): string {
+  try {
+    return userInfo().username
+  } catch {
+    return `uid ${process.geteuid?.() ?? 'unknown'}`
+  }
+}
+
+/** A locked data directory PGlite could not open (damaged, from another version, or files this user cannot write). */
+export class DataDirOpenError extends Error {
+  override name = 'DataDirOpenError'
+  constructor(
+    readonly dataDir: string,
+    cause: unknown,
+  ) {
+    // PGlite's own failures are terse (`Aborted()`), and some are Emscripten errors with an errno and no message.
+    const why =
+      cause instanceof Error
+        ? cause.message
+        : typeof cause === 'object' && cause !== null && 'errno' in cause
+          ? `file system error, errno ${String(cause.errno)}`
+          : String(cause)
+    super(
+      `SWAPEAZI_DATA_DIR ${dataDir} could not be opened as a PGlite store (${why.split('\n')[0]?.slice(0, 200)}): its files may be damaged, made by another PGlite version, or not all writable by this user (${userName()}); repair that, or set SWAPEAZI_DATA_DIR to another directory (an empty or missing one starts a fresh store)`,
+      { cause },
+    )
   }
 }
 

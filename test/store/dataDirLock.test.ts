@@ -10,6 +10,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
@@ -26,11 +27,14 @@ import {
   acquireDataDirLock,
   DATA_DIR_LOCK_FILE,
   DataDirHeldError,
+  DataDirLockLostError,
   findDataDirHolder,
   HEARTBEAT_STALE_MS,
+  OPERATOR_SOCKET_FILE,
   pidNamespace,
 } from '../../src/store/dataDirLock.ts'
-import { openPgliteSql } from '../../src/store/openPgliteSql.ts'
+import { DataDirOpenError, openPgliteSql } from '../../src/store/openPgliteSql.ts'
+import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 const run = promisify(execFile)
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -93,6 +97,33 @@ describe('the lock on a PGlite data directory', () => {
     lock.release()
     expect(() => statSync(lockFile(dataDir))).toThrow(/ENOENT/)
     expect(await findDataDirHolder(dataDir)).toBeUndefined()
+    ;(await acquireDataDirLock(dataDir)).release()
+  })
+
+  it('refuses while a live holder answers on its operator socket, though its lock file was removed or overwritten by hand', async () => {
+    const dataDir = freshDir()
+    const held = await acquireDataDirLock(dataDir, { command: 'swapeazi serve' })
+    // The holder's operator endpoint, as serve binds it in the data directory.
+    const socket = join(dataDir, OPERATOR_SOCKET_FILE)
+    const endpoint = createServer((connection) => connection.end())
+    await new Promise<void>((resolve) => endpoint.listen(socket, resolve))
+    try {
+      for (const tamper of [() => rmSync(lockFile(dataDir)), () => writeFileSync(lockFile(dataDir), 'garbage')]) {
+        tamper()
+        // A garbage lock is taken for one being written at first, then for a stale one: either way, not free.
+        const refusal = await acquireDataDirLock(dataDir).catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(DataDirLockLostError)
+        expect((refusal as Error).message).toBe(
+          `SWAPEAZI_DATA_DIR ${dataDir} is in use by a live process whose lock file (${DATA_DIR_LOCK_FILE}) was removed or overwritten: its operator socket ${socket} answers. An embedded store has one owner: stop that process (find it with \`fuser ${socket}\`) and start it again, set SWAPEAZI_DATA_DIR to another directory, or use PostgreSQL (DATABASE_URL) to run several processes on one store`,
+        )
+        // Nothing of the refused attempt is left behind.
+        expect(() => readHolder(dataDir)).toThrow()
+      }
+    } finally {
+      await new Promise((resolve) => endpoint.close(resolve))
+      held.release()
+    }
+    // Once the holder is gone (its socket no longer answers), the directory is free again.
     ;(await acquireDataDirLock(dataDir)).release()
   })
 
@@ -249,6 +280,32 @@ describe('the lock on a PGlite data directory', () => {
     await expect(openPgliteSql('/proc/swapeazi-data')).rejects.toThrow(
       'SWAPEAZI_DATA_DIR /proc/swapeazi-data is under /proc, a virtual file system that cannot hold a database;',
     )
+  })
+
+  it('opens a data directory named through a symlink, and names SWAPEAZI_DATA_DIR when PGlite cannot open the store', async () => {
+    const template = await migratedPgliteTemplate()
+    const target = freshDir()
+    const link = join(work, `link${dirs}`)
+    mkdirSync(target, { mode: 0o700 })
+    symlinkSync(target, link)
+    const viaLink = await openPgliteSql(link, { template, thread: 'main' })
+    await viaLink.query('create table through_link (v text)')
+    await viaLink.query("insert into through_link values ('kept')")
+    await viaLink.close()
+    const direct = await openPgliteSql(target, { template, thread: 'main' })
+    expect(await direct.query('select v from through_link')).toEqual([{ v: 'kept' }])
+    await direct.close()
+    // A store from another PostgreSQL: one line that names the variable and what to do, not PGlite's own words alone.
+    writeFileSync(join(target, 'PG_VERSION'), '99\n')
+    const refusal = await openPgliteSql(link, { template, thread: 'main' }).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(DataDirOpenError)
+    expect((refusal as Error).message).toMatch(
+      new RegExp(
+        `^SWAPEAZI_DATA_DIR ${link} could not be opened as a PGlite store \\(.+\\): its files may be damaged, made by another PGlite version, or not all writable by this user \\(.+\\); repair that, or set SWAPEAZI_DATA_DIR to another directory`,
+      ),
+    )
+    // The lock was released with the failure.
+    expect(await findDataDirHolder(link)).toBeUndefined()
   })
 
   it.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)(
