@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, Server as NetServer } from 'node:net'
 import type { Writable } from 'node:stream'
 import { getRequestListener } from '@hono/node-server'
 import type { Logger } from 'pino'
@@ -325,9 +325,16 @@ function stopRequests(stop: AbortSignal | undefined): StopRequests {
  * after `graceMs`, or at a second signal, closes the rest. Returns how many requests were cut.
  */
 async function drain(server: Server, graceMs: number, again: Promise<void>, inFlight: () => number): Promise<number> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-  server.closeIdleConnections()
-  const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+  // net.Server's close, not http.Server's: that one (Node 19 on) closes the idle connections at once, and a kept-alive
+  // connection whose client has just sent its next request (in the kernel, not read yet) is idle to Node: its client
+  // got a reset for a request it had sent. Idle connections are closed after the event loop has polled instead
+  // (check phase, after a whole poll), so such a request is read first, answered, and its connection closed after.
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()))
+  const closeIdle = (): void => {
+    setImmediate(() => setImmediate(() => server.closeIdleConnections()))
+  }
+  closeIdle()
+  const sweep = setInterval(closeIdle, IDLE_SWEEP_MS)
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, graceMs)
@@ -338,5 +345,7 @@ async function drain(server: Server, graceMs: number, again: Promise<void>, inFl
   const cut = inFlight()
   server.closeAllConnections()
   await closed
+  // http.Server's close on the closed server: clears the timeout checker (headers, body) net.Server's close left running.
+  server.close(() => {})
   return cut
 }

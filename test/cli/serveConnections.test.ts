@@ -98,6 +98,46 @@ describe('swapeazi serve guards its connections', () => {
 })
 
 describe('swapeazi serve during shutdown', () => {
+  it('answers a kept-alive connection whose next request reached it as it stopped (not a reset), then closes it', async () => {
+    const served = await serveInProcess(ENV)
+    const HEALTH = 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 10 },
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const socket = connect(served.port, '127.0.0.1', () => {
+              socket.setEncoding('utf8')
+              // One request answered: the connection is kept alive, and idle to Node.
+              socket.once('data', () => resolve(socket))
+              socket.write(HEALTH)
+            })
+          }),
+      ),
+    )
+    await sleep(100)
+    const answers = sockets.map(
+      (socket) =>
+        new Promise<{ text: string; error?: string }>((resolve) => {
+          let text = ''
+          socket.on('data', (chunk: string) => {
+            text += chunk
+          })
+          socket.on('error', (error: NodeJS.ErrnoException) => resolve({ text, error: error.code ?? error.message }))
+          socket.on('close', () => resolve({ text }))
+        }),
+    )
+    // The next requests and the stop in one turn of the event loop: none of them has been read when the drain begins.
+    for (const socket of sockets) socket.write(HEALTH)
+    const exited = served.stop()
+    for (const answer of await Promise.all(answers)) {
+      expect(answer.error).toBeUndefined()
+      expect(statusLines(answer.text)).toEqual(['HTTP/1.1 200 OK\r\n'])
+      expect(answer.text.toLowerCase()).toContain('connection: close')
+    }
+    expect(await exited).toBe(0)
+  }, 60_000)
+
   it('finishes a request under way and says Connection: close on its answer', async () => {
     const served = await serveInProcess(ENV)
     const body = JSON.stringify(quoteBody())
