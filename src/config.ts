@@ -15,6 +15,18 @@ import { DEFAULT_SERVER_PAYS_PER_IP_HOUR, LOOPBACK_HOSTS, type McpSettings } fro
 
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
+/**
+ * A whole number as a variable should write it: decimal digits only. `0x10`, `1e3`, `+80` and ` 80 ` are refused
+ * rather than read as some number the operator may not have meant (Number() reads all four). `bounds` adds limits.
+ */
+function envInt(bounds: (n: z.ZodNumber) => z.ZodNumber = (n) => n) {
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number in decimal digits (no sign, exponent, hex prefix or spaces)')
+    .transform(Number)
+    .pipe(bounds(z.number().int()))
+}
+
 const HexAddress = AddressSchema.refine(
   (value) => value === value.toLowerCase() || isAddress(value, { strict: true }),
   'has a mixed-case EIP-55 checksum that does not match',
@@ -40,10 +52,10 @@ const issueLine = (name: string, issue: z.core.$ZodIssue): string => `${[name, .
 /** Every environment variable the service reads; each is documented in docs/configuration.md. */
 const Env = z.object({
   SWAPEAZI_HOST: z.string().min(1).default('127.0.0.1'),
-  SWAPEAZI_PORT: z.coerce.number().int().min(0).max(65_535).default(8402),
-  SWAPEAZI_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-  SWAPEAZI_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  SWAPEAZI_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  SWAPEAZI_PORT: envInt((n) => n.min(0).max(65_535)).default(8402),
+  SWAPEAZI_HEADERS_TIMEOUT_MS: envInt((n) => n.min(100).max(600_000)).default(10_000),
+  SWAPEAZI_REQUEST_TIMEOUT_MS: envInt((n) => n.min(100).max(600_000)).default(30_000),
+  SWAPEAZI_SHUTDOWN_GRACE_MS: envInt((n) => n.min(0).max(600_000)).default(10_000),
   SWAPEAZI_PUBLIC_URL: z.url().optional(),
   SWAPEAZI_APP_URL: z.url().default('https://app.swapeazi.com'),
   SWAPEAZI_MANIFEST_DIR: z.string().min(1).default(`${PACKAGE_ROOT}manifest`),
@@ -62,7 +74,7 @@ const Env = z.object({
   SWAPEAZI_SETTLER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_FACILITATOR_URL: z.url().optional(),
   SWAPEAZI_TEMPO_RPC_URL: z.url().optional(),
-  SWAPEAZI_TEMPO_CHAIN_ID: z.coerce.number().int().positive().default(TEMPO_MAINNET_CHAIN_ID),
+  SWAPEAZI_TEMPO_CHAIN_ID: envInt((n) => n.positive()).default(TEMPO_MAINNET_CHAIN_ID),
   SWAPEAZI_TEMPO_PAY_TO: HexAddress.optional(),
   SWAPEAZI_MPP_REALM: z
     .string()
@@ -73,21 +85,21 @@ const Env = z.object({
     .optional(),
   SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   SWAPEAZI_RPC_URLS: z.string().optional(),
-  SWAPEAZI_MARKET_REFRESH_MS: z.coerce.number().int().min(500).max(600_000).default(4000),
+  SWAPEAZI_MARKET_REFRESH_MS: envInt((n) => n.min(500).max(600_000)).default(4000),
   SWAPEAZI_ACROSS_API_URL: z
     .string()
     .refine((value) => value === 'off' || isHttpUrl(value), {
       message: "must be off, or the http:// or https:// URL of Across's API (default https://app.across.to/api)",
     })
     .default(ACROSS_API_URL),
-  SWAPEAZI_ACROSS_REQUESTS_PER_SEC: z.coerce.number().int().min(1).max(50).default(5),
-  SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC: z.coerce.number().int().min(1).max(50).default(10),
+  SWAPEAZI_ACROSS_REQUESTS_PER_SEC: envInt((n) => n.min(1).max(50)).default(5),
+  SWAPEAZI_ACROSS_WARMING_REQUESTS_PER_SEC: envInt((n) => n.min(1).max(50)).default(10),
   // Refreshes begin this far apart (start to start). A lane goes at most the larger of this and one refresh, plus one
   // refresh, between reads: up to 240 s keeps every lane within Across's 5-minute maximum age at 3 or more requests a
   // second while Across answers; at 1 or 2, marketFromConfig refuses an interval too long for the catalogue's lanes.
-  SWAPEAZI_ACROSS_REFRESH_MS: z.coerce.number().int().min(10_000).max(240_000).default(60_000),
+  SWAPEAZI_ACROSS_REFRESH_MS: envInt((n) => n.min(10_000).max(240_000)).default(60_000),
   SWAPEAZI_TRACKER: z.enum(['on', 'off']).default('on'),
-  SWAPEAZI_TRACKER_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(4000),
+  SWAPEAZI_TRACKER_POLL_MS: envInt((n) => n.min(100).max(600_000)).default(4000),
   SWAPEAZI_CONFIRMATIONS: z.string().optional(),
   SWAPEAZI_RELAYER_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_CCTP_ATTESTATION_URL: z
@@ -101,10 +113,10 @@ const Env = z.object({
     .refine((value) => parseTrustProxy(value) !== undefined, {
       message: 'must be true, false, the number of proxies you operate (0 to 10), or their IP addresses separated by commas',
     }),
-  SWAPEAZI_RATE_LIMIT_ANONYMOUS: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.anonymous),
-  SWAPEAZI_RATE_LIMIT_FREE: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.free),
-  SWAPEAZI_RATE_LIMIT_PRO: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMITS.pro),
-  SWAPEAZI_REFUSAL_HOLD_MS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_RATE_LIMITS.holdRefusalsMs),
+  SWAPEAZI_RATE_LIMIT_ANONYMOUS: envInt((n) => n.min(1)).default(DEFAULT_RATE_LIMITS.anonymous),
+  SWAPEAZI_RATE_LIMIT_FREE: envInt((n) => n.min(1)).default(DEFAULT_RATE_LIMITS.free),
+  SWAPEAZI_RATE_LIMIT_PRO: envInt((n) => n.min(1)).default(DEFAULT_RATE_LIMITS.pro),
+  SWAPEAZI_REFUSAL_HOLD_MS: envInt((n) => n.min(0).max(10_000)).default(DEFAULT_RATE_LIMITS.holdRefusalsMs),
   SWAPEAZI_BASE_URL: z.url().optional(),
   SWAPEAZI_WALLET_PRIVATE_KEY: PrivateKey.optional(),
   SWAPEAZI_DAILY_BUDGET_USDC: z
@@ -117,7 +129,7 @@ const Env = z.object({
     .optional(),
   SWAPEAZI_MCP_ALLOWED_HOSTS: z.string().optional(),
   SWAPEAZI_MCP_SERVER_PAYS: z.enum(['true', 'false']).default('false'),
-  SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR: z.coerce.number().int().min(1).default(DEFAULT_SERVER_PAYS_PER_IP_HOUR),
+  SWAPEAZI_MCP_SERVER_PAYS_PER_IP_HOUR: envInt((n) => n.min(1)).default(DEFAULT_SERVER_PAYS_PER_IP_HOUR),
   SWAPEAZI_MCP_SHARE_API_KEY: z.enum(['true', 'false']).default('false'),
   SWAPEAZI_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })

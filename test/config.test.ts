@@ -36,8 +36,31 @@ describe('loadConfig', () => {
 
   it('names each invalid variable', () => {
     expect(() => loadConfig({ SWAPEAZI_PORT: 'eighty', SWAPEAZI_QUOTE_SECRET: 'short' })).toThrowErrorMatchingInlineSnapshot(
-      `[Error: invalid configuration: SWAPEAZI_PORT: Invalid input: expected number, received NaN; SWAPEAZI_QUOTE_SECRET: must be at least 32 characters]`,
+      `[Error: invalid configuration: SWAPEAZI_PORT: must be a whole number in decimal digits (no sign, exponent, hex prefix or spaces); SWAPEAZI_QUOTE_SECRET: must be at least 32 characters]`,
     )
+  })
+
+  it.each(['0x10', '1e3', '+8402', ' 8402 ', '8402.0', '-1', '65536', '99999999999999999999'])(
+    'refuses SWAPEAZI_PORT=%j rather than read it as a number nobody meant',
+    (port) => {
+      expect(() => loadConfig({ SWAPEAZI_PORT: port })).toThrow(/^invalid configuration: SWAPEAZI_PORT: /)
+    },
+  )
+
+  it.each([
+    ['SWAPEAZI_RATE_LIMIT_FREE', '0x10'],
+    ['SWAPEAZI_SHUTDOWN_GRACE_MS', '1e4'],
+    ['SWAPEAZI_TEMPO_CHAIN_ID', '+4217'],
+  ])('refuses %s=%j the same way', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      `${name}: must be a whole number in decimal digits (no sign, exponent, hex prefix or spaces)`,
+    )
+  })
+
+  it('reads whole numbers written in decimal digits, leading zeros included', () => {
+    expect(loadConfig({ SWAPEAZI_PORT: '0' }).port).toBe(0)
+    expect(loadConfig({ SWAPEAZI_PORT: '08402' }).port).toBe(8402)
+    expect(loadConfig({ SWAPEAZI_RATE_LIMIT_FREE: '16' }).rateLimits.free).toBe(16)
   })
 
   it('defaults to the inert CREATE2 router, takes one address for every chain and per-chain exceptions', () => {
