@@ -67,6 +67,10 @@ const Env = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .refine(
+      (url) => URL.canParse(url),
+      'is not a URL that parses: check the host and the port (a number from 1 to 65535), and percent-encode @, : and / in the user or password',
+    )
     .optional(),
   SWAPEAZI_PAY_TO: HexAddress.optional(),
   SWAPEAZI_SETTLEMENT: z.enum(['ledger', 'onchain', 'facilitator']).default('ledger'),

@@ -57,6 +57,15 @@ describe('loadConfig', () => {
     )
   })
 
+  it.each(['postgres://postgres@127.0.0.1:99999/test', 'postgres://postgres@127.0.0.1:abc/test', 'postgresql://u:p@ss@[::1/db'])(
+    'refuses DATABASE_URL=%s naming the variable, not as an "Invalid URL" from the driver',
+    (url) => {
+      expect(() => loadConfig({ DATABASE_URL: url })).toThrow(
+        'invalid configuration: DATABASE_URL: is not a URL that parses: check the host and the port (a number from 1 to 65535)',
+      )
+    },
+  )
+
   it('reads whole numbers written in decimal digits, leading zeros included', () => {
     expect(loadConfig({ SWAPEAZI_PORT: '0' }).port).toBe(0)
     expect(loadConfig({ SWAPEAZI_PORT: '08402' }).port).toBe(8402)

@@ -1,3 +1,4 @@
+import { DataDirHeldError } from '../store/dataDirLock.ts'
 import type { Writable } from 'node:stream'
 import { chainIdChecksFromConfig } from '../app/chainIdCheck.ts'
 import { createLogger } from '../app/createLogger.ts'
@@ -38,7 +39,15 @@ export async function runTrack(config: Config, io: TrackIo): Promise<void> {
   // that does not is warned of, and checked before the chain's first use).
   const deadlineMs = Date.now() + FIRST_READ_WAIT_MS
   await Promise.all(Object.values(chainIds).map((check) => check.atStart(deadlineMs)))
-  const store = await openStore(config.store)
+  const store = await openStore(config.store).catch((error: unknown) => {
+    // The holder tracks already if it is a service: a second tracker has nothing to add, on this store or over HTTP.
+    if (!(error instanceof DataDirHeldError) || !/\bserve\b/.test(error.holder.command)) throw error
+    throw new DataDirHeldError(
+      error.dataDir,
+      error.holder,
+      'leave the tracking to it: swapeazi serve runs this tracker itself (unless SWAPEAZI_TRACKER=off), and a tracker has no client mode over SWAPEAZI_BASE_URL',
+    )
+  })
   const routerOn = (chain: ChainCode) => routerDeployment(config.router.byChain[chain] ?? config.router.address)
   let relaying: ReturnType<typeof startRelaying> | undefined
   let tracker: ReturnType<typeof trackerFromConfig>

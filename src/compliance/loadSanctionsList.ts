@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { SanctionsList } from '../schemas/sanctions.ts'
 
 /** The shipped list's file name, relative to the manifest directory. */
@@ -17,6 +17,9 @@ export class SanctionsListError extends Error {
   }
 }
 
+/** The largest sanctions list read: OFAC's SDN addresses are a few megabytes. */
+const MAX_LIST_BYTES = 64 * 2 ** 20
+
 /**
  * Reads and validates a sanctions list file (default `manifest/sanctioned-addresses.json`). Throws a
  * SanctionsListError naming the file and field at fault, so a malformed list stops the service at start.
@@ -24,6 +27,11 @@ export class SanctionsListError extends Error {
 export function loadSanctionsList(path: string): SanctionsList {
   let json: unknown
   try {
+    // Read only a regular file of a list's size: a FIFO would hang the start, /dev/zero fill the memory.
+    const stat = statSync(path)
+    if (!stat.isFile()) throw new Error('is not a regular file (a directory, FIFO or device cannot hold the list)')
+    if (stat.size > MAX_LIST_BYTES)
+      throw new Error(`is ${stat.size} bytes, more than the ${MAX_LIST_BYTES / 2 ** 20} MiB a list may be (OFAC's is a few MB)`)
     json = JSON.parse(readFileSync(path, 'utf8'))
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAddress } from 'viem'
@@ -106,5 +107,16 @@ describe('loadSanctionsList on malformed files', () => {
   it('rejects a missing file', () => {
     const path = join(dir, 'absent.json')
     expect(failure(path).message).toMatch(new RegExp(`^${path}: \\(file\\): ENOENT`))
+  })
+
+  it('refuses at once what is not a regular file (a FIFO would hang the start, /dev/zero fill the memory), and a huge one', () => {
+    const fifo = join(dir, 'list.fifo')
+    execFileSync('mkfifo', [fifo])
+    for (const path of [fifo, '/dev/zero', dir])
+      expect(failure(path).message).toBe(`${path}: (file): is not a regular file (a directory, FIFO or device cannot hold the list)`)
+    const huge = join(dir, 'huge.json')
+    writeFileSync(huge, '')
+    truncateSync(huge, 65 * 2 ** 20)
+    expect(failure(huge).message).toMatch(/: \(file\): is 68157440 bytes, more than the 64 MiB a list may be/)
   })
 })

@@ -429,4 +429,20 @@ describe('the lock on a PGlite data directory', () => {
       "set SWAPEAZI_BASE_URL to the running service's URL (http://127.0.0.1:8402)",
     )
   })
+
+  it('a tracker on a directory a serve holds is told the service tracks already', async () => {
+    const served = freshDir()
+    plantLock(served, { pid: process.ppid, command: 'swapeazi serve', url: 'http://127.0.0.1:8402' })
+    const run = await runCliInProcess(['track'], {
+      SWAPEAZI_DATA_DIR: served,
+      SWAPEAZI_LOG_LEVEL: 'silent',
+      SWAPEAZI_RPC_URLS: '{"BAS":"http://127.0.0.1:1"}',
+    })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/is in use by swapeazi serve \(pid \d+/)
+    expect(run.stderr).toContain(
+      'or leave the tracking to it: swapeazi serve runs this tracker itself (unless SWAPEAZI_TRACKER=off), and a tracker has no client mode over SWAPEAZI_BASE_URL',
+    )
+    expect(run.stderr.trim().split('\n')).toHaveLength(1)
+  }, 30_000)
 })
