@@ -22,6 +22,14 @@ export async function runIntelCommand(config: Config, argv: readonly string[], o
   } catch (error) {
     throw new Error(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
   }
+  // A directory opens, and fails only at the first read: said here, whether the service or this process imports.
+  const stat = await handle.stat()
+  if (!stat.isFile() && !stat.isFIFO()) {
+    await handle.close().catch(() => {})
+    throw new Error(
+      `cannot read ${file}: it is ${stat.isDirectory() ? 'a directory' : 'not a regular file'}; name one JSONL file to import`,
+    )
+  }
   try {
     const result = await withOperatorOperations(config, (operations) =>
       operations.importObservations(handle.createReadStream({ autoClose: false })),

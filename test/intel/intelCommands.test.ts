@@ -36,6 +36,10 @@ describe('swapeazi intel import', () => {
       code: 1,
       stderr: expect.stringContaining(`cannot read ${join(work, 'absent.jsonl')}`),
     })
+    await expect(cli(['import', work])).rejects.toMatchObject({
+      code: 1,
+      stderr: `swapeazi: cannot read ${work}: it is a directory; name one JSONL file to import\n`,
+    })
     await expect(cli(['export'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('unknown intel command "export"') })
     expect((await cli(['--help'])).stderr).toContain('swapeazi intel import FILE.jsonl')
   }, 120_000)
