@@ -150,6 +150,8 @@ export type Config = {
    */
   server: { headersTimeoutMs: number; requestTimeoutMs: number; shutdownGraceMs: number }
   publicUrl: string
+  /** SWAPEAZI_PUBLIC_URL is not set: `publicUrl` is SWAPEAZI_HOST and SWAPEAZI_PORT's (serve puts the port bound in for 0). */
+  isPublicUrlDefault: boolean
   appUrl: string
   manifestDir: string
   /** Signs quote ids; unset, one is generated at first start and kept in the store (shared by replicas). */
@@ -412,6 +414,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shutdownGraceMs: e.SWAPEAZI_SHUTDOWN_GRACE_MS,
     },
     publicUrl,
+    isPublicUrlDefault: e.SWAPEAZI_PUBLIC_URL === undefined,
     appUrl: e.SWAPEAZI_APP_URL,
     manifestDir: e.SWAPEAZI_MANIFEST_DIR,
     ...(e.SWAPEAZI_QUOTE_SECRET === undefined ? {} : { quoteSecret: new TextEncoder().encode(e.SWAPEAZI_QUOTE_SECRET) }),

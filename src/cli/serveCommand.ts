@@ -75,20 +75,17 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   // Which chains are followed is the configuration's (an RPC for the chain): the tracker follows each once built, so a
   // status read before then is not told its swap is unfollowed.
   // extendDeps, not a spread: deps.catalogue is the live market's getter, which a spread would freeze at its value now.
-  const app = createServer(
-    extendDeps(deps, {
-      tracking: deferredTracking({
-        chains: Object.keys(config.market.rpcUrls) as ChainCode[],
-        isUsable: (chain) => chainIds[chain]?.isMismatched() !== true,
-        current: () => tracker,
-      }),
-    }),
-  )
   let server: Server
   let guards: ConnectionGuards
+  // The app is built once the port is bound (its public URL may name it): no request is read before that, since
+  // nothing between the bind and the build gives the event loop a turn.
+  let appFetch: Parameters<typeof getRequestListener>[0] | undefined
   // Handlers run on after their connection is gone (a client that left, or one cut at the grace): the store closes
   // only once they have finished, so a payment settled in one is recorded.
-  const handlers = countHandlers(app.fetch)
+  const handlers = countHandlers((request, env) => {
+    if (appFetch === undefined) throw new Error('a request was read before the app was built')
+    return appFetch(request, env)
+  })
   // The embedded store's owner runs operator commands on its live store (issue 15 item 1).
   let operator: OperatorEndpoint | undefined
   try {
@@ -104,9 +101,22 @@ export async function runServe(config: Config, io: ServeIo): Promise<void> {
   server.on('error', (error) => deps.log.error({ event: 'server_error', err: error }, 'server_error'))
   const inFlight = countRequestsInFlight(server)
   const info = server.address() as AddressInfo
+  // SWAPEAZI_PORT=0 lets the system pick the port: the URL the service names itself by (x402 resources, OpenAPI
+  // servers, the portal's origin) is the one it listens on, not port 0.
+  const publicUrl = config.isPublicUrlDefault && config.port === 0 ? config.publicUrl.replace(/:0$/, `:${info.port}`) : config.publicUrl
+  appFetch = createServer(
+    extendDeps(deps, {
+      publicUrl,
+      tracking: deferredTracking({
+        chains: Object.keys(config.market.rpcUrls) as ChainCode[],
+        isUsable: (chain) => chainIds[chain]?.isMismatched() !== true,
+        current: () => tracker,
+      }),
+    }),
+  ).fetch
   deps.store.sql.dataDirLock?.publish({ url: reachableUrl(info) })
   deps.log.info(
-    { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: config.publicUrl, snapshot_as_of: deps.catalogue.asOf },
+    { event: 'listening', url: `http://${info.address}:${info.port}`, public_url: publicUrl, snapshot_as_of: deps.catalogue.asOf },
     'listening',
   )
 

@@ -24,6 +24,20 @@ describe('swapeazi serve guards its connections', () => {
     expect(await served.stop()).toBe(0)
   }, 30_000)
 
+  it('with SWAPEAZI_PORT=0, names itself by the port the system picked, not port 0', async () => {
+    const origin = `http://127.0.0.1:${served.port}`
+    const openapi = (await (await fetch(`${origin}/openapi.json`)).json()) as { servers: { url: string }[] }
+    expect(openapi.servers).toEqual([{ url: origin }])
+    const challenge = await fetch(`${origin}/api/x402/swap`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(quoteBody()),
+    })
+    expect(challenge.status).toBe(402)
+    expect(((await challenge.json()) as { accepts: { resource: string }[] }).accepts[0]?.resource).toBe(`${origin}/api/x402/swap`)
+    expect(served.stderr.text).toContain(`"public_url":"${origin}"`)
+  }, 30_000)
+
   it('answers a few pipelined requests in order and keeps the connection', async () => {
     const socket = connect(served.port, '127.0.0.1')
     let answer = ''
