@@ -9,7 +9,8 @@ export const IssueKeyRequest = z.object({ tier: z.enum(KEY_TIERS) })
 export type IssueKeyRequest = z.infer<typeof IssueKeyRequest>
 
 /** POST /keys/revoke: a whole se_ key or its key_ id. */
-export const RevokeKeyRequest = z.object({ key: z.string().min(1).max(1_000) })
+// No least length: an empty key gets the command's own words (a key id looks like …), as without a service.
+export const RevokeKeyRequest = z.object({ key: z.string().max(1_000) })
 export type RevokeKeyRequest = z.infer<typeof RevokeKeyRequest>
 
 /** `swapeazi keys revoke`: the key id, now on the denylist. */

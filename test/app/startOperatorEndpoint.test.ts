@@ -68,6 +68,8 @@ describe('the operator endpoint of a data directory holder', () => {
     expect(await operations.revokeKey(issued.key)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: false })
     expect(await store.keys.isRevoked(issued.id)).toBe(true)
     await expect(operations.revokeKey('key_nothex')).rejects.toThrow('a key id looks like key_ followed by 24 hex characters')
+    // An empty key: the same words as the command gives without a service, not the endpoint's schema.
+    await expect(operations.revokeKey('')).rejects.toThrow(/^a key id looks like key_ followed by 24 hex characters$/)
   })
 
   it("refuses a request without the lock's token", async () => {
