@@ -29,8 +29,27 @@ describe('swapeazi keys', () => {
     expect(issued.tier).toBe('pro')
     const verified = verifyApiKey(new TextEncoder().encode(SECRET), issued.key)
     expect(verified).toEqual({ ok: true, claims: expect.objectContaining({ id: issued.id, tier: 'pro' }) })
-    expect(JSON.parse((await cli(['revoke', issued.key])).stdout)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: false })
-    expect(JSON.parse((await cli(['revoke', issued.id])).stdout)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: true })
+    expect(JSON.parse((await cli(['revoke', issued.key])).stdout)).toEqual({
+      id: issued.id,
+      revoked: true,
+      alreadyRevoked: false,
+      wasIssued: true,
+    })
+    expect(JSON.parse((await cli(['revoke', issued.id])).stdout)).toEqual({
+      id: issued.id,
+      revoked: true,
+      alreadyRevoked: true,
+      wasIssued: true,
+    })
+    // An id this store never issued (a typo): revoked all the same, and said so.
+    const typo = 'key_000000000000000000000000'
+    expect(JSON.parse((await cli(['revoke', typo])).stdout)).toEqual({
+      id: typo,
+      revoked: true,
+      alreadyRevoked: false,
+      wasIssued: false,
+      note: `this store never issued ${typo}: check the id for a typo (it is on the denylist all the same, so a key signed with it elsewhere is refused too)`,
+    })
   }, 120_000)
 
   it('refuses an unknown tier and a key from another secret, with a message', async () => {

@@ -41,8 +41,10 @@ export function operatorOperations(deps: OperatorOperationsDeps): OperatorOperat
     async revokeKey(key) {
       const id = keyIdOf(deps.keySecret, key, 'revoke')
       const isNew = await deps.store.keys.revoke(id, new Date(deps.clock()))
-      deps.log.info({ event: 'key_revoked', key_id: id, already_revoked: !isNew }, 'key_revoked')
-      return { id, revoked: true, alreadyRevoked: !isNew }
+      const wasIssued = await deps.store.keys.isIssued(id)
+      deps.log.info({ event: 'key_revoked', key_id: id, already_revoked: !isNew, was_issued: wasIssued }, 'key_revoked')
+      const note = `this store never issued ${id}: check the id for a typo (it is on the denylist all the same, so a key signed with it elsewhere is refused too)`
+      return { id, revoked: true, alreadyRevoked: !isNew, wasIssued, ...(wasIssued ? {} : { note }) }
     },
     async keyUsage(request) {
       const month = request.month === undefined ? usagePeriod(deps.clock()).period : parseUsagePeriod(request.month)

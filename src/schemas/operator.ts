@@ -14,7 +14,14 @@ export const RevokeKeyRequest = z.object({ key: z.string().max(1_000) })
 export type RevokeKeyRequest = z.infer<typeof RevokeKeyRequest>
 
 /** `swapeazi keys revoke`: the key id, now on the denylist. */
-export const RevokedKey = z.object({ id: z.string(), revoked: z.literal(true), alreadyRevoked: z.boolean() })
+export const RevokedKey = z.object({
+  id: z.string(),
+  revoked: z.literal(true),
+  alreadyRevoked: z.boolean(),
+  /** False for an id this store never issued (a typo, or a key signed elsewhere): revoked all the same, with a note. */
+  wasIssued: z.boolean(),
+  note: z.string().optional(),
+})
 export type RevokedKey = z.infer<typeof RevokedKey>
 
 /** POST /keys/usage: a YYYY-MM month (default this month) and one key or key id (default every key). */

@@ -29,6 +29,8 @@ export type KeyStore = {
   /** Adds a key id to the denylist; false when it was already there. */
   revoke(id: string, at: Date): Promise<boolean>
   isRevoked(id: string): Promise<boolean>
+  /** Whether this store issued the key (the portal or `swapeazi keys issue`): a key signed elsewhere was not. */
+  isIssued(id: string): Promise<boolean>
 }
 
 /**
@@ -85,6 +87,9 @@ export function createKeyStore(sql: Sql): KeyStore {
     async isRevoked(id) {
       if (sql.isExclusive) return (await loadDenylist()).has(id)
       return (await sql.query('select 1 from revoked_keys where id = $1', [id])).length === 1
+    },
+    async isIssued(id) {
+      return (await sql.query('select 1 from api_keys where id = $1', [id])).length === 1
     },
   }
 }

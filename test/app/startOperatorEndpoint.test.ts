@@ -65,7 +65,8 @@ describe('the operator endpoint of a data directory holder', () => {
     const issued = await operations.issueKey('pro')
     expect(issued).toMatchObject({ id: expect.stringMatching(/^key_[0-9a-f]{24}$/), tier: 'pro' })
     expect(await store.keys.isRevoked(issued.id)).toBe(false)
-    expect(await operations.revokeKey(issued.key)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: false })
+    expect(await operations.revokeKey(issued.key)).toEqual({ id: issued.id, revoked: true, alreadyRevoked: false, wasIssued: true })
+    expect(await operations.revokeKey('key_0123456789abcdef0123abcd')).toMatchObject({ wasIssued: false, note: expect.any(String) })
     expect(await store.keys.isRevoked(issued.id)).toBe(true)
     await expect(operations.revokeKey('key_nothex')).rejects.toThrow('a key id looks like key_ followed by 24 hex characters')
     // An empty key: the same words as the command gives without a service, not the endpoint's schema.
