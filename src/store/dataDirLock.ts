@@ -534,7 +534,10 @@ function prepareDataDir(dataDir: string): void {
       const code = codeOf(error)
       if (code === 'EEXIST') continue
       if (code === 'EACCES' || code === 'EPERM')
-        throw new DataDirUnusableError(dataDir, `cannot be created: ${directory} is not writable by this user`)
+        throw new DataDirUnusableError(
+          dataDir,
+          `cannot be created: ${dirname(directory)}, where it would be made, is not writable by this user`,
+        )
       if (code === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
       throw new DataDirUnusableError(dataDir, `cannot be created (${code ?? String(error)})`)
     }

@@ -325,6 +325,18 @@ describe('the lock on a PGlite data directory', () => {
         taken: false,
         message: `SWAPEAZI_DATA_DIR ${dataDir} is owned by uid 0, not by this user (uid 65534): run SwapEazi as its owner, or give it to this user (chown -R 65534 ${dataDir}); set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
       })
+      // A directory to be made in one this user cannot write: the message names that one, where the fix is.
+      const inside = join(dataDir, 'new', 'data')
+      const created = await run(process.execPath, ['--import', 'tsx', TAKE_LOCK, inside, '0'], {
+        cwd: REPO_ROOT,
+        uid: 65534,
+        gid: 65534,
+        env: { PATH: process.env['PATH'] ?? '', TSX_DISABLE_CACHE: '1' },
+      })
+      expect(JSON.parse(created.stdout)).toMatchObject({
+        taken: false,
+        message: `SWAPEAZI_DATA_DIR ${inside} cannot be created: ${dataDir}, where it would be made, is not writable by this user; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
+      })
     },
     30_000,
   )
