@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import {
+  accessSync,
   closeSync,
+  constants,
   linkSync,
   mkdirSync,
   openSync,
@@ -541,6 +543,12 @@ function prepareDataDir(dataDir: string): void {
       if (code === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
       throw new DataDirUnusableError(dataDir, `cannot be created (${code ?? String(error)})`)
     }
+  }
+  // Said before the owner check, whose remedies (chmod, chown) a read-only file system would refuse as well.
+  try {
+    accessSync(dataDir, constants.W_OK)
+  } catch (error) {
+    if (codeOf(error) === 'EROFS') throw new DataDirUnusableError(dataDir, 'is on a read-only file system')
   }
   checkDataDirOwner(dataDir)
 }

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { createServer as createHttpServer } from 'node:http'
 import {
@@ -37,6 +37,21 @@ import { DataDirOpenError, openPgliteSql } from '../../src/store/openPgliteSql.t
 import { migratedPgliteTemplate } from '../support/pgliteTemplate.ts'
 
 const run = promisify(execFile)
+
+/** Root on Linux with the right to mount (a container may lack it): a read-only tmpfs can be made for a test. */
+function canMountReadOnly(): boolean {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return false
+  const probe = mkdtempSync(join(tmpdir(), 'swapeazi-mount-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro', 'tmpfs', probe], { stdio: 'ignore' })
+    execFileSync('umount', [probe], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  } finally {
+    rmSync(probe, { recursive: true, force: true })
+  }
+}
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TAKE_LOCK = fileURLToPath(new URL('./fixtures/takeDataDirLock.ts', import.meta.url))
 
@@ -340,6 +355,19 @@ describe('the lock on a PGlite data directory', () => {
     },
     30_000,
   )
+
+  it.skipIf(!canMountReadOnly())('says a read-only file system is read-only, not that its mode 777 directory needs chmod 700', async () => {
+    const mountPoint = freshDir()
+    mkdirSync(mountPoint)
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,mode=777', 'tmpfs', mountPoint])
+    try {
+      await expect(acquireDataDirLock(mountPoint)).rejects.toThrow(
+        `SWAPEAZI_DATA_DIR ${mountPoint} is on a read-only file system; set SWAPEAZI_DATA_DIR to a writable directory on disk`,
+      )
+    } finally {
+      execFileSync('umount', [mountPoint])
+    }
+  })
 
   // Review of issue 15: another user who made the data directory (`./data` run from /tmp, say), or can write in it,
   // planted a lock naming a live pid and an operator socket of their own, and `keys revoke` sent them the key.
