@@ -178,13 +178,17 @@ describe('one owner per PGlite data directory', () => {
       expect((await keyed()).status).toBe(200)
 
       const revoked = await cli(['keys', 'revoke', key.key])
-      expect(revoked).toEqual({ code: 0, stdout: `${JSON.stringify({ id: key.id, revoked: true, alreadyRevoked: false })}\n`, stderr: '' })
+      expect(revoked).toEqual({
+        code: 0,
+        stdout: `${JSON.stringify({ id: key.id, revoked: true, alreadyRevoked: false, wasIssued: true })}\n`,
+        stderr: '',
+      })
       revokedId = key.id
       const refused = await keyed()
       expect(refused.status).toBe(401)
       expect(await refused.json()).toMatchObject({ code: 'invalid_key', reason: 'revoked' })
       expect((await cli(['keys', 'revoke', key.id])).stdout).toBe(
-        `${JSON.stringify({ id: key.id, revoked: true, alreadyRevoked: true })}\n`,
+        `${JSON.stringify({ id: key.id, revoked: true, alreadyRevoked: true, wasIssued: true })}\n`,
       )
     },
     TEST_TIMEOUT_MS,
