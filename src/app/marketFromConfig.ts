@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { createPublicClient, defineChain } from 'viem'
+import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from '../catalogue/readJsonFile.ts'
 import type { Config } from '../config.ts'
 import { type CatalogueFiles, compileCatalogue } from '../engine/index.ts'
 import { createAcrossFeesClient } from '../market/acrossFees.ts'
@@ -27,7 +27,7 @@ export function loadFeedCatalogue(manifestDir: string): FeedCatalogue {
   const file = join(manifestDir, 'feeds.json')
   let json: unknown
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'))
+    json = readJsonFile(file, MAX_CATALOGUE_FILE_BYTES, 'a catalogue file')
   } catch (error) {
     throw new Error(
       `feeds error: ${file}: ${error instanceof Error ? error.message : String(error)}; restore the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,

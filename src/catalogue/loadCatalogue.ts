@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type * as z from 'zod'
 import { type Catalogue, type CatalogueFiles, CatalogueError, compileCatalogue } from '../engine/index.ts'
+import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from './readJsonFile.ts'
 import { BridgesFile, ChainsFile, CorridorsFile, MarketFile, PricingFile, TokensFile, VenuesFile } from '../schemas/catalogue.ts'
 
 const SCHEMAS = {
@@ -19,7 +19,7 @@ export type LoadedCatalogue = { catalogue: Catalogue; files: CatalogueFiles }
 function parseFile<S extends z.ZodType>(dir: string, name: string, schema: S): z.infer<S> {
   let json: unknown
   try {
-    json = JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8'))
+    json = readJsonFile(join(dir, `${name}.json`), MAX_CATALOGUE_FILE_BYTES, 'a catalogue file')
   } catch (error) {
     throw new CatalogueError(name, '(file)', error instanceof Error ? error.message : String(error))
   }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs'
+import { readJsonFile } from '../catalogue/readJsonFile.ts'
 import { SanctionsList } from '../schemas/sanctions.ts'
 
 /** The shipped list's file name, relative to the manifest directory. */
@@ -27,12 +27,8 @@ const MAX_LIST_BYTES = 64 * 2 ** 20
 export function loadSanctionsList(path: string): SanctionsList {
   let json: unknown
   try {
-    // Read only a regular file of a list's size: a FIFO would hang the start, /dev/zero fill the memory.
-    const stat = statSync(path)
-    if (!stat.isFile()) throw new Error('is not a regular file (a directory, FIFO or device cannot hold the list)')
-    if (stat.size > MAX_LIST_BYTES)
-      throw new Error(`is ${stat.size} bytes, more than the ${MAX_LIST_BYTES / 2 ** 20} MiB a list may be (OFAC's is a few MB)`)
-    json = JSON.parse(readFileSync(path, 'utf8'))
+    // Only a regular file of a list's size: a FIFO would hang the start, /dev/zero fill the memory.
+    json = readJsonFile(path, MAX_LIST_BYTES, 'the list')
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)
     throw new SanctionsListError(path, '(file)', detail, { cause: error })

@@ -1,4 +1,5 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { cp, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,7 +85,7 @@ describe('swapeazi serve: a start-up failure is one line naming the variable to 
   it('a catalogue directory that is missing, or holds a file that is not JSON, names the file and SWAPEAZI_MANIFEST_DIR', async () => {
     const missing = join(dir, 'no-such-manifest')
     expect(await serveFails({ SWAPEAZI_MANIFEST_DIR: missing, SWAPEAZI_PORT: '0' })).toBe(
-      `swapeazi: catalogue error: ${missing}/chains.json: (file): ENOENT: no such file or directory, open '${missing}/chains.json'; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
+      `swapeazi: catalogue error: ${missing}/chains.json: (file): ENOENT: no such file or directory, stat '${missing}/chains.json'; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
     )
     const broken = join(dir, 'broken-manifest')
     await cp(MANIFEST, broken, { recursive: true })
@@ -93,6 +94,22 @@ describe('swapeazi serve: a start-up failure is one line naming the variable to 
       new RegExp(
         `^swapeazi: catalogue error: ${broken}/tokens\\.json: \\(file\\): .*JSON.*; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue$`,
       ),
+    )
+  }, 30_000)
+
+  it('a catalogue file that is a FIFO or too large is refused at once (not read until something writes to it)', async () => {
+    const odd = join(dir, 'fifo-manifest')
+    await cp(MANIFEST, odd, { recursive: true })
+    await rm(join(odd, 'venues.json'))
+    execFileSync('mkfifo', [join(odd, 'venues.json')])
+    expect(await serveFails({ SWAPEAZI_MANIFEST_DIR: odd, SWAPEAZI_PORT: '0' })).toBe(
+      `swapeazi: catalogue error: ${odd}/venues.json: (file): is not a regular file (a directory, FIFO or device cannot hold a catalogue file); correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
+    )
+    await rm(join(odd, 'venues.json'))
+    await writeFile(join(odd, 'venues.json'), '')
+    await truncate(join(odd, 'venues.json'), 17 * 2 ** 20)
+    expect(await serveFails({ SWAPEAZI_MANIFEST_DIR: odd, SWAPEAZI_PORT: '0' })).toBe(
+      `swapeazi: catalogue error: ${odd}/venues.json: (file): is 17825792 bytes, more than the 16 MiB allowed for a catalogue file; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
     )
   }, 30_000)
 

@@ -117,6 +117,6 @@ describe('loadSanctionsList on malformed files', () => {
     const huge = join(dir, 'huge.json')
     writeFileSync(huge, '')
     truncateSync(huge, 65 * 2 ** 20)
-    expect(failure(huge).message).toMatch(/: \(file\): is 68157440 bytes, more than the 64 MiB a list may be/)
+    expect(failure(huge).message).toMatch(/: \(file\): is 68157440 bytes, more than the 64 MiB allowed for the list/)
   })
 })
