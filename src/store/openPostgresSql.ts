@@ -21,9 +21,10 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`not a plain schema name: ${schema}`)
   // pg is loaded only here: the embedded default never needs it, and loading it cost about 60 ms of every start.
   const { default: driver } = await import('pg')
-  await probe(driver, url, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)
+  const connectionString = withExplicitSslMode(url)
+  await probe(driver, connectionString, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)
   const pool = new driver.Pool({
-    connectionString: url,
+    connectionString,
     max: options.maxConnections ?? 10,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   })
@@ -60,6 +61,22 @@ export async function openPostgresSql(url: string, options: OpenPostgresSqlOptio
     },
     close: () => pool.end(),
   }
+}
+
+/**
+ * pg 8 treats `sslmode=prefer`, `require` and `verify-ca` as `verify-full` (the server's certificate and host name are
+ * checked), and says so in a multi-line SECURITY WARNING on stderr, ahead of whatever start-up then prints. The URL
+ * handed to pg names that mode itself, so the behaviour is the same and start-up failures stay one line (issue 15
+ * item 7). With `uselibpqcompat=true` the URL asks for libpq's own semantics and is left as it is.
+ */
+export function withExplicitSslMode(url: string): string {
+  const query = url.indexOf('?')
+  if (query < 0) return url
+  const params = url.slice(query + 1).split('&')
+  if (params.includes('uselibpqcompat=true')) return url
+  const aliased = /^sslmode=(prefer|require|verify-ca)$/
+  if (!params.some((param) => aliased.test(param))) return url
+  return `${url.slice(0, query)}?${params.map((param) => (aliased.test(param) ? 'sslmode=verify-full' : param)).join('&')}`
 }
 
 /**

@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { compiledCli, inputsHash } from '../../scripts/compiledCli.js'
 import { verifyApiKey } from '../../src/auth/apiKey.ts'
+import { closedPort } from '../support/closedPort.ts'
 
 const run = promisify(execFile)
 const BIN = fileURLToPath(new URL('../../bin/swapeazi.js', import.meta.url))
@@ -82,6 +83,30 @@ describe('bin/swapeazi.js', () => {
     } finally {
       await new Promise<void>((resolve) => holder.close(() => resolve()))
     }
+  }, 90_000)
+
+  it('ends `serve` on a DATABASE_URL with sslmode=require that cannot be reached with one line: no SECURITY WARNING from pg ahead of it', async () => {
+    const port = await closedPort()
+    const failure = await run(process.execPath, [BIN, 'serve'], {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        SWAPEAZI_HOST: '127.0.0.1',
+        SWAPEAZI_PORT: '0',
+        SWAPEAZI_LOG_LEVEL: 'silent',
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/swapeazi?sslmode=require`,
+      },
+      timeout: 60_000,
+    }).then(
+      () => undefined,
+      (error: { code?: number; stdout?: string; stderr?: string; killed?: boolean }) => error,
+    )
+    expect(failure?.killed).toBe(false)
+    expect(failure?.code).toBe(1)
+    expect(failure?.stderr).toBe(
+      `swapeazi: PostgreSQL at 127.0.0.1:${port}/swapeazi refused the connection (ECONNREFUSED): start PostgreSQL there, or correct the host and port in DATABASE_URL\n`,
+    )
   }, 90_000)
 
   // `serve` on a data directory begins opening it on the store's thread before the configuration is read
