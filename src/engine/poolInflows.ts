@@ -1,10 +1,16 @@
 import type { PricedRoute } from './route.ts'
 import { swapOut } from './swapOut.ts'
-import type { SwapEdge } from './types.ts'
+import type { BridgeLane, SwapEdge } from './types.ts'
 
 /** A pool as a batch's legs fill it: the venue, and the token they put in (on its chain). */
 const inflowKey = (venueId: string, from: { chain: string; address: string }): string =>
   `${venueId}|${from.chain}|${from.address.toLowerCase()}`
+
+/** A bridge lane as a batch's legs deposit on it: the bridge, its chains and the token it carries. */
+const laneKey = (lane: BridgeLane): string => `${lane.bridge.id}|${lane.from.chain}>${lane.to.chain}|${lane.from.address.toLowerCase()}`
+
+/** A leg whose deposit, with the deposits of the legs before it on the same lane, is more than the lane carries. */
+export type LaneOverdrawn = { lane: BridgeLane; maxAmountIn: bigint; before: bigint; amountIn: bigint; by: readonly number[] }
 
 /**
  * What the legs of one transaction that ran before put into each pool, so a later leg is priced on the pools it will
@@ -18,6 +24,7 @@ const inflowKey = (venueId: string, from: { chain: string; address: string }): s
  */
 export class PoolInflows {
   readonly #entered = new Map<string, { amount: bigint; by: number[] }>()
+  readonly #deposited = new Map<string, { amount: bigint; by: number[] }>()
 
   /** `swapOut` after the inflows so far (simulateRoute's `swapAt`); 0 once the pool has nothing left to give. */
   readonly swapAt = (edge: SwapEdge, amountIn: bigint): bigint => {
@@ -27,18 +34,27 @@ export class PoolInflows {
     return out > 0n ? out : 0n
   }
 
-  /** Records a built leg's swaps (`priced` as sized): what each put into its pool. */
+  /** Records a built leg's swaps and deposit (`priced` as sized): what each put into its pool or onto its lane. */
   add(index: number, priced: PricedRoute): void {
     for (const step of priced.steps) {
-      if (step.kind !== 'swap') continue
-      const key = inflowKey(step.id, step.from)
-      const entered = this.#entered.get(key)
-      if (entered === undefined) this.#entered.set(key, { amount: step.amountIn, by: [index] })
-      else {
-        entered.amount += step.amountIn
-        entered.by.push(index)
-      }
+      if (step.kind === 'swap') addTo(this.#entered, inflowKey(step.id, step.from), step.amountIn, index)
+      else if (priced.route.bridge !== undefined) addTo(this.#deposited, laneKey(priced.route.bridge), step.amountIn, index)
     }
+  }
+
+  /**
+   * A lane with a deposit limit of its own (an Across lane's `maxDepositInstant`, what its relayers hold on the
+   * destination and fill at once) is one balance every deposit on it draws on: the legs before this one in the batch
+   * take their deposits from it first. Undefined when this leg's deposit (`priced` as sized) still fits, or its lane
+   * has no such limit (the bridge's USD range is per deposit, as CCTP's burn limit per message is).
+   */
+  overdrawnLane(priced: PricedRoute): LaneOverdrawn | undefined {
+    const lane = priced.route.bridge
+    const amountIn = priced.steps.find((step) => step.kind === 'bridge')?.amountIn
+    if (lane?.maxAmountIn === undefined || amountIn === undefined) return undefined
+    const deposited = this.#deposited.get(laneKey(lane))
+    if (deposited === undefined || deposited.amount + amountIn <= lane.maxAmountIn) return undefined
+    return { lane, maxAmountIn: lane.maxAmountIn, before: deposited.amount, amountIn, by: deposited.by }
   }
 
   /** The legs before whose swaps put something into a pool this route swaps in: the ones it shares a pool with. */
@@ -47,5 +63,14 @@ export class PoolInflows {
       const entered = this.#entered.get(inflowKey(edge.venue.id, edge.from))
       return entered === undefined ? [] : [{ venue: edge.venue.name, by: entered.by }]
     })
+  }
+}
+
+function addTo(totals: Map<string, { amount: bigint; by: number[] }>, key: string, amount: bigint, index: number): void {
+  const total = totals.get(key)
+  if (total === undefined) totals.set(key, { amount, by: [index] })
+  else {
+    total.amount += amount
+    total.by.push(index)
   }
 }

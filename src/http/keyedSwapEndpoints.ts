@@ -91,7 +91,7 @@ export const disburseEndpoint = defineEndpoint({
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
       422: problemResponseDoc(
-        "unsupported_token, not_agent_callable, amount_out_of_range (with `sharedWith` when the legs before it in the batch took the pools its route swaps in) or no_route_found, with the recipient's `index`; or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state)",
+        "unsupported_token, not_agent_callable, amount_out_of_range (with `sharedWith` when the legs before it in the batch took the pools its route swaps in, or the deposit limit of the Across lane it bridges over) or no_route_found, with the recipient's `index`; or simulation_failed (with an RPC for the source chain, the built transaction reverts on its live state)",
       ),
       503: MARKET_UNAVAILABLE,
       ...KEY_ERRORS,

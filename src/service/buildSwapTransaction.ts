@@ -1,5 +1,5 @@
 import type { Address } from 'viem'
-import { formatAtomic, type PoolInflows, type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
+import { formatAtomic, type LaneOverdrawn, type PoolInflows, type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
 import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
@@ -67,6 +67,8 @@ export function buildRoute(deps: ServiceDeps, parameters: BuildRouteParameters):
   const sized = sizeRoute(deps.catalogue, priced.route, request.amountIn, amounts.toAmount, inflows?.swapAt)
   if (sized === undefined && inflows !== undefined) throw pastSharedPools(request, amounts, priced, inflows)
   if (sized === undefined) throw new Error(`offered route ${priced.route.id} cannot deliver the quoted ${amounts.toAmount}`)
+  const overdrawn = inflows?.overdrawnLane(sized.sized)
+  if (overdrawn !== undefined) throw pastLaneLimit(overdrawn)
   const build = buildRouteTransaction({
     catalogue: deps.catalogue,
     routerOn: deps.routerOn,
@@ -95,5 +97,22 @@ function pastSharedPools(request: ResolvedQuoteRequest, amounts: QuoteAmounts, p
     'amount_out_of_range',
     `its route swaps in ${pools || 'pools'} that the recipients before it in this batch also swap in, and after their swaps it cannot deliver ${formatAtomic(amounts.toAmount, request.to.decimals)} ${request.to.symbol} within the 0.5% fee: one transaction runs every leg, in order, on the same pools. Nothing was built or charged; send fewer or smaller legs through these pools per batch, or split the batch.`,
     { field: 'fromAmount', limit: 'liquidity', sharedWith: shared.flatMap(({ by }) => by).filter((i, k, all) => all.indexOf(i) === k) },
+  )
+}
+
+/**
+ * A batch leg whose deposit fits its lane alone but not after the deposits of the legs before it on the same lane:
+ * its relayers could not fill them all at once (PoolInflows.overdrawnLane). 422 on the leg's amount (disburse names it).
+ */
+function pastLaneLimit({ lane, maxAmountIn, before, amountIn, by }: LaneOverdrawn): ServiceError {
+  const units = (amount: bigint) => `${formatAtomic(amount, lane.from.decimals)} ${lane.from.symbol}`
+  return new ServiceError(
+    'amount_out_of_range',
+    `its route deposits ${units(amountIn)} on ${lane.bridge.name} ${lane.from.chain}>${lane.to.chain}, whose relayers fill at most ${units(maxAmountIn)} at once (as last read), and the recipients before it in this batch (${by.join(', ')}) already deposit ${units(before)} there: one transaction makes every deposit. Nothing was built or charged; send fewer or smaller legs over this lane per batch, or split the batch.`,
+    {
+      field: 'fromAmount',
+      limit: 'bridge_maximum',
+      sharedWith: by.filter((i, k, all) => all.indexOf(i) === k),
+    },
   )
 }

@@ -1,9 +1,12 @@
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { decodeFunctionData, type Hex } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type ApiKeyClaims, signApiKey } from '../../src/auth/apiKey.ts'
 import { swapEaziRouterAbi } from '../../src/contracts/routerArtifact.ts'
-import { PoolInflows, type SwapEdge, swapOut } from '../../src/engine/index.ts'
+import { loadCatalogue } from '../../src/catalogue/loadCatalogue.ts'
+import { compileCatalogue, PoolInflows, type SwapEdge, swapOut } from '../../src/engine/index.ts'
+import { MarketFile } from '../../src/schemas/catalogue.ts'
 import { DisbursementResult } from '../../src/schemas/disburse.ts'
 import type { RouterOrder } from '../../src/tx/buildRouteTransaction.ts'
 import { FROM_ADDRESS, KEY_SECRET, lazyMemoryStore, postJson, readJson, testApp } from './testApp.ts'
@@ -101,6 +104,48 @@ describe('POST /api/v1/batch/disburse: legs that share a pool', () => {
     const { orders } = await ordersOf(await post(payload))
     const { orders: aloneOrders } = await ordersOf(await post(toDai(['5000000'])))
     expect(orders[0]?.fee).toBe(aloneOrders[0]?.fee)
+  })
+})
+
+describe('POST /api/v1/batch/disburse: legs that deposit on one Across lane', () => {
+  // An Across lane read live takes at most what its relayers fill at once (maxDepositInstant): one balance every
+  // deposit on the lane draws on, so the legs of one batch are summed against it. Here: ETH>BNB USDC, 100,000 USDC.
+  const { files } = loadCatalogue(fileURLToPath(new URL('../../manifest', import.meta.url)))
+  const lane = { 'across-usdc': { 'ETH>BNB': { maxAmount: String(100_000n * 10n ** 6n), source: 'test' } } }
+  const capped = testApp({
+    store,
+    catalogue: compileCatalogue({ ...files, market: MarketFile.parse({ ...files.market, bridgeFees: lane }) }),
+  })
+  const toBnb = (amounts: readonly string[]) => ({
+    fromChain: 'ETH',
+    fromToken: 'USDC',
+    fromAddress: FROM_ADDRESS,
+    recipients: amounts.map((amount, k) => ({ address: recipient(k), toChain: 'BNB', toToken: 'USDC', amount })),
+  })
+  const postCapped = (payload: unknown) => postJson(capped, PATH, payload, { 'x-swapeazi-key': KEY })
+
+  it('builds deposits that fit the lane together, and refuses the leg that takes them past it, naming the legs before it', async () => {
+    const { result } = await ordersOf(await postCapped(toBnb(['40000', '40000'])))
+    expect(result.items.map((item) => item.bridge)).toEqual(['across', 'across'])
+    expect((await postCapped(toBnb(['90000']))).status).toBe(200)
+    const refused = await postCapped(toBnb(['40000', '40000', '40000']))
+    expect(refused.status).toBe(422)
+    const problem = await readJson<{ code: string; field: string; limit: string; sharedWith: number[]; detail: string }>(refused)
+    expect(problem).toMatchObject({
+      code: 'amount_out_of_range',
+      field: 'recipients.2.amount',
+      limit: 'bridge_maximum',
+      sharedWith: [0, 1],
+    })
+    expect(problem.detail).toMatch(
+      /^Recipient 2 \(40000 to USDC on BNB\): its route deposits [\d.]+ USDC on Across \(USDC\) ETH>BNB, whose relayers fill at most 100000 USDC at once \(as last read\), and the recipients before it in this batch \(0, 1\) already deposit [\d.]+ USDC there/,
+    )
+    expect(problem.detail).toContain('Nothing was built or charged')
+  })
+
+  it("sums nothing on a lane with no limit of its own: the snapshot's Across lane holds each deposit to the bridge's range", async () => {
+    const { result } = await ordersOf(await post(toBnb(['40000', '40000', '40000'])))
+    expect(result.items).toHaveLength(3)
   })
 })
 
