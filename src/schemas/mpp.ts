@@ -14,6 +14,7 @@ export const MPP_REJECT_REASONS = [
   'asset_mismatch',
   'amount_mismatch',
   'recipient_mismatch',
+  'payer_mismatch',
   'memo_mismatch',
   'payment_already_used',
 ] as const

@@ -1,4 +1,4 @@
-import { Challenge, Receipt } from 'mppx'
+import { Challenge, Credential, Receipt } from 'mppx'
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -221,6 +221,45 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
       expect(X402Challenge.parse(await readJson(response)).error).toBe('invalid_payment')
       expect(Challenge.fromResponse(response).method).toBe('tempo')
     }
+  })
+
+  it("refuses a paid transfer presented under another payer's source as payer_mismatch, not amount_mismatch", async () => {
+    const unpaid = await postJson(app, SWAP, body)
+    const memo = attributionMemo(REALM, Challenge.fromResponse(unpaid).id)
+    const hash = await sendTransfers(tempoClient(rpc.url, CHAIN_ID), payer, [{ to: TEMPO_PAY_TO, amountAtomic: 20_000n, memo }])
+    const stranger = '0x9999999999999999999999999999999999999999'
+    const response = await postJson(app, SWAP, body, { authorization: pushCredential(unpaid, hash, stranger, CHAIN_ID) })
+    expect(response.status).toBe(402)
+    const challenge = X402Challenge.parse(await readJson(response))
+    expect(challenge.error).toBe('payer_mismatch')
+    expect(challenge.detail).toContain(`was sent by ${payer.address}, not by the credential's source ${stranger}`)
+    // The transfer is still the payer's to use: with its own source it pays.
+    expect((await postJson(app, SWAP, body, { authorization: pushCredential(unpaid, hash, payer.address, CHAIN_ID) })).status).toBe(200)
+  })
+
+  it('answers a credential of a real challenge whose payload has the wrong shape 402, never 503: the RPC is not asked', async () => {
+    const unpaid = await postJson(app, SWAP, body)
+    const challenge = Challenge.fromResponse(unpaid)
+    const source = `did:pkh:eip155:${CHAIN_ID}:${payer.address}`
+    // A well-formed credential of this challenge, its payload then replaced (mppx's own client would not send these).
+    const valid = Credential.serialize(Credential.from({ challenge, payload: { type: 'hash', hash: `0x${'0'.repeat(64)}` }, source }))
+    const fields = JSON.parse(Buffer.from(valid.replace(/^Payment /, ''), 'base64url').toString()) as Record<string, unknown>
+    const credential = (payload: unknown): string => `Payment ${Buffer.from(JSON.stringify({ ...fields, payload })).toString('base64url')}`
+    const asked = rpc.calls.length
+    for (const [payload, error] of [
+      [null, 'invalid_payment'],
+      ['x', 'invalid_payment'],
+      [[], 'invalid_payment'],
+      [{}, 'invalid_payment'],
+      [{ type: 'zzz' }, 'invalid_payment'],
+      [{ type: 'hash' }, 'invalid_payment'],
+      [{ type: 'transaction', signature: 5 }, 'unsupported_mode'],
+    ] as const) {
+      const response = await postJson(app, SWAP, body, { authorization: credential(payload) })
+      expect(response.status, JSON.stringify(payload)).toBe(402)
+      expect(X402Challenge.parse(await readJson(response)).error, JSON.stringify(payload)).toBe(error)
+    }
+    expect(rpc.calls.length).toBe(asked)
   })
 
   it('refuses a credential whose challenge has expired, paid or not (challenge_expired)', async () => {

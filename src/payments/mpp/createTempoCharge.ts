@@ -2,6 +2,7 @@ import { Challenge, Credential, Errors, Receipt } from 'mppx'
 import { Mppx, tempo } from 'mppx/server'
 import {
   type Address,
+  BaseError,
   type Client,
   createClient,
   defineChain,
@@ -133,15 +134,21 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
         )
       }
       const payload = credential.payload as { type?: unknown; hash?: unknown } | undefined
+      // A payload of the wrong shape is the client's mistake, refused before mppx reads it: mppx rethrows its schema's
+      // error as it is, which is not an RPC failure (never a 503 that sends the client to retry, never a 5xx).
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || typeof payload.type !== 'string')
+        return reject('invalid_payment', `The credential's payload is not a tempo charge payload: send {type: "hash", hash} (push mode).`)
+      if (payload.type === 'transaction') return reject('unsupported_mode', PUSH_ONLY)
+      if (payload.type !== 'hash')
+        return reject('invalid_payment', `The credential's payload type is not a tempo charge's: send {type: "hash", hash} (push mode).`)
       // A hash a node would refuse as a parameter is the client's mistake, not an RPC failure (never a 5xx).
-      if (payload?.type === 'hash' && !isTransactionHash(payload.hash))
+      if (!isTransactionHash(payload.hash))
         return reject('invalid_payment', "The credential's payload.hash is not a transaction hash (0x and 64 hex digits).")
       try {
         await mppx.validateCredential(credential, { realm, request })
       } catch (error) {
         return explain(error, { client, credential, recipient, amountAtomic, chainId })
       }
-      if (payload?.type !== 'hash' || typeof payload.hash !== 'string') return reject('unsupported_mode', PUSH_ONLY)
       const hash = payload.hash.toLowerCase() as Hex
       // validateCredential matched the transfer from this sender (the credential's source, else the receipt's from).
       const payer = sourceAddress(credential.source) ?? (await receiptOf(client, hash)).from
@@ -226,7 +233,13 @@ async function explain(error: unknown, context: ExplainContext): Promise<MppReje
   }
   if (/Transaction reverted/.test(text))
     return reject('payment_reverted', 'The transaction reverted on Tempo, so it moved nothing. Send a new transfer and its hash.')
-  throw new TempoRpcUnavailableError(`the Tempo RPC could not verify the payment: ${firstLine(text)}`, { cause: error })
+  // What viem raised asking the RPC (transport, timeout, an RPC error) is the RPC's failure: 503, try again. Anything
+  // else is not: a credential mppx could not read is the client's, and a fault of ours must not pass as the RPC's.
+  if (error instanceof BaseError)
+    throw new TempoRpcUnavailableError(`the Tempo RPC could not verify the payment: ${firstLine(text)}`, { cause: error })
+  if (error instanceof Error && (error.name === '$ZodError' || error.name === 'ZodError'))
+    return reject('invalid_payment', `The credential is not a tempo charge credential (${firstLine(text)}).`)
+  throw error
 }
 
 /** Why no transfer matched: which of currency, recipient and amount differs, read from the same receipt. */
@@ -240,6 +253,14 @@ async function diagnoseTransfer(context: ExplainContext): Promise<MppRejection> 
   if (inPathUsd.length === 0)
     return reject('asset_mismatch', `The transaction moved no pathUSD; this charge is ${asked}. Nothing was charged by us.`)
   const toUs = inPathUsd.filter((log) => isAddressEqual(log.args.to, recipient))
+  // mppx matches the transfer from the credential's source: one of the right amount from someone else is not it.
+  const claimed = sourceAddress(credential.source)
+  const paidBy = toUs.filter((log) => log.args.amount === amountAtomic).map((log) => log.args.from)
+  if (claimed !== undefined && paidBy.length > 0 && !paidBy.some((from) => isAddressEqual(from, claimed)))
+    return reject(
+      'payer_mismatch',
+      `The transfer of ${amountAtomic} atomic pathUSD to ${recipient} was sent by ${[...new Set(paidBy)].join(', ')}, not by the credential's source ${claimed}: send the credential with the source that made the transfer.`,
+    )
   if (toUs.length > 0) {
     const paid = toUs.map((log) => String(log.args.amount)).join(', ')
     return reject('amount_mismatch', `The transfer to ${recipient} was ${paid} atomic pathUSD; this charge is exactly ${amountAtomic}.`)
