@@ -37,8 +37,8 @@ export type PayForMppSwapReturnType =
   | { kind: 'paid'; result: SwapResult; receipt: string }
   /**
    * Refused: the x402 v1 body and v2 offer of every 402 of this route, with the refusal's reason code, and a fresh MPP
-   * challenge (`wwwAuthenticate`, absent where MPP is not offered). `isBadCredential`: the credential was unreadable
-   * or failed verification.
+   * challenge (`wwwAuthenticate`, absent where MPP is not offered). `isBadCredential`: the credential was unreadable,
+   * failed verification, or already paid for another request.
    */
   | {
       kind: 'payment_required'
@@ -148,7 +148,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     // Another request with this payment was recorded since the lookup: answer as its retry.
     const holder = await deps.store.mpp.getPayment(payment.hash)
     if (holder !== undefined) return answerRetry(deps, mpp, holder, payment.challengeId, requestKey, refuse)
-    return refuse('payment_already_used', ALREADY_USED)
+    return { ...(await refuse('payment_already_used', ALREADY_USED)), isBadCredential: true }
   }
   deps.log.info(
     {
@@ -202,11 +202,15 @@ async function answerRetry(
   requestKey: string,
   refuse: Refuse,
 ): Promise<PayForMppSwapReturnType> {
+  // A payment replayed for another request is refused like a bad credential, and counted toward its source's limit.
   if (recorded.challengeId !== challengeId || recorded.requestKey !== requestKey)
-    return refuse(
-      'payment_already_used',
-      `This Tempo transaction already paid for swap ${recorded.swapRef}. Repeat that same request with the same credential to receive ${recorded.swapRef} again; for a different swap, pay a new challenge with a new transfer. Nothing was claimed for this request.`,
-    )
+    return {
+      ...(await refuse(
+        'payment_already_used',
+        `This Tempo transaction already paid for swap ${recorded.swapRef}. Repeat that same request with the same credential to receive ${recorded.swapRef} again; for a different swap, pay a new challenge with a new transfer. Nothing was claimed for this request.`,
+      )),
+      isBadCredential: true,
+    }
   deps.log.info({ event: 'swap_redelivered', swap_ref: recorded.swapRef, payer: recorded.payer, channel: 'mpp' }, 'swap_redelivered')
   return {
     kind: 'paid',

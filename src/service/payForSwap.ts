@@ -40,7 +40,8 @@ export type PayForSwapReturnType =
   | { kind: 'paid'; result: SwapResult; receipt: PaymentReceipt; x402Version: 1 | 2 }
   /**
    * `challenge` is the v1 body, `paymentRequired` the same offer in v2 (the `PAYMENT-REQUIRED` header).
-   * `isBadCredential`: the payment sent could not be decoded or failed verification (LocalLimits counts it).
+   * `isBadCredential`: the payment sent could not be decoded, failed verification, or already paid for another request
+   * (LocalLimits counts it).
    */
   | {
       kind: 'payment_required'
@@ -159,7 +160,10 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
           ` The payment stays reserved for ${swapEaziRef}, so it can never pay twice: repeat the same request with the same payment in a few seconds, and the swap is answered once the settlement confirms; nothing is broadcast again.`,
           SETTLEMENT_RETRY_AFTER_SEC,
         )
-      : rejected(deps, challenge, collected)
+      : collected.reason === 'settlement_failed'
+        ? rejected(deps, challenge, collected)
+        : // The payer's own doing (no funds, a nonce used on chain, the payment used meanwhile): counted as a bad one.
+          { ...rejected(deps, challenge, collected), isBadCredential: true }
   }
   const { transaction } = collected
   deps.log.info(
@@ -212,12 +216,15 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
   const { requestKey, challenge } = context
   const ref = recorded.swapRef
   const isSameRequest = recorded.requestKey === requestKey && recorded.result !== null
+  // A payment replayed for another request is refused like a bad one, and counted toward its source's limit: the
+  // authorization is public once settled (in the calldata), so anyone could replay it without end.
   const boughtElsewhere = (): PaymentRequired => {
     deps.log.info({ event: 'payment_rejected', reason: 'payment_already_used', swap_ref: ref }, 'payment_rejected')
-    return challenge(
+    const refused = challenge(
       'payment_already_used',
       `This authorization (payer and nonce) already paid for swap ${ref}${describeBought(recorded.result)}. Repeat that same request with this payment to receive ${ref} again; for a different swap, sign a new payment with a fresh nonce (x402 clients do so on every call). Nothing was charged for this request.`,
     )
+    return { ...refused, isBadCredential: true }
   }
   if (recorded.status === 'reserved') {
     // The request that reserved it stopped (a crash or a deploy mid-settlement): hand it to reconciliation.

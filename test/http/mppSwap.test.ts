@@ -170,6 +170,21 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     expect(await count('mpp_payments')).toBe(payments)
   })
 
+  it('counts a payment replayed for another request toward its source (402, 402, then 429), never its own redelivery', async () => {
+    const limited = testApp({
+      clock: Date.now,
+      store,
+      mpp: mppRail(rpc.url),
+      rateLimits: { anonymous: 2, free: 60, pro: 600, holdRefusalsMs: 0 },
+    })
+    const from = { 'x-forwarded-for': '198.51.100.31' }
+    const { authorization } = await payChallenge()
+    for (let k = 0; k < 3; k++) expect((await postJson(limited, SWAP, body, { ...from, authorization })).status).toBe(200)
+    const statuses: number[] = []
+    for (let k = 0; k < 3; k++) statuses.push((await postJson(limited, SWAP, otherBody, { ...from, authorization })).status)
+    expect(statuses).toEqual([402, 402, 429])
+  })
+
   it('takes one payment once across replicas: the same credential for two requests at once buys one swap', async () => {
     const { authorization } = await payChallenge()
     const swaps = await count('swaps')

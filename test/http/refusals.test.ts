@@ -47,6 +47,20 @@ describe('bad payment signatures on POST /api/x402/swap', () => {
     expect(row?.n).toBe(0)
   })
 
+  it('a payment replayed for another request is counted too (its authorization is public once settled), its own redelivery is not', async () => {
+    const app = testApp({ clock: Date.now, store, rateLimits: { anonymous: 2, free: 60, pro: 600, holdRefusalsMs: 0 } })
+    const from = { 'x-forwarded-for': '198.51.100.21' }
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+    const paid = await postJson(app, '/api/x402/swap', body, { ...from, 'x-payment': header })
+    expect(paid.status).toBe(200)
+    // The same request with the same payment (a dropped connection) gets the same swap, as often as it asks.
+    for (let k = 0; k < 3; k++) expect((await postJson(app, '/api/x402/swap', body, { ...from, 'x-payment': header })).status).toBe(200)
+    const otherBody = quoteBody({ fromAddress: payer.address.toLowerCase(), fromAmount: '2000' })
+    const statuses: number[] = []
+    for (let k = 0; k < 3; k++) statuses.push((await postJson(app, '/api/x402/swap', otherBody, { ...from, 'x-payment': header })).status)
+    expect(statuses).toEqual([402, 402, 429])
+  })
+
   it('a 402 asking for payment (no X-PAYMENT yet) is not a refusal', async () => {
     const app = testApp({ clock: Date.now, store, rateLimits: { anonymous: 1, free: 60, pro: 600, holdRefusalsMs: 0 } })
     const statuses: number[] = []
