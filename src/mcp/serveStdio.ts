@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { connectMcp } from './connectMcp.ts'
+import { StdioLineTransport } from './stdioLineTransport.ts'
 
 /** stdout carries JSON-RPC only: anything a dependency prints through console goes to stderr instead. */
 export function keepStdoutForProtocol(): void {
@@ -23,7 +23,7 @@ export async function serveStdio(
   stdin: Readable = process.stdin,
   stdout: Writable = process.stdout,
 ): Promise<void> {
-  const transport = new StdioServerTransport(stdin, stdout)
+  const transport = new StdioLineTransport(stdin, stdout)
   const closed = new Promise<void>((resolve, reject) => {
     transport.onclose = () => {
       close().then(resolve, reject)
