@@ -5,6 +5,14 @@ import type { Catalogue, ChainInfo, L1GasPrices } from './types.ts'
 /** Intrinsic gas of any transaction. */
 export const BASE_TX_GAS = 21_000n
 
+/**
+ * The most gas one transaction may ask for: 2^24, Ethereum's cap per transaction since Fusaka (EIP-7825; a node
+ * refuses a transaction whose gas limit is above it). Held on every chain: none of the catalogue's takes less, and a
+ * batch above it on a chain that takes more is rare enough to split (the other chains' own caps were not checked
+ * against their live nodes here).
+ */
+export const MAX_TRANSACTION_GAS = 16_777_216n
+
 /** A gas estimate with the catalogue's safety margin (`pricing.gasMarginPercent`), rounded up. */
 export const withGasMargin = (catalogue: Pick<Catalogue, 'pricing'>, gasUnits: bigint): bigint =>
   ceilDiv(gasUnits * (100n + catalogue.pricing.gasMarginPercent), 100n)

@@ -19,6 +19,7 @@ export {
 } from './decimal.ts'
 export {
   BASE_TX_GAS,
+  MAX_TRANSACTION_GAS,
   calldataBytesOf,
   L1_FEE_TX_BYTES,
   L1_GAS_IN_LIMIT,

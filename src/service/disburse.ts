@@ -1,5 +1,14 @@
 import { type Address, getAddress, hexToBigInt } from 'viem'
-import { formatAtomic, MAX_UINT256, maxAmountIn, numberToFixed, PoolInflows, quoteAmounts, type Token } from '../engine/index.ts'
+import {
+  formatAtomic,
+  MAX_TRANSACTION_GAS,
+  MAX_UINT256,
+  maxAmountIn,
+  numberToFixed,
+  PoolInflows,
+  quoteAmounts,
+  type Token,
+} from '../engine/index.ts'
 import type { DisbursementItem, DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
 import type { FieldError } from '../schemas/problem.ts'
 import type { QuoteParams } from '../schemas/quote.ts'
@@ -109,6 +118,9 @@ export async function disburse(deps: ServiceDeps, parameters: DisburseParameters
     legs,
     nowSec: Math.floor(deps.clock() / 1000),
   })
+  // A transaction above the per-transaction gas cap is refused by the chain's nodes: never answered as a promise.
+  if (batch.legsWithinGasCap < legs.length)
+    throw pastGasCap(from, legs.length, batch.legsWithinGasCap, hexToBigInt(batch.transactionRequest.gas))
   // Simulated as a whole on the source chain's live state before it is recorded and answered (issue 17 item 7).
   await preflightBuild(deps, {
     built: {
@@ -375,6 +387,15 @@ function atIndexError(index: number, recipient: DisburseRequest['recipients'][nu
     detail,
     { cause: error },
   )
+}
+
+/** 400 on `recipients`: the legs need more gas together than one transaction may ask for (MAX_TRANSACTION_GAS). */
+function pastGasCap(from: Token, legs: number, fitting: number, gas: bigint): ServiceError {
+  const message = `the ${legs} legs need ${gas} gas on ${from.chain}, more than the ${MAX_TRANSACTION_GAS} one transaction may ask for (Ethereum's cap per transaction, EIP-7825, held on every chain); nodes refuse such a transaction. Split the batch: the first ${fitting} recipients fit in one`
+  return new ServiceError('invalid_request', `Not built, and nothing was charged: ${message}.`, {
+    errors: [{ field: 'recipients', message }],
+    recipientsWithinGasCap: fitting,
+  })
 }
 
 function invalid(errors: FieldError[]): ServiceError {

@@ -1,5 +1,13 @@
 import { type Address, encodeFunctionData, type Hex, toHex } from 'viem'
-import { BASE_TX_GAS, calldataBytesOf, type Catalogue, l1GasUnits, type Token, withGasMargin } from '../engine/index.ts'
+import {
+  BASE_TX_GAS,
+  calldataBytesOf,
+  type Catalogue,
+  l1GasUnits,
+  MAX_TRANSACTION_GAS,
+  type Token,
+  withGasMargin,
+} from '../engine/index.ts'
 import type { ChainCode } from '../schemas/catalogue.ts'
 import { routerExecuteBatchCall } from './abis.ts'
 import { buildApproval, type BuildApprovalReturnType } from './buildApproval.ts'
@@ -40,6 +48,11 @@ export type BuildDisbursementTransactionReturnType = BuildApprovalReturnType & {
   amountIn: bigint
   /** The earliest of the orders' deadlines: after it the router refuses the whole batch. */
   deadline: bigint
+  /**
+   * How many of the legs, from the first, fit in one transaction's gas (MAX_TRANSACTION_GAS) with the batch's own gas:
+   * `legs.length` when the whole batch does.
+   */
+  legsWithinGasCap: number
 }
 
 /**
@@ -106,6 +119,11 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
   // Arbitrum-style chain, the L2 gas of the batch's L1 data, with the margin.
   const own = withGasMargin(catalogue, BASE_TX_GAS + l1GasUnits(chain, calldataBytesOf(data)))
   const gas = orders.reduce((sum, { gasLimit }) => sum + gasLimit, own)
+  let legsWithinGasCap = 0
+  for (let running = own; legsWithinGasCap < orders.length; legsWithinGasCap++) {
+    running += orders[legsWithinGasCap]?.gasLimit ?? 0n
+    if (running > MAX_TRANSACTION_GAS) break
+  }
   const chainId = chainIdOf(catalogue, token.chain)
   const { router } = parameters.routerOn(token.chain)
   return {
@@ -120,5 +138,6 @@ export function buildDisbursementTransaction(parameters: BuildDisbursementTransa
     ...buildApproval({ catalogue, token, chainId, owner: sender, spender: router, amount: amountIn }),
     amountIn,
     deadline,
+    legsWithinGasCap,
   }
 }

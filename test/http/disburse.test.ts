@@ -291,6 +291,30 @@ describe('200: one executeBatch transaction paying every recipient', () => {
     expect(result.totals).toEqual({ amount: '100.00005', fee: '0.50005', recipients: 50 })
   })
 
+  it("refuses legs whose gas together is above one transaction's cap (2^24, EIP-7825), naming how many fit; a batch under it builds", async () => {
+    const toPyusd = (count: number) =>
+      body(
+        Array.from({ length: count }, (_, k) => ({ address: recipient(k + 1), toChain: 'ETH', toToken: 'PYUSD', amount: '1000' })),
+        { fromChain: 'ETH', fromToken: 'USDT' },
+      )
+    const refused = await post(toPyusd(32))
+    expect(refused.status).toBe(400)
+    const problem = await readJson<{ code: string; errors: { field: string; message: string }[]; recipientsWithinGasCap: number }>(refused)
+    expect(problem.code).toBe('invalid_request')
+    expect(problem.errors[0]?.field).toBe('recipients')
+    expect(problem.errors[0]?.message).toMatch(/^the 32 legs need \d+ gas on ETH, more than the 16777216 one transaction may ask for/)
+    const fitting = problem.recipientsWithinGasCap
+    expect(fitting).toBeGreaterThan(0)
+    expect(fitting).toBeLessThan(32)
+    expect(problem.errors[0]?.message).toContain(`the first ${fitting} recipients fit in one`)
+    // What it says fits does: built, and under the cap.
+    const built = await post(toPyusd(fitting))
+    expect(built.status).toBe(200)
+    const result = DisbursementResult.parse(await readJson(built))
+    expect(hexToBigInt(result.transactionRequest.gas as Hex)).toBeLessThanOrEqual(16_777_216n)
+    expect((await post(toPyusd(fitting + 1))).status).toBe(400)
+  })
+
   it('answers GET with 405 naming POST', async () => {
     const response = await app.request(PATH)
     expect(response.status).toBe(405)
