@@ -223,7 +223,7 @@ function itemBase(leg: PlannedLeg, from: Token, to: Token): Pick<DisbursementIte
 function resolveSource(deps: ServiceDeps, params: DisburseRequest): Token {
   requireAgentCallable(deps, params.fromChain, 'fromChain')
   if (!hasValidChecksum(params.fromAddress)) throw invalid([{ field: 'fromAddress', message: BAD_CHECKSUM }])
-  checkSender('fromAddress', params.fromAddress)
+  checkSender(deps, params.fromChain, 'fromAddress', params.fromAddress)
   return resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
 }
 

@@ -44,10 +44,15 @@ export function resolveQuoteRequest(deps: ServiceDeps, params: QuoteParams): Res
   ] as const)
     requireAgentCallable(deps, chain, field)
   checkChecksum('fromAddress', params.fromAddress)
-  checkSender('fromAddress', params.fromAddress)
+  checkSender(deps, params.fromChain, 'fromAddress', params.fromAddress)
   if (params.toAddress !== undefined) {
     checkChecksum('toAddress', params.toAddress)
     checkRecipient(deps, params.toChain, 'toAddress', params.toAddress)
+  } else {
+    // The sender is paid: the same address must be able to receive on the destination chain.
+    const refusal = recipientRefusal(deps, params.toChain, params.fromAddress, false)
+    if (refusal !== undefined)
+      throw invalid('fromAddress', `receives the output too, as toAddress is left out, but on ${params.toChain} it ${refusal} as toAddress`)
   }
   const from = resolveToken(deps, params.fromChain, params.fromToken, 'fromToken')
   const to = resolveToken(deps, params.toChain, params.toToken, 'toToken')
@@ -103,10 +108,27 @@ export function checkChecksum(field: string, address: string): void {
 /** The zero address: no key signs for it, and the router refuses it as a recipient ("order has no recipient"). */
 const ZERO_ADDRESS = `0x${'0'.repeat(40)}`
 
-/** 400 when the sender is the zero address, which nothing can sign for. */
-export function checkSender(field: string, address: string): void {
-  if (address.toLowerCase() === ZERO_ADDRESS)
-    throw invalid(field, 'is the zero address, which no wallet can sign for; send the address of the wallet that signs and pays')
+const SIGNER = 'send the address of the wallet that signs and pays'
+
+/**
+ * 400 when the sender cannot sign on `chain`: the zero address, which nothing can sign for, or a contract the
+ * catalogue knows there (a token, our router or executor), which signs no transaction.
+ */
+export function checkSender(deps: ServiceDeps, chain: ChainCode, field: string, address: string): void {
+  if (address.toLowerCase() === ZERO_ADDRESS) throw invalid(field, `is the zero address, which no wallet can sign for; ${SIGNER}`)
+  const contract = knownContract(deps, chain, address)
+  if (contract !== undefined) throw invalid(field, `is ${contract}, not a wallet: it signs no transaction; ${SIGNER}`)
+}
+
+/** The contract of ours or of the catalogue that `address` is on `chain`, in words; undefined for any other address. */
+function knownContract(deps: ServiceDeps, chain: ChainCode, address: string): string | undefined {
+  const lower = address.toLowerCase()
+  for (const token of deps.catalogue.tokens.values())
+    if (token.chain === chain && token.address.toLowerCase() === lower) return `the ${token.symbol} token contract on ${chain}`
+  const deployment = deps.routerOn(chain)
+  if (deployment.router.toLowerCase() === lower) return `SwapEazi's router on ${chain}`
+  if (deployment.executor.toLowerCase() === lower) return `SwapEazi's executor on ${chain}`
+  return undefined
 }
 
 /**
@@ -121,18 +143,13 @@ export function recipientRefusal(
   /** What else the field allows: a quote's toAddress may be left out (the sender is paid); a batch's address may not. */
   isOptional = true,
 ): string | undefined {
-  const lower = address.toLowerCase()
   const toWallet = `; send the recipient's own wallet address${isOptional ? ', or omit it to pay the sender' : ''}`
-  if (lower === ZERO_ADDRESS) return `is the zero address: the router refuses it and the transaction would revert${toWallet}`
-  for (const token of deps.catalogue.tokens.values())
-    if (token.chain === chain && token.address.toLowerCase() === lower)
-      return `is the ${token.symbol} token contract on ${chain}, not a wallet: tokens sent there are lost${toWallet}`
-  const deployment = deps.routerOn(chain)
-  if (deployment.router.toLowerCase() === lower)
-    return `is SwapEazi's router on ${chain}, not a wallet: tokens sent there are stuck${toWallet}`
-  if (deployment.executor.toLowerCase() === lower)
-    return `is SwapEazi's executor on ${chain}, not a wallet: tokens sent there are stuck${toWallet}`
-  return undefined
+  if (address.toLowerCase() === ZERO_ADDRESS)
+    return `is the zero address: the router refuses it and the transaction would revert${toWallet}`
+  const contract = knownContract(deps, chain, address)
+  if (contract === undefined) return undefined
+  const fate = contract.includes('token contract') ? 'lost' : 'stuck'
+  return `is ${contract}, not a wallet: tokens sent there are ${fate}${toWallet}`
 }
 
 /** 400 naming `field` when `address` cannot receive on `chain` (recipientRefusal). */

@@ -68,6 +68,51 @@ describe('a recipient that cannot receive is refused with 400 naming the field',
     ])
   })
 
+  it.each([
+    [
+      "a token contract of the source chain (USDT's, swapping USDC into it)",
+      '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+      'the USDT token contract on ETH',
+    ],
+    ['our router', ROUTER_ADDRESS, "SwapEazi's router on ETH"],
+    ['our executor', executor, "SwapEazi's executor on ETH"],
+  ])('%s as fromAddress: a contract signs no transaction, and with no toAddress it would be paid', async (_name, address, says) => {
+    for (const [path, headers] of [
+      ['/api/x402/quote', {}],
+      ['/api/v1/quote', keyed],
+      ['/api/x402/swap', {}],
+    ] as const) {
+      const problem = await refusal(await postJson(app, path, quoteBody({ fromAddress: address }), headers))
+      expect(problem.errors, path).toEqual([
+        {
+          field: 'fromAddress',
+          message: `is ${says}, not a wallet: it signs no transaction; send the address of the wallet that signs and pays`,
+        },
+      ])
+    }
+    const batch = {
+      fromChain: 'ETH',
+      fromToken: 'USDC',
+      fromAddress: address,
+      recipients: [{ address: OTHER, toChain: 'ETH', toToken: 'USDT', amount: '10' }],
+    }
+    const problem = await refusal(await postJson(app, '/api/v1/batch/disburse', batch, keyed))
+    expect(problem.errors[0]).toMatchObject({ field: 'fromAddress', message: expect.stringContaining(`is ${says}, not a wallet`) })
+  })
+
+  it('with no toAddress the sender is paid on the destination chain: an address that is a contract there is refused on fromAddress', async () => {
+    const toPolygon = quoteBody({ fromChain: 'ETH', toChain: 'POL', fromAmount: '500', toToken: 'USDC', fromAddress: POL_USDC })
+    const problem = await refusal(await postJson(app, '/api/x402/quote', toPolygon))
+    expect(problem.errors).toEqual([
+      {
+        field: 'fromAddress',
+        message:
+          "receives the output too, as toAddress is left out, but on POL it is the USDC token contract on POL, not a wallet: tokens sent there are lost; send the recipient's own wallet address as toAddress",
+      },
+    ])
+    expect((await postJson(app, '/api/x402/quote', { ...toPolygon, toAddress: OTHER })).status).toBe(200)
+  })
+
   it('POST /api/v1/swap: a quote to its sender cannot be sent on to the zero address or a token', async () => {
     const quoted = await postJson(app, '/api/x402/quote', quoteBody())
     const { quoteId } = await readJson<{ quoteId: string }>(quoted)
