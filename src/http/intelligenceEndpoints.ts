@@ -88,7 +88,7 @@ export const getCorridorIntelligenceEndpoint = defineEndpoint({
     const source = c.get('apiKeySource')
     const result = await getCorridorIntelligence(deps, {
       pair: c.req.param('pair') ?? '',
-      amount: queryAmount(c.req.queries()),
+      amount: queryAmount(new URL(c.req.url).searchParams),
       ip: clientIp(c, deps.trustProxy ?? 0),
       claims: source === 'bearer' ? c.get('apiKey') : undefined,
       hasKeyHeader: source === 'x-swapeazi-key',
@@ -105,13 +105,14 @@ const unknownQueryError = unknownFieldsError({ known: QUERY_FIELDS, lead: 'the q
  * The one query parameter, `amount`, held to the bodies' rule: an unknown parameter is refused naming the one probably
  * meant (`?amout=2500` used to answer over every size as if no amount were sent), and so is `amount` given twice.
  */
-function queryAmount(queries: Record<string, string[]>): string | undefined {
-  const unknown = Object.keys(queries).filter((name) => !(QUERY_FIELDS as readonly string[]).includes(name))
+function queryAmount(query: URLSearchParams): string | undefined {
+  // Every name the query string carries, an empty one (`?=5`) included: Hono's parsed queries drop it.
+  const unknown = [...new Set(query.keys())].filter((name) => !(QUERY_FIELDS as readonly string[]).includes(name))
   if (unknown.length > 0) {
     const message = unknownQueryError({ code: 'unrecognized_keys', keys: unknown }) ?? 'has unknown parameters'
     throw new ServiceError('invalid_request', `The request failed validation: ${message}.`, { errors: [{ field: '(query)', message }] })
   }
-  const amounts = queries['amount'] ?? []
+  const amounts = query.getAll('amount')
   if (amounts.length > 1) {
     const message = `is given ${amounts.length} times; send it once`
     throw new ServiceError('invalid_request', `amount ${message}.`, { errors: [{ field: 'amount', message }] })

@@ -38,8 +38,21 @@ export const issueKey = defineEndpoint({
           `Keys are issued to this service's own portal and to programs, not to pages of other sites (this request came from ${String(origin).slice(0, 100)}). Get a key at ${deps.publicUrl}/, or POST /api/v1/keys from your own program or curl, which send no Origin.`,
           { origin: String(origin).slice(0, 200), portal: `${deps.publicUrl}/` },
         )
+      refuseBody(await c.req.text())
       const issued = await issueSelfServeKey(deps, clientIp(c, deps.trustProxy ?? 0))
       return c.json(issued, 201, { 'cache-control': 'no-store' })
     }
   },
 })
+
+/**
+ * The route takes no body (the portal's form sends none): an empty one, or `{}` as some clients always send, is
+ * accepted; anything else is refused, not ignored, so `{"tier": "pro"}` is not answered with a free key as if granted.
+ */
+function refuseBody(text: string): void {
+  const trimmed = text.trim()
+  if (trimmed === '' || /^\{\s*\}$/.test(trimmed)) return
+  const message =
+    'this endpoint takes no body: every self-serve key is a free key; pro keys are issued by the operator (swapeazi keys issue --tier pro)'
+  throw new ServiceError('invalid_request', `The request ${message}.`, { errors: [{ field: '(body)', message }] })
+}

@@ -75,6 +75,13 @@ describe('GET /api/v1/intelligence/corridor/{pair}, free tier', () => {
     expect(twice.status).toBe(400)
     expect(await readJson(twice)).toMatchObject({ code: 'invalid_request', errors: [{ field: 'amount' }] })
     expect((await intel('bas-arb?amount=2500', '203.0.113.31')).status).toBe(200)
+    // A parameter with no name is a parameter all the same: refused, not dropped (and not counted against the quota).
+    for (const query of ['?=5', '?amount=1&=5']) {
+      const unnamed = await intel(`bas-arb${query}`, '203.0.113.32')
+      expect(unnamed.status, query).toBe(400)
+      expect(await readJson(unnamed)).toMatchObject({ code: 'invalid_request', errors: [{ field: '(query)' }] })
+    }
+    expect((await intel('bas-arb', '203.0.113.32')).headers.get('ratelimit')).toContain('"intel-free";r=99;')
   })
 
   it('falls back to the published priors below 20 settled transfers, and says so', async () => {

@@ -131,6 +131,26 @@ describe('POST /api/v1/keys', () => {
     expect(response.status).toBe(201)
   })
 
+  it('takes no body: {"tier": "pro"} or any text is 400 on (body), not a free key as if granted; none, or {}, is a key', async () => {
+    const app = testApp({ store, clock })
+    const send = (ip: string, body: string, type = 'application/json') =>
+      Promise.resolve(app.request('/api/v1/keys', { method: 'POST', headers: { 'x-forwarded-for': ip, 'content-type': type }, body }))
+    for (const [body, type] of [
+      ['{"tier":"pro"}', 'application/json'],
+      ['hello', 'text/plain'],
+      ['[]', 'application/json'],
+    ] as const) {
+      const refused = await send('203.0.113.61', body, type)
+      expect(refused.status, body).toBe(400)
+      expect(await readJson(refused)).toMatchObject({
+        code: 'invalid_request',
+        errors: [{ field: '(body)', message: expect.stringContaining('pro keys are issued by the operator') }],
+      })
+    }
+    // Refusals issue nothing: the IP still has its three keys.
+    for (const body of ['', '{}', ' { } ']) expect((await send('203.0.113.61', body)).status, JSON.stringify(body)).toBe(201)
+  })
+
   it('answers other methods with 405', async () => {
     const response = await testApp({ store, clock }).request('/api/v1/keys')
     expect(response.status).toBe(405)
