@@ -1,5 +1,5 @@
 // What node:http does with a connection before (or instead of) handing the app a request: pipelined requests the
-// client never reads, `Expect` headers, CONNECT, and the keep-alive of answers given during shutdown. Each refusal is
+// client never reads, `Expect` headers, CONNECT, a second Host header, and the keep-alive of answers given during shutdown. Each refusal is
 // a problem with a stable code, as every other answer is (src/http/answerClientError.ts writes them).
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -55,6 +55,17 @@ export function guardConnections(server: Server, listener: RequestListener, log:
       unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1)
     })
     if (isClosing) response.shouldKeepAlive = false
+    if (hasSeveralHosts(request.rawHeaders)) {
+      // RFC 9112 3.2: a request with more than one Host line is 400. Node keeps the first, and a proxy in front may
+      // have read another: which name the request was for (the key portal's Origin check compares it) is unknown.
+      answer(
+        response,
+        log,
+        'invalid_request',
+        'This request has more than one Host header: send exactly one, naming the service (RFC 9112, section 3.2).',
+      )
+      return
+    }
     listener(request, response)
   }
 
@@ -93,6 +104,16 @@ export function guardConnections(server: Server, listener: RequestListener, log:
       for (const response of open) if (!response.headersSent) response.shouldKeepAlive = false
     },
   }
+}
+
+/** Whether the raw header lines (name, value, name, value…) name Host more than once. */
+function hasSeveralHosts(rawHeaders: readonly string[]): boolean {
+  let hosts = 0
+  for (let k = 0; k < rawHeaders.length; k += 2) {
+    const name = rawHeaders[k]
+    if (name !== undefined && name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) return true
+  }
+  return false
 }
 
 /** A problem written on Node's response (outside the app), then the connection closed. */

@@ -1,5 +1,5 @@
 // What `swapeazi serve` answers before the app sees a request (review of issue 15, round 3): pipelined requests past
-// MAX_PIPELINED_REQUESTS, Expect headers, CONNECT, and `Connection: close` on answers given during shutdown.
+// MAX_PIPELINED_REQUESTS, Expect headers, CONNECT, a second Host header, and `Connection: close` on answers given during shutdown.
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -108,6 +108,19 @@ describe('swapeazi serve guards its connections', () => {
   it('answers CONNECT with a 400 problem and closes', async () => {
     const { answer } = await sendAndWait(served.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
     expectProblem(answer, 400, 'invalid_request')
+  }, 30_000)
+
+  it('answers a request with two Host headers 400 and closes (RFC 9112 3.2): which name it was for is unknown', async () => {
+    for (const second of ['Host: evil.example', 'HOST: 127.0.0.1']) {
+      const { answer } = await sendAndWait(
+        served.port,
+        `POST /api/v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n${second}\r\nContent-Length: 0\r\n\r\n`,
+      )
+      expectProblem(answer, 400, 'invalid_request')
+      expect(answer).toContain('more than one Host header')
+    }
+    const { answer } = await sendAndWait(served.port, OPENAPI)
+    expect(statusLines(answer)).toEqual(['HTTP/1.1 200 OK\r\n'])
   }, 30_000)
 })
 
