@@ -12,6 +12,7 @@ describe('public exports', () => {
         "E18",
         "L1_FEE_TX_BYTES",
         "L1_GAS_IN_LIMIT",
+        "MAX_TRANSACTION_GAS",
         "MAX_UINT256",
         "NO_BRIDGE",
         "PoolInflows",

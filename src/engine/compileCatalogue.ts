@@ -358,13 +358,17 @@ function snapshotL1GasPrices(chain: ChainCode, market: { l1FeeUsd: string; nativ
 /** A lane's own fees and deposit limits (market.json `bridgeFees`), where it has them. */
 function ownLaneFigures(
   laneFee: LaneFees,
-): Pick<BridgeLane, 'feePpm' | 'fixedFeeUsdE18' | 'destinationGasUnits' | 'minAmountIn' | 'maxAmountIn' | 'feeQuotedBy' | 'duration'> {
+): Pick<
+  BridgeLane,
+  'feePpm' | 'fixedFeeUsdE18' | 'destinationGasUnits' | 'minAmountIn' | 'maxAmountIn' | 'instantAmountIn' | 'feeQuotedBy' | 'duration'
+> {
   return {
     ...(laneFee.feePpm === undefined ? {} : { feePpm: BigInt(laneFee.feePpm) }),
     ...(laneFee.fixedFeeUsd === undefined ? {} : { fixedFeeUsdE18: parseFixed(laneFee.fixedFeeUsd) }),
     ...(laneFee.destinationGasUnits === undefined ? {} : { destinationGasUnits: BigInt(laneFee.destinationGasUnits) }),
     ...(laneFee.minAmount === undefined ? {} : { minAmountIn: BigInt(laneFee.minAmount) }),
     ...(laneFee.maxAmount === undefined ? {} : { maxAmountIn: BigInt(laneFee.maxAmount) }),
+    ...(laneFee.instantAmount === undefined ? {} : { instantAmountIn: BigInt(laneFee.instantAmount) }),
     ...(laneFee.quotedBy === undefined ? {} : { feeQuotedBy: laneFee.quotedBy }),
     ...(laneFee.durationP50Sec === undefined || laneFee.durationP95Sec === undefined
       ? {}

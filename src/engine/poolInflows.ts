@@ -10,7 +10,7 @@ const inflowKey = (venueId: string, from: { chain: string; address: string }): s
 const laneKey = (lane: BridgeLane): string => `${lane.bridge.id}|${lane.from.chain}>${lane.to.chain}|${lane.from.address.toLowerCase()}`
 
 /** A leg whose deposit, with the deposits of the legs before it on the same lane, is more than the lane carries. */
-export type LaneOverdrawn = { lane: BridgeLane; maxAmountIn: bigint; before: bigint; amountIn: bigint; by: readonly number[] }
+export type LaneOverdrawn = { lane: BridgeLane; instantAmountIn: bigint; before: bigint; amountIn: bigint; by: readonly number[] }
 
 /**
  * What the legs of one transaction that ran before put into each pool, so a later leg is priced on the pools it will
@@ -43,18 +43,19 @@ export class PoolInflows {
   }
 
   /**
-   * A lane with a deposit limit of its own (an Across lane's `maxDepositInstant`, what its relayers hold on the
-   * destination and fill at once) is one balance every deposit on it draws on: the legs before this one in the batch
-   * take their deposits from it first. Undefined when this leg's deposit (`priced` as sized) still fits, or its lane
-   * has no such limit (the bridge's USD range is per deposit, as CCTP's burn limit per message is).
+   * What a lane's relayers fill at once (an Across lane's `maxDepositInstant`, read live: `instantAmountIn`) is one
+   * balance every deposit on it draws on: the legs before this one in the batch take their deposits from it first.
+   * Undefined when this leg's deposit (`priced` as sized) still fits, or its lane has no such balance. Every other
+   * limit is per deposit (the bridge's USD range, CCTP's burn limit per message, Across's `maxDeposit`, the largest
+   * size its fees were read at) and checked on each leg alone.
    */
   overdrawnLane(priced: PricedRoute): LaneOverdrawn | undefined {
     const lane = priced.route.bridge
     const amountIn = priced.steps.find((step) => step.kind === 'bridge')?.amountIn
-    if (lane?.maxAmountIn === undefined || amountIn === undefined) return undefined
+    if (lane?.instantAmountIn === undefined || amountIn === undefined) return undefined
     const deposited = this.#deposited.get(laneKey(lane))
-    if (deposited === undefined || deposited.amount + amountIn <= lane.maxAmountIn) return undefined
-    return { lane, maxAmountIn: lane.maxAmountIn, before: deposited.amount, amountIn, by: deposited.by }
+    if (deposited === undefined || deposited.amount + amountIn <= lane.instantAmountIn) return undefined
+    return { lane, instantAmountIn: lane.instantAmountIn, before: deposited.amount, amountIn, by: deposited.by }
   }
 
   /** The legs before whose swaps put something into a pool this route swaps in: the ones it shares a pool with. */

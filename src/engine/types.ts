@@ -156,6 +156,11 @@ export type BridgeLane = {
    */
   minAmountIn?: bigint
   maxAmountIn?: bigint
+  /**
+   * What the lane's relayers fill at once, in atomic units of `from` (an Across lane's `maxDepositInstant`, read
+   * live): one balance, so a batch's deposits on the lane are summed against it (PoolInflows.overdrawnLane).
+   */
+  instantAmountIn?: bigint
   /** The bridge's own service the lane's fees were read from; undefined: the snapshot's figures. */
   feeQuotedBy?: 'across'
   /**

@@ -583,6 +583,7 @@ export function createAcrossLaneFees(parameters: CreateAcrossLaneFeesParameters)
           destinationGasUnits: 0,
           minAmount: model.minAmount.toString(),
           maxAmount: model.maxAmount.toString(),
+          instantAmount: model.instantMax.toString(),
           quotedBy: 'across',
           durationP50Sec,
           durationP95Sec,

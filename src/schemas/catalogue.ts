@@ -243,6 +243,11 @@ export const LaneFees = z
     /** The least and most the lane takes, in atomic units of its source token (the bridge's USD range still holds). */
     minAmount: IntegerString.optional(),
     maxAmount: IntegerString.optional(),
+    /**
+     * What the lane's relayers fill at once, in atomic units of its source token (Across's `maxDepositInstant`): one
+     * balance every deposit on the lane draws on, so the deposits of one batch are summed against it.
+     */
+    instantAmount: IntegerString.optional(),
     /** The bridge's own service these fees were read from (the live market); absent: a figure of the snapshot. */
     quotedBy: z.enum(['across']).optional(),
     /**
@@ -285,7 +290,7 @@ export const MarketFile = z.strictObject({
    * out is the bridge's. The live market writes each LayerZero lane's `quoteSend` here (`messagingFeeUsd`, USD paid as
    * msg.value on the source chain, and `composeMessagingFeeUsd` for a deposit that carries a compose, a swap on
    * arrival; default `messagingFeeUsd`), and each Across lane's suggested fees (`feePpm`, `fixedFeeUsd`,
-   * `destinationGasUnits`, the deposit limits `minAmount` and `maxAmount`, `quotedBy`, and the durations
+   * `destinationGasUnits`, the deposit limits `minAmount` and `maxAmount`, `instantAmount`, `quotedBy`, and the durations
    * `durationP50Sec` and `durationP95Sec` from Across's fill estimate).
    */
   bridgeFees: z.record(z.string(), z.record(z.string().regex(/^[A-Z]{3}>[A-Z]{3}$/, 'a lane is SRC>DST'), LaneFees)).optional(),

@@ -104,11 +104,11 @@ function pastSharedPools(request: ResolvedQuoteRequest, amounts: QuoteAmounts, p
  * A batch leg whose deposit fits its lane alone but not after the deposits of the legs before it on the same lane:
  * its relayers could not fill them all at once (PoolInflows.overdrawnLane). 422 on the leg's amount (disburse names it).
  */
-function pastLaneLimit({ lane, maxAmountIn, before, amountIn, by }: LaneOverdrawn): ServiceError {
+function pastLaneLimit({ lane, instantAmountIn, before, amountIn, by }: LaneOverdrawn): ServiceError {
   const units = (amount: bigint) => `${formatAtomic(amount, lane.from.decimals)} ${lane.from.symbol}`
   return new ServiceError(
     'amount_out_of_range',
-    `its route deposits ${units(amountIn)} on ${lane.bridge.name} ${lane.from.chain}>${lane.to.chain}, whose relayers fill at most ${units(maxAmountIn)} at once (as last read), and the recipients before it in this batch (${by.join(', ')}) already deposit ${units(before)} there: one transaction makes every deposit. Nothing was built or charged; send fewer or smaller legs over this lane per batch, or split the batch.`,
+    `its route deposits ${units(amountIn)} on ${lane.bridge.name} ${lane.from.chain}>${lane.to.chain}, whose relayers fill at most ${units(instantAmountIn)} at once (as last read), and the recipients before it in this batch (${by.join(', ')}) already deposit ${units(before)} there: one transaction makes every deposit. Nothing was built or charged; send fewer or smaller legs over this lane per batch, or split the batch.`,
     {
       field: 'fromAmount',
       limit: 'bridge_maximum',

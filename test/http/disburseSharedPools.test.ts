@@ -109,13 +109,19 @@ describe('POST /api/v1/batch/disburse: legs that share a pool', () => {
 
 describe('POST /api/v1/batch/disburse: legs that deposit on one Across lane', () => {
   // An Across lane read live takes at most what its relayers fill at once (maxDepositInstant): one balance every
-  // deposit on the lane draws on, so the legs of one batch are summed against it. Here: ETH>BNB USDC, 100,000 USDC.
+  // deposit on the lane draws on, so the legs of one batch are summed against it. Here: ETH>BNB USDC.
   const { files } = loadCatalogue(fileURLToPath(new URL('../../manifest', import.meta.url)))
-  const lane = { 'across-usdc': { 'ETH>BNB': { maxAmount: String(100_000n * 10n ** 6n), source: 'test' } } }
-  const capped = testApp({
-    store,
-    catalogue: compileCatalogue({ ...files, market: MarketFile.parse({ ...files.market, bridgeFees: lane }) }),
-  })
+  const usdc = (whole: bigint) => String(whole * 10n ** 6n)
+  const withLane = (fees: Record<string, string>) =>
+    testApp({
+      store,
+      catalogue: compileCatalogue({
+        ...files,
+        market: MarketFile.parse({ ...files.market, bridgeFees: { 'across-usdc': { 'ETH>BNB': { ...fees, source: 'test' } } } }),
+      }),
+    })
+  // Deposits up to 60,000 each (Across's maxDeposit, per deposit), 100,000 filled at once (maxDepositInstant).
+  const capped = withLane({ maxAmount: usdc(60_000n), instantAmount: usdc(100_000n) })
   const toBnb = (amounts: readonly string[]) => ({
     fromChain: 'ETH',
     fromToken: 'USDC',
@@ -127,7 +133,7 @@ describe('POST /api/v1/batch/disburse: legs that deposit on one Across lane', ()
   it('builds deposits that fit the lane together, and refuses the leg that takes them past it, naming the legs before it', async () => {
     const { result } = await ordersOf(await postCapped(toBnb(['40000', '40000'])))
     expect(result.items.map((item) => item.bridge)).toEqual(['across', 'across'])
-    expect((await postCapped(toBnb(['90000']))).status).toBe(200)
+    expect((await postCapped(toBnb(['55000']))).status).toBe(200)
     const refused = await postCapped(toBnb(['40000', '40000', '40000']))
     expect(refused.status).toBe(422)
     const problem = await readJson<{ code: string; field: string; limit: string; sharedWith: number[]; detail: string }>(refused)
@@ -141,6 +147,12 @@ describe('POST /api/v1/batch/disburse: legs that deposit on one Across lane', ()
       /^Recipient 2 \(40000 to USDC on BNB\): its route deposits [\d.]+ USDC on Across \(USDC\) ETH>BNB, whose relayers fill at most 100000 USDC at once \(as last read\), and the recipients before it in this batch \(0, 1\) already deposit [\d.]+ USDC there/,
     )
     expect(problem.detail).toContain('Nothing was built or charged')
+  })
+
+  it('sums nothing against a per-deposit limit: a lane that takes 50,000 a deposit, with no instant balance read, builds three of 40,000', async () => {
+    const perDeposit = withLane({ maxAmount: usdc(50_000n) })
+    const { result } = await ordersOf(await postJson(perDeposit, PATH, toBnb(['40000', '40000', '40000']), { 'x-swapeazi-key': KEY }))
+    expect(result.items.map((item) => item.bridge)).toEqual(['across', 'across', 'across'])
   })
 
   it("sums nothing on a lane with no limit of its own: the snapshot's Across lane holds each deposit to the bridge's range", async () => {

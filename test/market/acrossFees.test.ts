@@ -452,6 +452,8 @@ describe('createAcrossLaneFees', () => {
       // ETH's prior for Across is p50 15 s, p95 60 s: Across's 25 s replaces the p50, and 3 × 25 s is above the p95.
       expect(fast.bridgeFees['across-usdc']?.['ETH>OPT']).toMatchObject({
         maxAmount: String(300_000n * USDC),
+        // What the relayers fill at once, kept apart: a batch's deposits on the lane are summed against it.
+        instantAmount: String(300_000n * USDC),
         durationP50Sec: 25,
         durationP95Sec: 75,
         source: expect.stringContaining(`(filled at once up to ${300_000n * USDC}), fill ~25 s`),
