@@ -27,6 +27,7 @@ export class StdioLineTransport implements Transport {
   #pendingBytes = 0
   /** Inside a line already refused for its length: everything up to its newline is dropped. */
   #isSkipping = false
+  #isClosed = false
 
   constructor(stdin: Readable, stdout: Writable, maxLineBytes = MAX_LINE_BYTES) {
     this.#stdin = stdin
@@ -44,6 +45,7 @@ export class StdioLineTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.#isClosed = true
     this.#stdin.off('data', this.#onData)
     this.#stdin.off('error', this.#onError)
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause()
@@ -59,10 +61,15 @@ export class StdioLineTransport implements Transport {
   readonly #onData = (chunk: Buffer | string): void => {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     let start = 0
-    for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+    for (let end = bytes.indexOf(NEWLINE); end !== -1 && !this.#isClosed; end = bytes.indexOf(NEWLINE, start)) {
       const part = bytes.subarray(start, end)
       start = end + 1
       if (this.#isSkipping) {
+        this.#isSkipping = false
+        continue
+      }
+      if (this.#pendingBytes + part.length > this.#maxLineBytes) {
+        this.#refuseTooLong()
         this.#isSkipping = false
         continue
       }
@@ -71,13 +78,18 @@ export class StdioLineTransport implements Transport {
       this.#pendingBytes = 0
       this.#readLine(line.toString('utf8').replace(/\r$/, ''))
     }
-    if (start === bytes.length || this.#isSkipping) return
+    if (start >= bytes.length || this.#isSkipping || this.#isClosed) return
     const rest = bytes.subarray(start)
-    this.#pendingBytes += rest.length
-    if (this.#pendingBytes <= this.#maxLineBytes) {
-      this.#pending.push(rest)
+    if (this.#pendingBytes + rest.length > this.#maxLineBytes) {
+      this.#refuseTooLong()
       return
     }
+    this.#pendingBytes += rest.length
+    this.#pending.push(rest)
+  }
+
+  /** A line over the limit: answered once, and what is left of it up to its newline dropped unread. */
+  #refuseTooLong(): void {
     this.#pending = []
     this.#pendingBytes = 0
     this.#isSkipping = true
@@ -114,7 +126,12 @@ export class StdioLineTransport implements Transport {
       )
       return
     }
-    this.onmessage?.(parsed.data)
+    try {
+      this.onmessage?.(parsed.data)
+    } catch (error) {
+      // The next lines are still read: what one message's handler throws is reported, as the SDK's transport does.
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+    }
   }
 
   /** An error answer the SDK's types cannot spell (its id may be null, as JSON-RPC 2.0 requires where none is known). */
@@ -132,9 +149,12 @@ export class StdioLineTransport implements Transport {
   }
 }
 
-/** The id a host may be waiting on: the string or number `id` of an object, else null. */
+/**
+ * The id of a request a host may be waiting on: the string or number `id` of an object with a `method`, else null.
+ * A response's id is the other side's (its own request's): an error answered by it would be matched to that.
+ */
 function idOf(value: unknown): string | number | null {
-  if (typeof value !== 'object' || value === null || !('id' in value)) return null
+  if (typeof value !== 'object' || value === null || !('id' in value) || !('method' in value)) return null
   const { id } = value as { id: unknown }
   return typeof id === 'string' || typeof id === 'number' ? id : null
 }

@@ -71,6 +71,17 @@ export const Problem = z
       .optional()
       .describe('amount_out_of_range with limit token_supply: the most one amount, or a batch, may carry, in whole tokens'),
     field: z.string().optional().describe('The field the problem is about, where one is'),
+    sharedWith: z
+      .array(z.number().int())
+      .optional()
+      .describe(
+        'amount_out_of_range on a batch leg: the indexes of the legs before it whose swaps took the pools its route swaps in, or whose deposits took the instant balance of the Across lane it bridges over',
+      ),
+    recipientsWithinGasCap: z
+      .number()
+      .int()
+      .optional()
+      .describe("invalid_request on a batch's recipients: how many recipients, from the first, fit in one transaction's gas"),
     routerChains: z
       .array(z.string())
       .optional()

@@ -391,7 +391,7 @@ function atIndexError(index: number, recipient: DisburseRequest['recipients'][nu
 
 /** 400 on `recipients`: the legs need more gas together than one transaction may ask for (MAX_TRANSACTION_GAS). */
 function pastGasCap(from: Token, legs: number, fitting: number, gas: bigint): ServiceError {
-  const message = `the ${legs} legs need ${gas} gas on ${from.chain}, more than the ${MAX_TRANSACTION_GAS} one transaction may ask for (Ethereum's cap per transaction, EIP-7825, held on every chain); nodes refuse such a transaction. Split the batch: the first ${fitting} recipients fit in one`
+  const message = `the ${legs} legs need ${gas} gas on ${from.chain}, more than the ${MAX_TRANSACTION_GAS} one transaction may ask for (Ethereum's cap per transaction, EIP-7825, held on every chain); nodes refuse such a transaction. ${fitting > 0 ? `Split the batch: the first ${fitting} recipients fit in one` : 'Not even the first recipient fits in one: send it alone as a swap'}`
   return new ServiceError('invalid_request', `Not built, and nothing was charged: ${message}.`, {
     errors: [{ field: 'recipients', message }],
     recipientsWithinGasCap: fitting,

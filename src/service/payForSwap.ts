@@ -56,6 +56,21 @@ type PaymentRequired = Extract<PayForSwapReturnType, { kind: 'payment_required' 
 /** `errorV2`: the v2 offer's own `error` where the text names a header, which differs between the versions. */
 type Challenge = (error: string, detail: string, retryAfterSec?: number, errorV2?: string) => PaymentRequired
 
+/**
+ * What settlement refuses for the payer's own reason, counted toward its source like a bad signature. Not counted: a
+ * settlement that failed on our side or the facilitator's (`settlement_failed`, and `invalid_payment`, what a
+ * facilitator's unmapped reason becomes), and one still pending.
+ */
+const PAYERS_OWN_REFUSALS: ReadonlySet<string> = new Set([
+  'payment_already_used',
+  'insufficient_funds',
+  'invalid_signature',
+  'authorization_expired',
+  'authorization_not_yet_valid',
+  'amount_mismatch',
+  'recipient_mismatch',
+])
+
 /** How long a payer waits before repeating a request whose payment is still settling. */
 const SETTLEMENT_RETRY_AFTER_SEC = 5
 
@@ -160,10 +175,10 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
           ` The payment stays reserved for ${swapEaziRef}, so it can never pay twice: repeat the same request with the same payment in a few seconds, and the swap is answered once the settlement confirms; nothing is broadcast again.`,
           SETTLEMENT_RETRY_AFTER_SEC,
         )
-      : collected.reason === 'settlement_failed'
-        ? rejected(deps, challenge, collected)
-        : // The payer's own doing (no funds, a nonce used on chain, the payment used meanwhile): counted as a bad one.
+      : PAYERS_OWN_REFUSALS.has(collected.reason)
+        ? // The payer's own doing (no funds, a nonce used on chain, the payment used meanwhile): counted as a bad one.
           { ...rejected(deps, challenge, collected), isBadCredential: true }
+        : rejected(deps, challenge, collected)
   }
   const { transaction } = collected
   deps.log.info(

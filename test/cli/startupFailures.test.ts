@@ -85,7 +85,7 @@ describe('swapeazi serve: a start-up failure is one line naming the variable to 
   it('a catalogue directory that is missing, or holds a file that is not JSON, names the file and SWAPEAZI_MANIFEST_DIR', async () => {
     const missing = join(dir, 'no-such-manifest')
     expect(await serveFails({ SWAPEAZI_MANIFEST_DIR: missing, SWAPEAZI_PORT: '0' })).toBe(
-      `swapeazi: catalogue error: ${missing}/chains.json: (file): ENOENT: no such file or directory, stat '${missing}/chains.json'; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
+      `swapeazi: catalogue error: ${missing}/chains.json: (file): ENOENT: no such file or directory, open '${missing}/chains.json'; correct the file, or set SWAPEAZI_MANIFEST_DIR to a directory holding the whole catalogue`,
     )
     const broken = join(dir, 'broken-manifest')
     await cp(MANIFEST, broken, { recursive: true })
@@ -116,7 +116,7 @@ describe('swapeazi serve: a start-up failure is one line naming the variable to 
   it('a sanctions list that is missing or does not match the schema names the file and SWAPEAZI_SANCTIONS_FILE', async () => {
     const missing = join(dir, 'no-such-list.json')
     expect(await serveFails({ SWAPEAZI_SANCTIONS_FILE: missing, SWAPEAZI_PORT: '0' })).toBe(
-      `swapeazi: sanctions list error: ${missing}: (file): ENOENT: no such file or directory, stat '${missing}'; correct the file, or set SWAPEAZI_SANCTIONS_FILE to a readable OFAC list (default: sanctioned-addresses.json in SWAPEAZI_MANIFEST_DIR)`,
+      `swapeazi: sanctions list error: ${missing}: (file): ENOENT: no such file or directory, open '${missing}'; correct the file, or set SWAPEAZI_SANCTIONS_FILE to a readable OFAC list (default: sanctioned-addresses.json in SWAPEAZI_MANIFEST_DIR)`,
     )
     const wrong = join(dir, 'wrong-list.json')
     await writeFile(wrong, '{"addresses": 42}')

@@ -86,6 +86,31 @@ describe('StdioLineTransport: every line a host sends is delivered or answered',
     ])
     expect(delivered).toEqual([ping(2)])
   })
+
+  it('refuses a line over the limit that ends in the chunk that takes it past the limit, too', async () => {
+    const { stdin, delivered, answers } = await transportOn(64)
+    stdin.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(30)}`)
+    stdin.write(`${'x'.repeat(40)}"}}\n${JSON.stringify(ping(2))}\n`)
+    expect(((await answers()) as { id: unknown }[]).map(({ id }) => id)).toEqual([null])
+    expect(delivered).toEqual([ping(2)])
+  })
+
+  it("answers a malformed response without its id (the id is the host's own request's), and reads on when a handler throws", async () => {
+    const { stdin, transport, answers } = await transportOn()
+    const seen: unknown[] = []
+    const errors: string[] = []
+    transport.onmessage = (message) => {
+      seen.push(message)
+      if (seen.length === 1) throw new Error('handler failed')
+    }
+    transport.onerror = (error) => errors.push(error.message)
+    stdin.write(`{"jsonrpc":"2.0","id":4,"result":5,"error":{}}\n${JSON.stringify(ping(5))}\n${JSON.stringify(ping(6))}\n`)
+    expect(((await answers()) as { id: unknown; error: { code: number } }[]).map(({ id, error }) => [id, error.code])).toEqual([
+      [null, -32600],
+    ])
+    expect(seen).toEqual([ping(5), ping(6)])
+    expect(errors).toEqual(['handler failed'])
+  })
 })
 
 describe('swapeazi mcp over stdio: malformed lines', () => {

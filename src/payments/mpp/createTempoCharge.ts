@@ -2,7 +2,6 @@ import { Challenge, Credential, Errors, Receipt } from 'mppx'
 import { Mppx, tempo } from 'mppx/server'
 import {
   type Address,
-  BaseError,
   type Client,
   createClient,
   defineChain,
@@ -140,7 +139,10 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
         return reject('invalid_payment', `The credential's payload is not a tempo charge payload: send {type: "hash", hash} (push mode).`)
       if (payload.type === 'transaction') return reject('unsupported_mode', PUSH_ONLY)
       if (payload.type !== 'hash')
-        return reject('invalid_payment', `The credential's payload type is not a tempo charge's: send {type: "hash", hash} (push mode).`)
+        return reject(
+          'invalid_payment',
+          `The credential's payload type ${JSON.stringify(payload.type.slice(0, 40))} is not taken here: send {type: "hash", hash} (push mode).`,
+        )
       // A hash a node would refuse as a parameter is the client's mistake, not an RPC failure (never a 5xx).
       if (!isTransactionHash(payload.hash))
         return reject('invalid_payment', "The credential's payload.hash is not a transaction hash (0x and 64 hex digits).")
@@ -233,13 +235,12 @@ async function explain(error: unknown, context: ExplainContext): Promise<MppReje
   }
   if (/Transaction reverted/.test(text))
     return reject('payment_reverted', 'The transaction reverted on Tempo, so it moved nothing. Send a new transfer and its hash.')
-  // What viem raised asking the RPC (transport, timeout, an RPC error) is the RPC's failure: 503, try again. Anything
-  // else is not: a credential mppx could not read is the client's, and a fault of ours must not pass as the RPC's.
-  if (error instanceof BaseError)
-    throw new TempoRpcUnavailableError(`the Tempo RPC could not verify the payment: ${firstLine(text)}`, { cause: error })
+  // A credential mppx's schema refuses (it rethrows the schema's error as it is) is the client's, not the RPC's.
   if (error instanceof Error && (error.name === '$ZodError' || error.name === 'ZodError'))
     return reject('invalid_payment', `The credential is not a tempo charge credential (${firstLine(text)}).`)
-  throw error
+  // Anything else arose asking the RPC or reading its answer (transport, timeout, an RPC error, an answer that is not
+  // what a node sends): nothing about the payment is known, so 503, and the client tries again.
+  throw new TempoRpcUnavailableError(`the Tempo RPC could not verify the payment: ${firstLine(text)}`, { cause: error })
 }
 
 /** Why no transfer matched: which of currency, recipient and amount differs, read from the same receipt. */
@@ -253,13 +254,15 @@ async function diagnoseTransfer(context: ExplainContext): Promise<MppRejection> 
   if (inPathUsd.length === 0)
     return reject('asset_mismatch', `The transaction moved no pathUSD; this charge is ${asked}. Nothing was charged by us.`)
   const toUs = inPathUsd.filter((log) => isAddressEqual(log.args.to, recipient))
-  // mppx matches the transfer from the credential's source: one of the right amount from someone else is not it.
-  const claimed = sourceAddress(credential.source)
+  // mppx matches the transfer from the credential's source (without one, from the transaction's sender): one of the
+  // right amount from someone else is not it.
+  const source = sourceAddress(credential.source)
+  const payer = source ?? receipt.from
   const paidBy = toUs.filter((log) => log.args.amount === amountAtomic).map((log) => log.args.from)
-  if (claimed !== undefined && paidBy.length > 0 && !paidBy.some((from) => isAddressEqual(from, claimed)))
+  if (paidBy.length > 0 && !paidBy.some((from) => isAddressEqual(from, payer)))
     return reject(
       'payer_mismatch',
-      `The transfer of ${amountAtomic} atomic pathUSD to ${recipient} was sent by ${[...new Set(paidBy)].join(', ')}, not by the credential's source ${claimed}: send the credential with the source that made the transfer.`,
+      `The transfer of ${amountAtomic} atomic pathUSD to ${recipient} was sent by ${[...new Set(paidBy)].join(', ')}, not by ${source === undefined ? `the transaction's sender ${payer} (the credential names no source)` : `the credential's source ${source}`}: send the credential with the source that made the transfer.`,
     )
   if (toUs.length > 0) {
     const paid = toUs.map((log) => String(log.args.amount)).join(', ')
