@@ -184,6 +184,10 @@ function listen(
     // handler makes a problem; Node's own is a bare status line.
     requireHostHeader: false,
   })
+  // Every header line is seen: past Node's default of 2,000 it drops them from the request but still frames the body
+  // by them, so a Transfer-Encoding or a second Host hidden behind 2,000 empty lines got past the checks of both
+  // (review of issue 15). The 16 KiB header limit bounds how many there can be.
+  server.maxHeadersCount = 0
   const guards = guardConnections(server, getRequestListener(fetch, { errorHandler: answerRequestError(log) }), log)
   server.on('request', guards.listener)
   server.on('clientError', answerClientError(log))

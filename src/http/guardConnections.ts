@@ -34,10 +34,12 @@ export type ConnectionGuards = {
 export function guardConnections(server: Server, listener: RequestListener, log: Logger): ConnectionGuards {
   const unanswered = new WeakMap<Duplex, number>()
   const open = new Set<ServerResponse>()
+  const releaseOnClose = closesQueuedResponses()
   let isClosing = false
 
   const guarded: RequestListener = (request, response) => {
     const socket = request.socket
+    releaseOnClose(socket, response)
     if (socket.destroyed) return
     const count = (unanswered.get(socket) ?? 0) + 1
     if (count > MAX_PIPELINED_REQUESTS) {
@@ -103,6 +105,39 @@ export function guardConnections(server: Server, listener: RequestListener, log:
       // Answers not yet begun say `Connection: close` and Node closes after them; begun ones cannot say it any more.
       for (const response of open) if (!response.headersSent) response.shouldKeepAlive = false
     },
+  }
+}
+
+/**
+ * Node emits `close` on the answer a connection is writing when the connection closes, but not on the pipelined
+ * answers queued behind it: those stayed open for ever, each holding its request and its buffered answer, and were
+ * counted in flight at shutdown (3,000 overflowing connections held half a gigabyte; review of issue 15). Each
+ * response is remembered with its connection; once the connection has closed (and Node has closed the answer it
+ * was writing), every answer still open gets its `close`, so whatever waits on it lets go.
+ */
+function closesQueuedResponses(): (socket: Duplex, response: ServerResponse) => void {
+  const bySocket = new WeakMap<Duplex, Set<ServerResponse>>()
+  return (socket, response) => {
+    let responses = bySocket.get(socket)
+    if (responses === undefined) {
+      const queued = new Set<ServerResponse>()
+      responses = queued
+      bySocket.set(socket, queued)
+      socket.once('close', () =>
+        setImmediate(() => {
+          for (const left of queued) left.emit('close')
+          queued.clear()
+        }),
+      )
+    }
+    const tracked = responses
+    tracked.add(response)
+    response.once('close', () => tracked.delete(response))
+    // A request read after its connection had already closed (the rest of a pipelined burst): released the same way.
+    if (socket.destroyed)
+      setImmediate(() => {
+        if (tracked.delete(response)) response.emit('close')
+      })
   }
 }
 

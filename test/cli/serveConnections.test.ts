@@ -124,6 +124,48 @@ describe('swapeazi serve guards its connections', () => {
   }, 30_000)
 })
 
+describe('swapeazi serve lets go of the answers of closed connections', () => {
+  it('counts nothing in flight at shutdown after overflowing pipelines and pipelines their clients dropped', async () => {
+    const served = await serveInProcess(ENV)
+    const burst = (requests: number, dropAfterWrite: boolean) =>
+      new Promise<void>((resolve) => {
+        const socket = connect(served.port, '127.0.0.1', () => {
+          socket.write('GET /api/v1/chains HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(requests))
+          if (dropAfterWrite) socket.destroy()
+        })
+        socket.on('data', () => {})
+        socket.on('error', () => {})
+        socket.on('close', () => resolve())
+      })
+    for (let round = 0; round < 5; round++)
+      await Promise.all([
+        ...Array.from({ length: 10 }, () => burst(MAX_PIPELINED_REQUESTS + 1, false)),
+        ...Array.from({ length: 10 }, () => burst(5, true)),
+      ])
+    await sleep(200)
+    expect(await served.stop()).toBe(0)
+    const shutdown = /"event":"shutdown",[^}]*"in_flight":(\d+)/.exec(served.stderr.text)
+    expect(shutdown?.[1]).toBe('0')
+    expect(served.stderr.text).not.toContain('"event":"shutdown_cut"')
+  }, 60_000)
+
+  it('sees every header line: a Transfer-Encoding or second Host behind 2,000 empty lines is still refused', async () => {
+    const served = await serveInProcess(ENV)
+    try {
+      const filler = 'a:\r\n'.repeat(2_100)
+      const body = await sendAndWait(
+        served.port,
+        `GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n${filler}Transfer-Encoding: chunked\r\n\r\n5\r\nGET /\r\n0\r\n\r\n`,
+      )
+      expectProblem(body.answer, 400, 'invalid_request')
+      const hosts = await sendAndWait(served.port, `GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n${filler}Host: evil\r\n\r\n`)
+      expectProblem(hosts.answer, 400, 'invalid_request')
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
+  }, 60_000)
+})
+
 describe('swapeazi serve during shutdown', () => {
   it('answers a kept-alive connection whose next request reached it as it stopped (not a reset), then closes it', async () => {
     const served = await serveInProcess(ENV)
