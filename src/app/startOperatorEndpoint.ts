@@ -159,6 +159,10 @@ async function handle(
   const route = `${request.method} ${request.url}`
   try {
     switch (route) {
+      case 'GET /ping':
+        // What an operator command asks first, with a short deadline: a holder that is stopped or stuck is said so.
+        await answer(request, response, 200, { ok: true })
+        return
       case 'POST /keys/issue':
         await answer(request, response, 200, await operations.issueKey((await jsonBody(request, IssueKeyRequest)).tier))
         return

@@ -19,7 +19,9 @@ export function operatorClient(dataDir: string, holder: DataDirHolder): Operator
     const socket = holder.socket
     if (socket === null) throw new DataDirHeldError(dataDir, holder)
     checkSocket(dataDir, holder, socket)
-    const { status, text } = await send(dataDir, holder, socket, path, body)
+    // A holder that is stopped (SIGSTOP), stuck, or a socket that accepts and never answers: said within seconds.
+    await send(dataDir, holder, socket, '/ping', undefined, PING_TIMEOUT_MS)
+    const { status, text } = await send(dataDir, holder, socket, path, body, typeof body === 'string' ? ANSWER_TIMEOUT_MS : undefined)
     const json = parseJson(text)
     if (status === 200) {
       const parsed = schema.safeParse(json)
@@ -41,6 +43,14 @@ export function operatorClient(dataDir: string, holder: DataDirHolder): Operator
 }
 
 const describe = (holder: DataDirHolder): string => `${holder.command} (pid ${holder.pid})`
+
+/** How long the holder has to answer the ping that precedes every command. */
+export const PING_TIMEOUT_MS = 5_000
+/**
+ * How long a key command may go without a byte from the holder (an import, whose holder may work through a large
+ * file before it answers, has none once the ping has shown the holder answers).
+ */
+const ANSWER_TIMEOUT_MS = 30_000
 
 /**
  * The socket must be one the holder made: a socket, owned by the lock file's owner, who is this user (the data
@@ -66,18 +76,21 @@ function send(
   holder: DataDirHolder,
   socket: string,
   path: string,
-  body: string | Readable,
+  /** Undefined: a GET with no body. */
+  body: string | Readable | undefined,
+  /** How long the connection may go without a byte from the holder; undefined: no limit. */
+  idleTimeoutMs?: number,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       {
         socketPath: socket,
         path,
-        method: 'POST',
+        method: body === undefined ? 'GET' : 'POST',
         agent: false,
         headers: {
           authorization: `Bearer ${holder.token}`,
-          'content-type': typeof body === 'string' ? 'application/json' : 'application/x-ndjson',
+          ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'application/json' : 'application/x-ndjson' }),
         },
       },
       (response) => {
@@ -90,7 +103,20 @@ function send(
         response.on('error', reject)
       },
     )
+    if (idleTimeoutMs !== undefined)
+      request.setTimeout(idleTimeoutMs, () => {
+        const what = path === '/ping' ? 'its operator endpoint' : `its operator endpoint, after the command was sent,`
+        request.destroy(
+          new Error(
+            `SWAPEAZI_DATA_DIR ${dataDir} is held by ${describe(holder)}, but ${what} ${socket} did not answer within ${idleTimeoutMs / 1000} s: that process may be stopped or stuck; check it (ps -o stat -p ${holder.pid}), restart it, or run the command again${path === '/ping' ? '' : ' (issuing may have issued a key nobody saw; revoking again is harmless)'}`,
+          ),
+        )
+      })
     request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.message.startsWith(`SWAPEAZI_DATA_DIR ${dataDir} is held by`)) {
+        reject(error)
+        return
+      }
       const code = error.code ?? error.message
       reject(
         new Error(
@@ -101,7 +127,8 @@ function send(
         ),
       )
     })
-    if (typeof body === 'string') request.end(body)
+    if (body === undefined) request.end()
+    else if (typeof body === 'string') request.end(body)
     else {
       body.on('error', (error) => request.destroy(error))
       body.pipe(request)

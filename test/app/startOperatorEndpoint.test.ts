@@ -4,11 +4,12 @@ import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { request } from 'node:http'
+import { createServer as createNetServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type OperatorEndpoint, startOperatorEndpoint } from '../../src/app/startOperatorEndpoint.ts'
-import { operatorClient } from '../../src/cli/operatorClient.ts'
+import { operatorClient, PING_TIMEOUT_MS } from '../../src/cli/operatorClient.ts'
 import type { DataDirHolder } from '../../src/schemas/dataDirLock.ts'
 import type { Store } from '../../src/store/createStore.ts'
 import { DATA_DIR_LOCK_FILE, DataDirHeldError } from '../../src/store/dataDirLock.ts'
@@ -84,6 +85,35 @@ describe('the operator endpoint of a data directory holder', () => {
     expect(await store.keys.isRevoked('key_0123456789abcdef01234567')).toBe(false)
     expect(await raw(socket, '/keys/remove', { authorization: `Bearer ${holder().token}` }, '{}')).toMatchObject({ status: 404 })
   })
+
+  it('says within seconds that a holder does not answer (stopped, stuck, or a socket that accepts and never answers)', async () => {
+    const silentDir = mkdtempSync(join(tmpdir(), 'swapeazi-silent-'))
+    const silentPath = join(silentDir, 's')
+    const accepted: Socket[] = []
+    const silent = createNetServer((socket) => {
+      accepted.push(socket)
+      socket.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => silent.listen(silentPath, resolve))
+    try {
+      const started = Date.now()
+      const failure = await operatorClient(dataDir, { ...holder(), socket: silentPath })
+        .revokeKey('key_0123456789abcdef01234567')
+        .then(
+          () => 'answered',
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        )
+      expect(Date.now() - started).toBeLessThan(PING_TIMEOUT_MS + 3_000)
+      expect(failure).toBe(
+        `SWAPEAZI_DATA_DIR ${dataDir} is held by ${holder().command} (pid ${process.pid}), but its operator endpoint ${silentPath} did not answer within 5 s: that process may be stopped or stuck; check it (ps -o stat -p ${process.pid}), restart it, or run the command again`,
+      )
+      expect(await store.keys.isRevoked('key_0123456789abcdef01234567')).toBe(false)
+    } finally {
+      for (const socket of accepted) socket.destroy()
+      await new Promise<void>((resolve) => silent.close(() => resolve()))
+      rmSync(silentDir, { recursive: true, force: true })
+    }
+  }, 20_000)
 
   it('refuses a holder without a socket as any second process is refused', async () => {
     await expect(operatorClient(dataDir, { ...holder(), pid: 4242, socket: null }).issueKey('free')).rejects.toThrow(DataDirHeldError)
