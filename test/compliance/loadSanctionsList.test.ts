@@ -118,5 +118,9 @@ describe('loadSanctionsList on malformed files', () => {
     writeFileSync(huge, '')
     truncateSync(huge, 65 * 2 ** 20)
     expect(failure(huge).message).toMatch(/: \(file\): is 68157440 bytes, more than the 64 MiB allowed for the list/)
+    // A file whose size says nothing (a /proc file says 0) is read to one byte past the limit, not to its end.
+    expect(failure('/proc/self/pagemap').message).toBe(
+      '/proc/self/pagemap: (file): is over 67108864 bytes, more than the 64 MiB allowed for the list',
+    )
   })
 })
