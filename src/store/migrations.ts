@@ -498,10 +498,37 @@ export function migrationStatements(sql: string): string[] {
   return statements.map((s) => s.trim()).filter((s) => s.length > 0)
 }
 
-/** Brings the schema up to date; replicas starting together take turns on an advisory lock. */
-export async function migrate(sql: Sql): Promise<number[]> {
+/** The advisory lock replicas take turns on to migrate. */
+const MIGRATION_LOCK = 7402402
+/** How long a start waits for another process's migration before it says so and stops. */
+export const MIGRATION_LOCK_WAIT_MS = 30_000
+
+export type MigrateOptions = { lockWaitMs?: number }
+
+/**
+ * Brings the schema up to date; replicas starting together take turns on an advisory lock. A lock another session
+ * holds past `lockWaitMs` (a replica stuck mid-migration, a session that never lets go) stops the start with one line
+ * naming that session, never a silent wait without end.
+ */
+export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<number[]> {
+  const waitMs = options.lockWaitMs ?? MIGRATION_LOCK_WAIT_MS
   return sql.transaction(async (tx) => {
-    await tx.query(`select pg_advisory_xact_lock(7402402)`)
+    const until = Date.now() + waitMs
+    for (;;) {
+      const [row] = await tx.query<{ ok: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as ok', [MIGRATION_LOCK])
+      if (row?.ok === true) break
+      if (Date.now() >= until) {
+        const holders = await tx.query<{ pid: number }>(
+          "select pid from pg_locks where locktype = 'advisory' and classid = 0 and objid = $1 and granted",
+          [MIGRATION_LOCK],
+        )
+        const who = holders.length > 0 ? `session pid ${holders.map((h) => h.pid).join(', ')}` : 'another session'
+        throw new Error(
+          `${sql.describe}: ${who} has held the schema migration lock for more than ${waitMs / 1000} s (another replica migrating, or a session that never let go): wait for it, end that session (select pg_terminate_backend(pid)), or check that DATABASE_URL names the database you mean`,
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
     await tx.query(
       `create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())`,
     )

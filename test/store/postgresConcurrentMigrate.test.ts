@@ -26,6 +26,38 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('PostgreSQL: replicas migrating
     adminQuery<{ id: number; name: string }>(url, `select id, name from ${schema}.schema_migrations order by id`)
 
   it(
+    'a migration lock another session holds past the wait stops the start with one line naming that session, not a wait without end',
+    async () => {
+      const schema = freshSchema()
+      await adminQuery(url, `create schema ${schema}`)
+      // One connection, so the session-level lock is taken and let go on the same session.
+      const holder = await openPostgresSql(url, { maxConnections: 1 })
+      const starting = await openPostgresSql(urlWithSearchPath(url, schema))
+      opened.push(holder, starting)
+      const [session] = await holder.query<{ pid: number }>('select pg_backend_pid() as pid, pg_advisory_lock(7402402)')
+      let failure: string
+      try {
+        const started = Date.now()
+        failure = await migrate(starting, { lockWaitMs: 300 }).then(
+          () => 'migrated',
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        )
+        expect(Date.now() - started).toBeLessThan(5_000)
+      } finally {
+        await holder.query('select pg_advisory_unlock(7402402)')
+      }
+      expect(failure).toMatch(
+        new RegExp(
+          `^postgresql \\(.+\\): session pid ${session?.pid} has held the schema migration lock for more than 0\\.3 s \\(another replica migrating, or a session that never let go\\): wait for it, end that session \\(select pg_terminate_backend\\(pid\\)\\), or check that DATABASE_URL names the database you mean$`,
+        ),
+      )
+      // Once it is let go, the same start migrates.
+      expect(await migrate(starting)).toEqual(MIGRATIONS.map((m) => m.id))
+    },
+    TIMEOUT_MS,
+  )
+
+  it(
     'two stores migrating a fresh schema concurrently both succeed, and it is migrated once',
     async () => {
       const schema = freshSchema()
