@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { createPublicClient, defineChain } from 'viem'
-import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from '../catalogue/readJsonFile.ts'
+import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from '../schemas/readJsonFile.ts'
 import type { Config } from '../config.ts'
 import { type CatalogueFiles, compileCatalogue } from '../engine/index.ts'
 import { createAcrossFeesClient } from '../market/acrossFees.ts'

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type * as z from 'zod'
 import { type Catalogue, type CatalogueFiles, CatalogueError, compileCatalogue } from '../engine/index.ts'
-import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from './readJsonFile.ts'
+import { MAX_CATALOGUE_FILE_BYTES, readJsonFile } from '../schemas/readJsonFile.ts'
 import { BridgesFile, ChainsFile, CorridorsFile, MarketFile, PricingFile, TokensFile, VenuesFile } from '../schemas/catalogue.ts'
 
 const SCHEMAS = {

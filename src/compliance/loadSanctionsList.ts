@@ -1,4 +1,4 @@
-import { readJsonFile } from '../catalogue/readJsonFile.ts'
+import { readJsonFile } from '../schemas/readJsonFile.ts'
 import { SanctionsList } from '../schemas/sanctions.ts'
 
 /** The shipped list's file name, relative to the manifest directory. */

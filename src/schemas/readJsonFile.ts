@@ -1,5 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 
+// Reading the JSON files the schemas here validate (the catalogue, its feeds, the sanctions list): shared by
+// src/catalogue, src/compliance and src/app; the first two may import src/schemas but not each other
+// (.dependency-cruiser.cjs).
+
 /** The largest catalogue file read (feeds included): the embedded ones are tens of kilobytes. */
 export const MAX_CATALOGUE_FILE_BYTES = 16 * 2 ** 20
 
