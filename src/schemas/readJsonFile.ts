@@ -34,8 +34,23 @@ export function readJsonFile(path: string, maxBytes: number, holds: string): unk
       if (total > maxBytes) throw tooLarge(`over ${maxBytes}`)
       chunks.push(read === CHUNK_BYTES ? chunk : chunk.subarray(0, read))
     }
-    return JSON.parse(Buffer.concat(chunks, total).toString('utf8'))
+    return parseJson(Buffer.concat(chunks, total).toString('utf8'))
   } finally {
     closeSync(fd)
+  }
+}
+
+/**
+ * JSON.parse, whose refusal is said without quoting the text: the message goes into the one line start-up prints
+ * (and logs), and a variable pointed at the wrong file (a secrets file, /proc/self/environ) must not put its first
+ * bytes there.
+ */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    const at = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1]
+    const where = at === undefined ? (text.trim() === '' ? ' (it is empty)' : '') : ` (at character ${at})`
+    throw new Error(`is not valid JSON${where}: check that it is the file meant`)
   }
 }

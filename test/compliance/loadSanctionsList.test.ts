@@ -104,6 +104,13 @@ describe('loadSanctionsList on malformed files', () => {
     expect(error.message.startsWith(`${path}: (file): `)).toBe(true)
   })
 
+  it('says a file is not JSON without quoting it: a variable pointed at a secrets file puts none of it in the line', () => {
+    const path = write('secrets.env', 'API_SECRET=hunter2-hunter2\n')
+    expect(failure(path).message).toBe(`${path}: (file): is not valid JSON: check that it is the file meant`)
+    const cut = write('cut.json', '{"asOf": "2026-11-20", "addresses": [')
+    expect(failure(cut).message).toMatch(/^.+: \(file\): is not valid JSON( \(at character \d+\))?: check that it is the file meant$/)
+  })
+
   it('rejects a missing file', () => {
     const path = join(dir, 'absent.json')
     expect(failure(path).message).toMatch(new RegExp(`^${path}: \\(file\\): ENOENT`))
