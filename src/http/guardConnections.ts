@@ -1,5 +1,5 @@
 // What node:http does with a connection before (or instead of) handing the app a request: pipelined requests the
-// client never reads, `Expect` headers, CONNECT, a second Host header, and the keep-alive of answers given during shutdown. Each refusal is
+// client never reads, `Expect` headers, CONNECT, a second Host header, a transfer coding other than chunked, and the keep-alive of answers given during shutdown. Each refusal is
 // a problem with a stable code, as every other answer is (src/http/answerClientError.ts writes them).
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -65,6 +65,20 @@ export function guardConnections(server: Server, listener: RequestListener, log:
         log,
         'invalid_request',
         'This request has more than one Host header: send exactly one, naming the service (RFC 9112, section 3.2).',
+      )
+      return
+    }
+    const codings = unservedTransferCodings(request.headers['transfer-encoding'])
+    if (codings !== undefined) {
+      // RFC 9112 6.1: a body sent with a coding the server does not decode cannot be read as sent. Node decodes
+      // chunked and passes any other coding's bytes through as they are: `gzip, chunked` was read as if its body were
+      // plain (and a proxy in front that decodes gzip reads another body than ours). RFC 9112 suggests 501; this
+      // service answers no 5xx for what a client sent, so it is 400, and says what to send instead.
+      answer(
+        response,
+        log,
+        'invalid_request',
+        `This request's body is sent with the transfer coding ${JSON.stringify(codings)}, and this service decodes none but chunked: send the body uncompressed, with Content-Length or Transfer-Encoding: chunked alone.`,
       )
       return
     }
@@ -139,6 +153,20 @@ function closesQueuedResponses(): (socket: Duplex, response: ServerResponse) => 
         if (tracked.delete(response)) response.emit('close')
       })
   }
+}
+
+/**
+ * The transfer codings of a Transfer-Encoding header (Node joins repeated lines with ", ") other than chunked, as
+ * sent; undefined when there is none (no header, or chunked alone). Node's parser has already refused a header whose
+ * last coding is not chunked.
+ */
+function unservedTransferCodings(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined
+  const others = header
+    .split(',')
+    .map((coding) => coding.trim())
+    .filter((coding) => coding.toLowerCase() !== 'chunked')
+  return others.length === 0 ? undefined : others.join(', ')
 }
 
 /** Whether the raw header lines (name, value, name, value…) name Host more than once. */

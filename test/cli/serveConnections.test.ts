@@ -9,6 +9,14 @@ import { expectProblem, type Served, sendAndWait, serveInProcess } from '../supp
 
 const ENV = { SWAPEAZI_HOST: '127.0.0.1', SWAPEAZI_PORT: '0', SWAPEAZI_DATA_DIR: 'memory://', SWAPEAZI_LOG_LEVEL: 'info' }
 const OPENAPI = 'GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+const QUOTE_BODY = JSON.stringify({
+  fromChain: 'BAS',
+  toChain: 'POL',
+  fromToken: 'USDC',
+  toToken: 'USDC',
+  fromAmount: '1000',
+  fromAddress: '0x1111111111111111111111111111111111111111',
+})
 
 /** The status lines of the answers in a raw HTTP/1.1 stream (a JSON body holds none). */
 const statusLines = (answer: string): string[] => answer.match(/HTTP\/1\.1 \d{3} [^\r]*\r\n/g) ?? []
@@ -120,6 +128,18 @@ describe('swapeazi serve guards its connections', () => {
       expect(answer).toContain('more than one Host header')
     }
     const { answer } = await sendAndWait(served.port, OPENAPI)
+    expect(statusLines(answer)).toEqual(['HTTP/1.1 200 OK\r\n'])
+  }, 30_000)
+
+  it('refuses a body sent with a transfer coding other than chunked (400, closed), and serves chunked alone', async () => {
+    const chunked = (codings: string) =>
+      `POST /api/x402/quote HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: ${codings}\r\n\r\n${QUOTE_BODY.length.toString(16)}\r\n${QUOTE_BODY}\r\n0\r\n\r\n`
+    for (const codings of ['gzip, chunked', 'deflate,chunked']) {
+      const { answer } = await sendAndWait(served.port, chunked(codings))
+      expectProblem(answer, 400, 'invalid_request')
+      expect(answer).toContain('decodes none but chunked')
+    }
+    const { answer } = await sendAndWait(served.port, chunked('chunked').replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'))
     expect(statusLines(answer)).toEqual(['HTTP/1.1 200 OK\r\n'])
   }, 30_000)
 })
