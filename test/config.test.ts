@@ -40,7 +40,7 @@ describe('loadConfig', () => {
     )
   })
 
-  it.each(['0x10', '1e3', '+8402', ' 8402 ', '8402.0', '-1', '65536', '99999999999999999999'])(
+  it.each(['0x10', '1e3', '+8402', '84 02', '8402.0', '-1', '65536', '99999999999999999999'])(
     'refuses SWAPEAZI_PORT=%j rather than read it as a number nobody meant',
     (port) => {
       expect(() => loadConfig({ SWAPEAZI_PORT: port })).toThrow(/^invalid configuration: SWAPEAZI_PORT: /)
@@ -266,6 +266,11 @@ describe('loadConfig', () => {
     expect(loadConfig(Object.fromEntries(VARIABLES.map((name) => [name, '  '])))).toEqual(defaults)
     expect(loadConfig({ SWAPEAZI_BASE_URL: '' }).mcp.baseUrl).toBeUndefined()
     expect(loadConfig({ SWAPEAZI_PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 8402, store: { driver: 'pglite' } })
+  })
+
+  it('drops spaces and line breaks around a value, as .env files and copied values carry them', () => {
+    const config = loadConfig({ SWAPEAZI_HOST: ' 127.0.0.2 ', SWAPEAZI_PORT: '8403\n', SWAPEAZI_PUBLIC_URL: '\thttps://swap.example/ ' })
+    expect(config).toMatchObject({ host: '127.0.0.2', port: 8403, publicUrl: 'https://swap.example' })
   })
 
   it('reads the slow-client timeouts and the shutdown grace, and refuses a header timeout longer than the request one', () => {

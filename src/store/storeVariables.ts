@@ -8,11 +8,17 @@ export const DEFAULT_DATA_DIR = './data'
 
 /**
  * The variables that are set: an empty or blank value counts as unset, as `.env` files and host configurations write
- * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation.
+ * a variable they leave unset (`SWAPEAZI_BASE_URL=`), so it takes its default instead of failing validation. Spaces
+ * and line breaks around a value are dropped (` 127.0.0.1` as SWAPEAZI_HOST was looked up as a host name): no value
+ * of ours begins or ends with one.
  */
 export function setVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const set: Record<string, string> = {}
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[name] = value
+  for (const [name, value] of Object.entries(env))
+    if (value !== undefined) {
+      const trimmed = value.trim()
+      if (trimmed !== '') set[name] = trimmed
+    }
   return set
 }
 
