@@ -125,14 +125,22 @@ export class DataDirHeldError extends Error {
   }
 }
 
-/** A data directory path that cannot hold a database: a file, not writable, under /proc. */
+/**
+ * A data directory path that cannot hold a database: a file, not writable, under /proc. `remedy`: what fixes this
+ * directory where something does (a chmod, a chown), said first, with another directory as the other way out.
+ */
 export class DataDirUnusableError extends Error {
   override name = 'DataDirUnusableError'
   constructor(
     readonly dataDir: string,
     readonly problem: string,
+    remedy?: string,
   ) {
-    super(`SWAPEAZI_DATA_DIR ${dataDir} ${problem}; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`)
+    super(
+      remedy === undefined
+        ? `SWAPEAZI_DATA_DIR ${dataDir} ${problem}; set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`
+        : `SWAPEAZI_DATA_DIR ${dataDir} ${problem}: ${remedy}, or set SWAPEAZI_DATA_DIR to another directory`,
+    )
   }
 }
 
@@ -570,12 +578,14 @@ export function checkDataDirOwner(dataDir: string): void {
   if (stat.uid !== euid)
     throw new DataDirUnusableError(
       dataDir,
-      `is owned by uid ${stat.uid}, not by this user (uid ${euid}): run SwapEazi as its owner, or give it to this user (chown -R ${euid} ${dataDir})`,
+      `is owned by uid ${stat.uid}, not by this user (uid ${euid})`,
+      `run SwapEazi as its owner, give it to this user (chown -R ${euid} ${dataDir})`,
     )
   if ((stat.mode & 0o022) !== 0)
     throw new DataDirUnusableError(
       dataDir,
-      `is writable by other users (mode ${(stat.mode & 0o777).toString(8)}), who could plant files in it: chmod 700 ${dataDir}`,
+      `is writable by other users (mode ${(stat.mode & 0o777).toString(8)}), who could plant files in it`,
+      `chmod 700 ${dataDir}`,
     )
 }
 

@@ -338,7 +338,7 @@ describe('the lock on a PGlite data directory', () => {
       })
       expect(JSON.parse(stdout)).toMatchObject({
         taken: false,
-        message: `SWAPEAZI_DATA_DIR ${dataDir} is owned by uid 0, not by this user (uid 65534): run SwapEazi as its owner, or give it to this user (chown -R 65534 ${dataDir}); set SWAPEAZI_DATA_DIR to a writable directory on disk (it is created if missing)`,
+        message: `SWAPEAZI_DATA_DIR ${dataDir} is owned by uid 0, not by this user (uid 65534): run SwapEazi as its owner, give it to this user (chown -R 65534 ${dataDir}), or set SWAPEAZI_DATA_DIR to another directory`,
       })
       // A directory to be made in one this user cannot write: the message names that one, where the fix is.
       const inside = join(dataDir, 'new', 'data')
@@ -399,7 +399,7 @@ describe('the lock on a PGlite data directory', () => {
         const writable = await runCliInProcess(['keys', 'revoke', secret], env)
         expect(writable.code).not.toBe(0)
         expect(writable.stderr).toContain(
-          `SWAPEAZI_DATA_DIR ${dataDir} is writable by other users (mode 777), who could plant files in it: chmod 700 ${dataDir}`,
+          `SWAPEAZI_DATA_DIR ${dataDir} is writable by other users (mode 777), who could plant files in it: chmod 700 ${dataDir}, or set SWAPEAZI_DATA_DIR to another directory\n`,
         )
         // Owned by another user (65534), as are its lock and socket: refused.
         chmodSync(dataDir, 0o700)
