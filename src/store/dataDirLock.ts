@@ -36,8 +36,10 @@ import { DataDirHolder } from '../schemas/dataDirLock.ts'
 // Those pid checks hold only where the holder's pid means the same process: the same boot of the same machine and
 // the same pid namespace, which the lock records (`namespace`). A holder elsewhere (another container on a shared
 // volume, where both may be pid 1; another host on a network file system) proves it lives by a heartbeat instead:
-// it touches the lock file every HEARTBEAT_MS, and its lock is stale only once it has gone HEARTBEAT_STALE_MS
-// untouched and its operator socket, if it published one, does not answer.
+// it touches the lock file every HEARTBEAT_MS. Its lock is live while touched in the last HEARTBEAT_STALE_MS by our
+// clock; otherwise (old, or dated in the future: the clocks of two hosts, or of two boots, disagree) it is watched for
+// HEARTBEAT_WATCH_MS, and it is stale only if nothing touched it meanwhile and its operator socket, if it published
+// one, does not answer.
 //
 // Takeover races: only the holder of a second file, the takeover mutex (created with O_EXCL, naming its pid), removes
 // a stale lock, after reading it again under the mutex, and then tries O_EXCL itself. Nothing else removes a lock but
@@ -65,6 +67,12 @@ const MAX_ATTEMPTS = 200
 const HEARTBEAT_MS = 2_000
 /** A lock from another pid namespace untouched this long was left by a holder that died (five heartbeats missed). */
 export const HEARTBEAT_STALE_MS = 10_000
+/**
+ * How long a lock from another pid namespace that our clock dates outside the last HEARTBEAT_STALE_MS (old, or in the
+ * future) is watched for a heartbeat before it counts as stale: two and a half beats.
+ */
+export const HEARTBEAT_WATCH_MS = 5_000
+const HEARTBEAT_WATCH_POLL_MS = 200
 
 /**
  * Where this process's pid means something: `<boot id>/<pid namespace>` from Linux's /proc, or null where either
@@ -307,7 +315,12 @@ async function isHolderAlive(path: string, holder: DataDirHolder, modifiedMs: nu
   const here = pidNamespace()
   if (holder.namespace !== undefined && holder.namespace !== null && here !== null && holder.namespace !== here) {
     // Elsewhere: its pid names no process of ours. Alive while it keeps the lock touched, or its socket answers.
-    if (Date.now() - modifiedMs < HEARTBEAT_STALE_MS) return true
+    // Touched recently by our clock: alive. Otherwise the clocks may disagree (another host's, ahead or behind: a
+    // lock dated in the future stayed "alive" until our clock passed it, one from a host whose clock is behind looked
+    // silent under a live holder), so whether the heartbeat still beats is watched for a few of its beats instead.
+    const age = Date.now() - modifiedMs
+    if (age >= -START_TIME_SLACK_MS && age < HEARTBEAT_STALE_MS) return true
+    if (await isTouchedWithin(path, modifiedMs, HEARTBEAT_WATCH_MS)) return true
     return holder.socket !== null && (await socketAnswers(holder.socket))
   }
   if (holder.pid === process.pid) return heldHere.get(path) === holder.token
@@ -315,6 +328,23 @@ async function isHolderAlive(path: string, holder: DataDirHolder, modifiedMs: nu
   const startedMs = processStartMs(holder.pid)
   if (startedMs === undefined || startedMs <= Date.parse(holder.startedAt) + START_TIME_SLACK_MS) return true
   return holder.socket !== null && (await socketAnswers(holder.socket))
+}
+
+/**
+ * Whether the lock file is touched (or replaced, or gone: its owner released it) within `watchMs` of finding it
+ * modified at `modifiedMs`: a heartbeat seen beating, whatever the clock that dates it.
+ */
+async function isTouchedWithin(path: string, modifiedMs: number, watchMs: number): Promise<boolean> {
+  const until = Date.now() + watchMs
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_WATCH_POLL_MS))
+    try {
+      if (statSync(path).mtimeMs !== modifiedMs) return true
+    } catch {
+      return true
+    }
+  }
+  return false
 }
 
 function isPidAlive(pid: number): boolean {

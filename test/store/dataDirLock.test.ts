@@ -263,6 +263,39 @@ describe('the lock on a PGlite data directory', () => {
       plantLock(older, { pid: process.ppid })
       await expect(acquireDataDirLock(older)).rejects.toBeInstanceOf(DataDirHeldError)
     },
+    30_000,
+  )
+
+  // Audit of issue 15: the heartbeat was dated by our clock alone.
+  it.runIf(pidNamespace() !== null)(
+    'watches the heartbeat of a holder in another pid namespace whose lock our clock dates old or in the future',
+    async () => {
+      const elsewhere = 'ffffffff-ffff-ffff-ffff-ffffffffffff/pid:[4026530000]'
+      // Clocks that disagree (another host's, or a lock from before a reboot whose clock was set ahead): a holder
+      // whose clock is an hour behind ours still beats, and is refused; a lock dated an hour ahead that nothing
+      // touches any more is taken over, not held until our clock passes it.
+      const behind = freshDir()
+      plantLock(behind, { pid: 1, namespace: elsewhere })
+      let skewed = Date.now() - 3_600_000
+      utimesSync(lockFile(behind), new Date(skewed), new Date(skewed))
+      const beating = setInterval(() => {
+        skewed += 500
+        utimesSync(lockFile(behind), new Date(skewed), new Date(skewed))
+      }, 500)
+      try {
+        await expect(acquireDataDirLock(behind)).rejects.toBeInstanceOf(DataDirHeldError)
+      } finally {
+        clearInterval(beating)
+      }
+      const ahead = freshDir()
+      plantLock(ahead, { pid: 1, namespace: elsewhere })
+      const inAnHour = new Date(Date.now() + 3_600_000)
+      utimesSync(lockFile(ahead), inAnHour, inAnHour)
+      const takenAhead = await acquireDataDirLock(ahead)
+      expect(readHolder(ahead)).toMatchObject({ pid: process.pid })
+      takenAhead.release()
+    },
+    30_000,
   )
 
   it('keeps its lock refreshed while held, and never writes over a lock that is no longer its own', async () => {
