@@ -41,9 +41,13 @@ export type UnsettledAttempt = { swapRef: string; transaction: string | null }
 
 /** What the use cases need from the database; both drivers run the same statements. */
 export type Store = {
-  /** Claims (payer, nonce) for one swap; false when any replica already holds it (single use, DESIGN 7.9). */
-  reservePayment(reservation: PaymentReservation): Promise<boolean>
-  /** Gives a reservation back (the swap was not delivered): the same authorization can pay again. */
+  /**
+   * Claims (payer, nonce) for one swap; false when any replica already holds it (single use, DESIGN 7.9). With
+   * `swap`, the swap it pays for is recorded in the same statement: a request that stops mid-settlement (a crash, a
+   * deploy) leaves its swap for reconciliation to deliver, not only its answer.
+   */
+  reservePayment(reservation: PaymentReservation, swap?: SwapRecord): Promise<boolean>
+  /** Gives a reservation back (the swap was not delivered), with the swap recorded with it: it can pay again. */
   releasePayment(payer: string, nonce: string, swapRef: string): Promise<void>
   /**
    * Keeps a reservation whose settlement outcome is unknown, with what to reconcile (settlement_pending), and records
@@ -115,13 +119,28 @@ export function createStore(sql: Sql): Store {
     rateLimits: sql.isExclusive ? createMemoryRateLimitStore((id) => keys.isRevoked(id)) : createRateLimitStore(sql),
     budget: createBudgetStore(sql),
     lifecycle: createLifecycleStore(sql),
-    async reservePayment(r) {
+    async reservePayment(r, swap) {
+      if (swap === undefined) {
+        const rows = await sql.query(
+          `insert into x402_payments (${PAYMENT_COLUMNS}, status)
+           values (${PAYMENT_PLACEHOLDERS}, 'reserved')
+           on conflict (payer, nonce) do nothing
+           returning payer`,
+          reservationValues(r),
+        )
+        return rows.length === 1
+      }
       const rows = await sql.query(
-        `insert into x402_payments (${PAYMENT_COLUMNS}, status)
-         values (${PAYMENT_PLACEHOLDERS}, 'reserved')
-         on conflict (payer, nonce) do nothing
-         returning payer`,
-        reservationValues(r),
+        `with payment as (
+           insert into x402_payments (${PAYMENT_COLUMNS}, status)
+           values (${PAYMENT_PLACEHOLDERS}, 'reserved')
+           on conflict (payer, nonce) do nothing
+           returning payer, nonce
+         )
+         insert into swaps (${SWAP_COLUMNS}, payer, payment_nonce)
+         select ${placeholders(PAYMENT_COLUMN_COUNT + 1, SWAP_COLUMN_COUNT)}, payment.payer, payment.nonce from payment
+         returning ref`,
+        [...reservationValues(r), ...swapValues(swap)],
       )
       return rows.length === 1
     },
@@ -142,11 +161,15 @@ export function createStore(sql: Sql): Store {
       return rows.length === 1
     },
     async releasePayment(payer, nonce, swapRef) {
-      await sql.query(`delete from x402_payments where payer = $1 and nonce = $2 and swap_ref = $3 and status = 'reserved'`, [
-        payer.toLowerCase(),
-        nonce.toLowerCase(),
-        swapRef,
-      ])
+      await sql.query(
+        `with released as (
+           delete from x402_payments where payer = $1 and nonce = $2 and swap_ref = $3 and status = 'reserved'
+           returning payer, nonce, swap_ref
+         )
+         delete from swaps using released
+         where swaps.ref = released.swap_ref and swaps.payer = released.payer and swaps.payment_nonce = released.nonce`,
+        [payer.toLowerCase(), nonce.toLowerCase(), swapRef],
+      )
     },
     async markPaymentUnsettled(payer, nonce, detail, swap) {
       await sql.transaction(async (tx) => {
@@ -155,7 +178,7 @@ export function createStore(sql: Sql): Store {
            where payer = $1 and nonce = $2 and status = 'reserved' returning swap_ref`,
           [payer.toLowerCase(), nonce.toLowerCase(), detail.transaction ?? null, detail.error],
         )
-        if (marked.length === 1 && swap !== undefined) await insertSwap(tx, { ...swap, payment: { payer, nonce } })
+        if (marked.length === 1 && swap !== undefined) await insertSwapIfMissing(tx, { ...swap, payment: { payer, nonce } })
       })
     },
     async settleUnsettledPayment(payer, nonce, settlement, attempt) {
@@ -206,7 +229,7 @@ export function createStore(sql: Sql): Store {
           ],
         )
         if (settled.length !== 1) throw new Error(`payment ${settlement.payer}/${settlement.nonce} is not reserved for ${swap.ref}`)
-        await insertSwap(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })
+        await insertSwapIfMissing(tx, { ...swap, payment: { payer: settlement.payer, nonce: settlement.nonce } })
       })
     },
     recordKeyedSwap: createGroupCommit<SwapRecord>((swaps) => insertSwaps(sql, swaps)),
@@ -308,6 +331,19 @@ const SWAP_COLUMN_COUNT = 15
 
 async function insertSwap(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
   await insertSwaps(tx, [swap])
+}
+
+/**
+ * Records a paid swap its reservation has not recorded already (one reserved before reservations kept their swap).
+ * Another swap under the same ref is not this one: the insert fails, as it would without the check.
+ */
+async function insertSwapIfMissing(tx: Pick<Sql, 'query'>, swap: SwapRecord): Promise<void> {
+  const [found] = await tx.query(`select 1 from swaps where ref = $1 and payer = $2 and payment_nonce = $3`, [
+    swap.ref,
+    swap.payment?.payer.toLowerCase() ?? null,
+    swap.payment?.nonce.toLowerCase() ?? null,
+  ])
+  if (found === undefined) await insertSwap(tx, swap)
 }
 
 /** The columns insertSwaps writes per swap. */

@@ -2,20 +2,22 @@
 // unconfirmed is settled once its receipt is found; one that was dropped is released once its authorization expired
 // unused, and the dropped transaction broadcast again then cannot move money; never both.
 import pino from 'pino'
-import { type Address, erc20Abi, type Hash, keccak256, serializeTransaction } from 'viem'
+import { type Address, erc20Abi, type Hash, keccak256, parseAbi, parseSignature, serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startPaymentReconciler } from '../../src/lifecycle/reconcilePayments.ts'
 import { onchainSettler } from '../../src/payments/x402/onchainSettler.ts'
-import type { Settler, VerifiedPayment } from '../../src/payments/x402/settlement.ts'
+import { type ExternalSettlement, reservationOf, type Settler, type VerifiedPayment } from '../../src/payments/x402/settlement.ts'
 import type { SwapRecord } from '../../src/store/createStore.ts'
 import { newSwapRef } from '../../src/service/swapRef.ts'
+import { writeContractAndWait } from '../chain/anvil.ts'
 import { type BaseUsdcChain, signedPayment, startBaseUsdc } from '../chain/baseUsdc.ts'
 import { type OpenedStore, storeDrivers } from '../store/storeDrivers.ts'
 
 const log = pino({ level: 'silent' })
+const CANCEL_ABI = parseAbi(['function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)'])
 let chain: BaseUsdcChain
 let opened: OpenedStore
-let settler: Settler
+let settler: Settler & ExternalSettlement
 
 const payer = (): (typeof chain.anvil.accounts)[number] => chain.anvil.accounts[1]!
 const payTo = (): Address => chain.anvil.accounts[2]!.address
@@ -213,6 +215,66 @@ describe('the payment reconciler (issue 18 item 5)', () => {
       await chain.anvil.testClient.setAutomine(true)
       await reconciler.stop()
       await chain.mint(payer().address, held)
+    }
+  })
+
+  // Audit of issue 15: a request that stopped while it waited for its receipt left no hash, and a used authorization
+  // was held for an operator for ever: paid, and the swap never delivered nor recorded.
+  it('settles a reservation whose request stopped after its broadcast from the AuthorizationUsed event, with its swap', async () => {
+    const { payment } = await signedPayment({ payer: payer(), payTo: payTo(), nowSec: await chainNowSec() })
+    const ref = newSwapRef(Date.now())
+    const before = await chain.balanceOf(payTo())
+    expect(
+      await opened.store.reservePayment(reservationOf(payment, 'onchain', ref, new Date(Date.now() - 10 * 60_000)), swapFor(ref)),
+    ).toBe(true)
+    // The broadcast the stopped request made, confirmed after it stopped: its hash was never kept.
+    const broadcast = await settler.settle(payment, ref)
+    if (!broadcast.ok) throw new Error(broadcast.message)
+    const reconciler = reconcilerAs('replica-a')
+    try {
+      expect(await reconciler.runOnce()).toMatchObject({ settled: 1, released: 0, pending: 0 })
+      expect(await opened.store.getPayment(payment.payer, payment.nonce)).toMatchObject({
+        status: 'settled',
+        transaction: broadcast.transaction,
+      })
+      expect(await opened.store.getSwap(ref)).toMatchObject({ ref, payment: { payer: payment.payer.toLowerCase() } })
+      expect(await chain.balanceOf(payTo())).toBe(before + payment.value)
+    } finally {
+      await reconciler.stop()
+    }
+  })
+
+  it('releases a reservation whose authorization its signer canceled on chain: it moved nothing, and never will', async () => {
+    const { payment } = await signedPayment({ payer: payer(), payTo: payTo(), nowSec: await chainNowSec() })
+    const ref = newSwapRef(Date.now())
+    expect(
+      await opened.store.reservePayment(reservationOf(payment, 'onchain', ref, new Date(Date.now() - 10 * 60_000)), swapFor(ref)),
+    ).toBe(true)
+    const signature = await payer().signTypedData({
+      domain: { name: 'USD Coin', version: '2', chainId: chain.anvil.chainId, verifyingContract: chain.usdc },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: payer().address, nonce: payment.nonce },
+    })
+    const { r, s, v } = parseSignature(signature)
+    await writeContractAndWait(chain.anvil, payer(), {
+      address: chain.usdc,
+      abi: CANCEL_ABI,
+      functionName: 'cancelAuthorization',
+      args: [payer().address, payment.nonce, Number(v), r, s],
+    })
+    const reconciler = reconcilerAs('replica-a')
+    try {
+      expect(await reconciler.runOnce()).toMatchObject({ released: 1, settled: 0, pending: 0 })
+      expect(await opened.store.getPayment(payment.payer, payment.nonce)).toBeUndefined()
+      expect(await opened.store.getSwap(ref)).toBeUndefined()
+    } finally {
+      await reconciler.stop()
     }
   })
 

@@ -124,6 +124,7 @@ describe('onchainSettler', () => {
       waitForTransactionReceipt: chain.anvil.publicClient.waitForTransactionReceipt,
       getTransactionReceipt: chain.anvil.publicClient.getTransactionReceipt,
       getBlock: chain.anvil.publicClient.getBlock,
+      getLogs: chain.anvil.publicClient.getLogs,
     }
     expect(await onchainSettler({ publicClient: confused, walletClient: chain.anvil.walletClient(gasWallet()) }).check(payment)).toEqual({
       ok: false,
@@ -170,6 +171,7 @@ describe('onchainSettler', () => {
       waitForTransactionReceipt: () => Promise.reject(new Error('socket hang up')),
       getTransactionReceipt: real.getTransactionReceipt,
       getBlock: real.getBlock,
+      getLogs: real.getLogs,
     }
     const outcome = await onchainSettler({
       publicClient: blindAfterBroadcast,
@@ -212,6 +214,7 @@ describe('onchainSettler', () => {
       waitForTransactionReceipt: real.waitForTransactionReceipt,
       getTransactionReceipt: real.getTransactionReceipt,
       getBlock: real.getBlock,
+      getLogs: real.getLogs,
     }
     expect(
       await onchainSettler({ publicClient: staleSimulation, walletClient: chain.anvil.walletClient(gasWallet()) }).settle(
@@ -262,6 +265,7 @@ describe('onchainSettler', () => {
       waitForTransactionReceipt: real.waitForTransactionReceipt,
       getTransactionReceipt: real.getTransactionReceipt,
       getBlock: real.getBlock,
+      getLogs: real.getLogs,
     }
     const fixedGasWallet: OnchainSettlerWalletClient = {
       account: wallet.account,

@@ -9,8 +9,8 @@ import {
 } from './settlement.ts'
 
 /**
- * Collects through an outside party: reserve (payer, nonce) in the store first, so no replica can spend the
- * authorization twice; check and settle; then record the swap with its payment in one transaction. A refusal gives
+ * Collects through an outside party: reserve (payer, nonce) in the store first, with the swap it pays for, so no
+ * replica can spend the authorization twice; check and settle; then mark the payment settled. A refusal gives
  * the reservation back, except after a broadcast whose outcome is unknown: then it stays, marked unsettled with
  * what to reconcile, so the authorization can never pay twice.
  */
@@ -20,7 +20,9 @@ export async function collectExternally(
   parameters: CollectParameters,
 ): Promise<CollectOutcome> {
   const { payment, swap, store, now, log, delivery } = parameters
-  if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now(), delivery)))) return ALREADY_USED
+  // The swap is recorded with the reservation: if this request stops before it ends (a crash while the receipt is
+  // awaited), reconciliation finds the payment settled and its swap there to follow.
+  if (!(await store.reservePayment(reservationOf(payment, mode, swap.ref, now(), delivery), swap))) return ALREADY_USED
   const release = (): Promise<void> => store.releasePayment(payment.payer, payment.nonce, swap.ref)
   let transaction: string
   try {

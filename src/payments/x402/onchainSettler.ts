@@ -2,6 +2,7 @@ import {
   type Address,
   BaseError,
   ContractFunctionRevertedError,
+  getAbiItem,
   type Hash,
   type Hex,
   isHash,
@@ -57,7 +58,29 @@ export type OnchainSettlerPublicClient = {
   getTransactionReceipt(parameters: { hash: Hash }): Promise<{ status: 'success' | 'reverted' }>
   /** The node's latest block: reconciliation judges expiry by chain time, at one block. */
   getBlock(parameters: { blockTag: 'latest' }): Promise<{ number: bigint; timestamp: bigint }>
+  /** USDC's events of one (authorizer, nonce) in a block range: which transaction used or canceled it. */
+  getLogs(parameters: AuthorizationLogsQuery): Promise<readonly { transactionHash: Hash | null }[]>
 }
+
+type AuthorizationLogsQuery = {
+  address: Address
+  event: typeof AUTHORIZATION_USED | typeof AUTHORIZATION_CANCELED
+  args: { authorizer: Address; nonce: Hex }
+  fromBlock: bigint
+  toBlock: bigint
+}
+
+const AUTHORIZATION_USED = getAbiItem({ abi: eip3009Abi, name: 'AuthorizationUsed' })
+const AUTHORIZATION_CANCELED = getAbiItem({ abi: eip3009Abi, name: 'AuthorizationCanceled' })
+
+/** Base makes a block every 2 s (OP Stack): how reconciliation turns times into the blocks to search. */
+const BASE_BLOCK_SECONDS = 2n
+/** Blocks searched beyond either end of the estimate: five minutes, for clock skew and a node's lag. */
+const LOG_MARGIN_BLOCKS = 150n
+/** The widest range one getLogs asks of the node (many limit a query to a few thousand blocks). */
+const LOG_CHUNK_BLOCKS = 2_000n
+/** An authorization was checked unused when it was reserved: its use is searched from this long before then. */
+const BEFORE_RESERVATION_SEC = 60n
 
 /** The gas-paying wallet that broadcasts the settlement; a viem wallet client with an account and a chain fits. */
 export type OnchainSettlerWalletClient = {
@@ -188,9 +211,10 @@ export function onchainSettler(parameters: OnchainSettlerParameters): Settler & 
 
 /**
  * Where a payment left unsettled stands on Base, from reads only (nothing is broadcast again): its transaction's
- * receipt, then USDC's `authorizationState`. Money moved only under a successful receipt; it can no longer move once
- * the authorization expired with its nonce unused (a reverted transaction of ours is not enough: anyone may still
- * submit the signed authorization until it expires). Anything else is pending.
+ * receipt, then USDC's `authorizationState`, and for a used one its events (reconcileUsed). Money moved under a
+ * successful receipt or an AuthorizationUsed event; it can no longer move once the authorization expired with its
+ * nonce unused, or was canceled (a reverted transaction of ours is not enough: anyone may still submit the signed
+ * authorization until it expires). Anything else is pending.
  */
 async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, payment: PaymentRow): Promise<ReconcileOutcome> {
   const pending = (why: string): ReconcileOutcome => ({ state: 'pending', message: why })
@@ -220,9 +244,7 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
   } catch {
     return pending('Base could not be reached to look up the authorization (RPC error).')
   }
-  if (isUsed === true)
-    // Used by a transaction other than the one we know: the money went to payTo, but from where is for an operator.
-    return pending(`The authorization was used on chain by a transaction other than ${hash ?? 'ours'}; an operator reconciles it.`)
+  if (isUsed === true) return reconcileUsed(publicClient, payment, block, hash)
   if (isUsed !== false) return pending('Base gave an unexpected answer about the authorization.')
   // A reverted settlement spent nothing, but it published the signed authorization: until it expires anyone can
   // still submit it and move the money, so the payment is held (with its swap) until then, never released early.
@@ -237,6 +259,60 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
       ? 'The settlement may have reached the network and is not mined yet.'
       : `The settlement transaction ${hash} is not mined yet.`,
   )
+}
+
+/**
+ * An authorization used or canceled on chain, but not by a transaction of ours known to have succeeded: ours may have
+ * confirmed after the request waiting for it stopped (a crash: its hash was never kept), a send that failed may have
+ * reached the network, or another party submitted the published authorization first. Its signature binds the
+ * recipient (payTo) and the value, so a use paid us whoever sent it: found by its AuthorizationUsed event, it settles
+ * with that transaction. One its signer canceled (AuthorizationCanceled) moved nothing and never will: released.
+ */
+async function reconcileUsed(
+  publicClient: OnchainSettlerPublicClient,
+  payment: PaymentRow,
+  latest: { number: bigint; timestamp: bigint },
+  ours: Hash | undefined,
+): Promise<ReconcileOutcome> {
+  const { fromBlock, toBlock } = usageBlocks(payment, latest)
+  const args = { authorizer: payment.payer as Address, nonce: payment.nonce as Hex }
+  const find = async (event: AuthorizationLogsQuery['event']): Promise<Hash | undefined> => {
+    for (let from = fromBlock; from <= toBlock; from += LOG_CHUNK_BLOCKS) {
+      const to = from + LOG_CHUNK_BLOCKS - 1n < toBlock ? from + LOG_CHUNK_BLOCKS - 1n : toBlock
+      const logs = await publicClient.getLogs({ address: payment.asset as Address, event, args, fromBlock: from, toBlock: to })
+      const found = logs.find((log) => log.transactionHash !== null)?.transactionHash
+      if (found !== undefined && found !== null) return found
+    }
+    return undefined
+  }
+  try {
+    const used = await find(AUTHORIZATION_USED)
+    if (used !== undefined) return { state: 'settled', transaction: used }
+    const canceled = await find(AUTHORIZATION_CANCELED)
+    if (canceled !== undefined)
+      return {
+        state: 'unused',
+        message: `The payer canceled the authorization on chain (transaction ${canceled}) before it was used, so it moved no money and never will; nothing was charged.`,
+      }
+  } catch {
+    return { state: 'pending', message: 'Base could not be reached to look up which transaction used the authorization (RPC error).' }
+  }
+  return {
+    state: 'pending',
+    message: `The authorization was used on chain${ours === undefined ? '' : ` (not by ${ours})`}, but no AuthorizationUsed event of it was found in blocks ${fromBlock} to ${toBlock}; an operator reconciles it.`,
+  }
+}
+
+/**
+ * The blocks an authorization can have been used in, estimated from the latest block at Base's block time: from a
+ * little before it was reserved (it was checked unused then) to a little after it expired, or the latest block.
+ */
+function usageBlocks(payment: PaymentRow, latest: { number: bigint; timestamp: bigint }): { fromBlock: bigint; toBlock: bigint } {
+  const blocksBefore = (sec: bigint): bigint => (sec >= latest.timestamp ? 0n : (latest.timestamp - sec) / BASE_BLOCK_SECONDS)
+  const reservedSec = BigInt(Math.floor(Date.parse(payment.reservedAt) / 1000)) - BEFORE_RESERVATION_SEC
+  const from = latest.number - blocksBefore(reservedSec) - LOG_MARGIN_BLOCKS
+  const to = latest.number - blocksBefore(payment.validBefore) + LOG_MARGIN_BLOCKS
+  return { fromBlock: from < 0n ? 0n : from, toBlock: to > latest.number ? latest.number : to }
 }
 
 function transferWithAuthorizationCall(payment: VerifiedPayment): TransferWithAuthorizationCall {
