@@ -72,7 +72,7 @@ export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0
  * The MCP payer (DESIGN 8): a viem account paying with x402-fetch, capped at the agent call fee (20000 atomic USDC).
  * Each call first reserves the fee against the wallet's daily budget in the store, in one atomic statement, so
  * concurrent calls can never together pass it. The reservation is given back only when the payment certainly did
- * not happen: nothing signed was sent, or the service refused the payment (402). When a signed payment was sent and
+ * not happen: nothing signed was sent, the service refused the payment (402), or it refused the request (4xx). When a signed payment was sent and
  * the answer is lost, the same payment is sent once more (the service answers it with the swap it bought, never a
  * second charge); if that too is lost or ambiguous, the reservation stays and no fresh authorization is signed.
  */
@@ -148,12 +148,19 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         log.info({ event: 'swap_paid_by_mcp', path, payer: account.address, transaction: receipt.transaction }, 'swap_paid_by_mcp')
         return { kind: 'paid', response, receipt, spentToday }
       }
-      const reason = (response.body as { error?: unknown } | undefined)?.error
-      if (sentPayment !== undefined && (response.status !== 402 || reason === 'settlement_failed' || reason === 'settlement_pending')) {
+      // A 402 names its reason in `error` (x402's PaymentRequired), any other refusal in `code` (a problem).
+      const answered = response.body as { error?: unknown; code?: unknown; detail?: unknown } | undefined
+      const reason = response.status === 402 ? answered?.error : answered?.code
+      // After a payment was sent, only a 5xx or a settlement in doubt (settlement_pending) may have charged it. The
+      // paid route screens, builds and simulates before it collects, so any other 4xx refused the request before the
+      // payment was touched, and a 402 settlement_failed gave the payment back: nothing was charged, and the budget
+      // gets the fee back (review of issue 15: a 422 simulation_failed kept it, and told the agent not to retry).
+      if (sentPayment !== undefined && (response.status >= 500 || (response.status === 402 && reason === 'settlement_pending'))) {
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
+        const detail = typeof answered?.detail === 'string' ? `: ${answered.detail}` : ''
         return {
           kind: 'unknown',
-          reason: `the service answered ${response.status}${typeof reason === 'string' ? ` (${reason})` : ''} after the payment was sent`,
+          reason: `the service answered ${response.status}${typeof reason === 'string' ? ` (${reason})` : ''} after the payment was sent${detail}`,
         }
       }
       await release()

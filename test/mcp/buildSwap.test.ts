@@ -153,7 +153,7 @@ describe('build_swap end to end: pays the embedded server on the ledger', () => 
     const wallet = throwawayWallet()
     const client = await payingClient(wallet)
     for (const [args, reason] of [
-      [quoteBody({ toToken: 'DOGE' }), /^SwapEazi answered 422 \(unsupported_token\): DOGE is not listed on ETH/],
+      [quoteBody({ toToken: 'DOGE' }), /^Not built and not paid: SwapEazi answered 422 \(unsupported_token\): DOGE is not listed on ETH/],
       [quoteBody({ fromChain: 'TRX', fromToken: 'USDT', toToken: 'USDC' }), /\(not_agent_callable\)/],
       [quoteBody({ fromAmount: '0.000001' }), /\(amount_out_of_range\).*Send between/],
     ] as const) {

@@ -188,7 +188,6 @@ describe('createPayer: after the payment was sent, an unknown outcome keeps the 
   const cases: [string, Answer][] = [
     ['a 500', json(500, { code: 'internal_error', detail: 'Something failed on our side.' })],
     ['a 502 gateway page', new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })],
-    ['a 402 settlement_failed', json(402, { ...challenge(), error: 'settlement_failed', detail: 'The settlement did not confirm.' })],
     ['a 402 settlement_pending', json(402, { ...challenge(), error: 'settlement_pending', detail: 'Not confirmed yet.' })],
   ]
   it.each(cases)('%s: kind unknown, not retried, the fee stays counted', async (_name, afterPayment) => {
@@ -229,7 +228,33 @@ describe('createPayer: after the payment was sent, an unknown outcome keeps the 
 
   it('the unknown reason says what happened, for the tool to pass on', async () => {
     const { payer: second } = scriptedPayer(() => [json(402, challenge()), json(500, { code: 'internal_error' })])
-    expect(await second.post(PATH, quoteBody())).toEqual({ kind: 'unknown', reason: 'the service answered 500 after the payment was sent' })
+    expect(await second.post(PATH, quoteBody())).toEqual({
+      kind: 'unknown',
+      reason: 'the service answered 500 (internal_error) after the payment was sent',
+    })
+  })
+})
+
+// Review of issue 15: the paid route screens, builds and simulates before it collects, so a 4xx after the payment
+// was signed refused the request with nothing charged; it kept the fee on the budget as an unknown outcome, and
+// build_swap told the agent not to call again.
+describe('createPayer: a refusal after the payment was signed charged nothing, and gives the fee back', () => {
+  const cases: [string, Response][] = [
+    ['a 422 simulation_failed', json(422, { code: 'simulation_failed', detail: 'The built transaction reverts; nothing is charged.' })],
+    ['a 429 rate_limited', json(429, { code: 'rate_limited', detail: 'Too many pre-flight simulations; retry after 30 s.' })],
+    ['a 403 address_screened', json(403, { code: 'address_screened', detail: 'The address is on a sanctions list.' })],
+    [
+      'a 402 settlement_failed',
+      json(402, { ...challenge(), error: 'settlement_failed', detail: 'USDC refused the transfer; nothing was charged.' }),
+    ],
+  ]
+  it.each(cases)('%s: kind refused, not retried, the fee given back', async (_name, afterPayment) => {
+    const { payer, address, calls, budget } = scriptedPayer(() => [json(402, challenge()), afterPayment])
+    const outcome = await payer.post(PATH, quoteBody())
+    expect(outcome.kind).toBe('refused')
+    expect(calls).toHaveLength(2)
+    expect(headerNamed(calls[1], 'x-payment')).toBeDefined()
+    expect(await budget.spent(address, DAY)).toBe(0n)
   })
 })
 

@@ -172,6 +172,15 @@ describe('build_swap on /mcp: the remote agent pays over x402 v2', () => {
     expect(PaymentRequiredV2.parse(nested.structuredContent).error).toBe('invalid_payment')
     expect(JSON.stringify(nested.content)).toContain('nested too deeply')
     expect(await count('x402_payments')).toBe(payments)
+    // A string no HTTP header can carry (a line break, a NUL, a letter above U+00FF) is the agent's invalid payment,
+    // not "failed on our side, retry shortly" (review of issue 15: the header write threw).
+    for (const payment of ['abc\ndef', 'a\u0000b', '€uro']) {
+      const unwritable = await buildSwap(client, { 'x402/payment': payment })
+      expect(unwritable.isError).toBe(true)
+      expect(PaymentRequiredV2.parse(unwritable.structuredContent).error).toBe('invalid_payment')
+      expect(JSON.stringify(unwritable.content)).toContain('is a string that is not base64')
+    }
+    expect(await count('x402_payments')).toBe(payments)
   })
 
   it('drain: 80 concurrent anonymous builds with a server wallet configured spend nothing from it', async () => {

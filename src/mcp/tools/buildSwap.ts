@@ -5,7 +5,7 @@ import { SwapResult } from '../../schemas/swap.ts'
 import { defineTool, failed, failedCall, type ToolContext, type ToolResult } from '../tool.ts'
 import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2 } from '../../schemas/x402.ts'
 import { encodeBase64Json } from '../../payments/x402/v2.ts'
-import type { ServiceResponse } from '../serviceClient.ts'
+import { describeFailure, type ServiceResponse } from '../serviceClient.ts'
 
 const usdc = (atomic: bigint): string => formatAtomic(atomic, 6)
 
@@ -91,7 +91,7 @@ export const buildSwap = defineTool({
           return failed(
             `Not built: the payment was refused (${typeof body.error === 'string' ? body.error : 'payment_refused'}): ${body.detail}`,
           )
-        return failedCall(outcome.response)
+        return notPaid(outcome.response)
       }
       case 'paid': {
         const parsed = SwapResult.safeParse(outcome.response.body)
@@ -150,7 +150,8 @@ function decodedHeader(response: ServiceResponse, name: string): unknown {
  * `_meta["x402/error"]`; paid, the swap with the SettleResponse in `_meta["x402/payment-response"]`.
  */
 async function callerPaysBuild(context: ToolContext, params: unknown, payment: unknown): Promise<ToolResult<BuildSwapOutput>> {
-  const signature = payment === undefined ? undefined : paymentSignature(payment)
+  const written = payment === undefined ? undefined : paymentSignature(payment)
+  const signature = typeof written === 'string' ? written : undefined
   const headers = signature === undefined ? {} : { 'payment-signature': signature }
   const response = await context.client.post('/api/x402/swap', params, headers)
   if (response.status === 402) {
@@ -158,8 +159,8 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
     if (!required.success) return failedCall(response)
     // The HTTP route's unpaid error names its header; over MCP the payment goes in _meta.
     const detail =
-      payment !== undefined && signature === undefined
-        ? `${UNWRITABLE_PAYMENT} Send the PaymentPayload that signs accepts[0].`
+      typeof written === 'object'
+        ? `${written.unwritable} Send the PaymentPayload that signs accepts[0].`
         : (response.body as { detail?: unknown } | undefined)?.detail
     const paymentRequired =
       payment === undefined
@@ -175,7 +176,7 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
       ...(typeof detail === 'string' && payment !== undefined ? { detail: `Not built and not paid: ${overMcp(detail)}` } : {}),
     }
   }
-  if (response.status !== 200) return failedCall(response)
+  if (response.status !== 200) return response.status < 500 ? notPaid(response) : failedCall(response)
   const settled = SettleResponseV2.safeParse(decodedHeader(response, 'payment-response'))
   const swap = SwapResult.safeParse(response.body)
   if (!settled.success || !swap.success)
@@ -191,19 +192,32 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
   }
 }
 
+/**
+ * A refusal of the paid route other than its 402 (a bad request, an unserved pair, a failed pre-flight, a limit): it
+ * comes before any payment is collected, and says so (DESIGN 8: every refusal of a paid tool says whether anything
+ * was charged).
+ */
+function notPaid(response: ServiceResponse): { ok: false; message: string } {
+  return failed(`Not built and not paid: ${describeFailure(response)}`)
+}
+
 const UNWRITABLE_PAYMENT = '_meta["x402/payment"] is nested too deeply to be written as JSON, so it is no PaymentPayload.'
+const NOT_BASE64_PAYMENT =
+  '_meta["x402/payment"] is a string that is not base64 (it holds other characters: a line break, a control character or a letter outside base64), so it is no encoded PaymentPayload: send the PaymentPayload object itself, or base64 of its JSON.'
 
 /**
- * The payment as the paid route's PAYMENT-SIGNATURE: a string as sent, an object as base64 JSON; undefined for an
- * object nested deeper than JSON.stringify can write (a RangeError), which no PaymentPayload is: the route is then
- * called unpaid, and its PaymentRequired answered as an invalid payment.
+ * The payment as the paid route's PAYMENT-SIGNATURE: a base64 string as sent, an object as base64 JSON. What no
+ * header can carry is not sent, and says why (`unwritable`): an object nested deeper than JSON.stringify can write
+ * (a RangeError), or a string outside base64's letters (a line break or a NUL is refused by HTTP itself: it failed as
+ * if on our side); no PaymentPayload is either, so the route is called unpaid and its PaymentRequired answered as an
+ * invalid payment.
  */
-function paymentSignature(payment: unknown): string | undefined {
-  if (typeof payment === 'string') return payment
+function paymentSignature(payment: unknown): string | { unwritable: string } {
+  if (typeof payment === 'string') return /^[A-Za-z0-9+/_-]*={0,2}$/.test(payment) ? payment : { unwritable: NOT_BASE64_PAYMENT }
   try {
     return encodeBase64Json(payment)
   } catch {
-    return undefined
+    return { unwritable: UNWRITABLE_PAYMENT }
   }
 }
 
