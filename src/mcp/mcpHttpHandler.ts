@@ -42,6 +42,7 @@ let mcpServerModules:
       createMcpServer: typeof import('./createMcpServer.ts').createMcpServer
       connectMcp: typeof import('./connectMcp.ts').connectMcp
       WebStandardStreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport
+      JSONRPCMessageSchema: typeof import('@modelcontextprotocol/sdk/types.js').JSONRPCMessageSchema
     }>
   | undefined
 const loadMcpServer = () =>
@@ -49,11 +50,45 @@ const loadMcpServer = () =>
     import('./createMcpServer.ts'),
     import('./connectMcp.ts'),
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-  ]).then(([server, connect, transport]) => ({
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([server, connect, transport, types]) => ({
     createMcpServer: server.createMcpServer,
     connectMcp: connect.connectMcp,
     WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
+    JSONRPCMessageSchema: types.JSONRPCMessageSchema,
   })))
+
+const NOT_A_MESSAGE =
+  'Invalid Request: not a JSON-RPC 2.0 message (an object with jsonrpc "2.0" and a method, or a result or error for an id)'
+
+/**
+ * A body the SDK's transport would answer -32700 (parse error) though it is JSON: JSON-RPC 2.0 says -32600 (invalid
+ * request) for a value that is not a request object, and -32600 once for an empty batch (the SDK answered 202 with
+ * no body). As the stdio transport answers the same input (stdioLineTransport.ts). Undefined: the SDK's to answer.
+ */
+function refusalOf(value: unknown, isMessage: (value: unknown) => boolean): Response | undefined {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return jsonRpcError(400, -32600, 'Invalid Request: an empty batch; send a JSON-RPC message')
+    return value.every(isMessage) ? undefined : jsonRpcError(400, -32600, `${NOT_A_MESSAGE}: one of the batch's entries is not`)
+  }
+  if (isMessage(value)) return undefined
+  const id = typeof value === 'object' && value !== null && 'method' in value ? (value as { id?: unknown }).id : undefined
+  return new Response(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: NOT_A_MESSAGE },
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    }),
+    { status: 400, headers: { 'content-type': 'application/json' } },
+  )
+}
+
+/** Whether the SDK's transport would read this request's body (its Accept and Content-Type checks pass). */
+function isReadable(request: Request): boolean {
+  const accept = request.headers.get('accept') ?? ''
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase()
+  return accept.includes('application/json') && accept.includes('text/event-stream') && type === 'application/json'
+}
 
 export function createMcpHttpHandler(parameters: McpHttpHandlerParameters): McpHttpHandler {
   const { allowedHosts, version, log } = parameters
@@ -68,12 +103,23 @@ export function createMcpHttpHandler(parameters: McpHttpHandlerParameters): McpH
     }
     if (request.method !== 'POST')
       return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST', { allow: 'POST' })
-    const { createMcpServer, connectMcp, WebStandardStreamableHTTPServerTransport } = await loadMcpServer()
+    const { createMcpServer, connectMcp, WebStandardStreamableHTTPServerTransport, JSONRPCMessageSchema } = await loadMcpServer()
+    // The body is read here once (its size is bounded by the HTTP layer) and handed to the SDK's transport parsed.
+    let parsedBody: unknown
+    if (isReadable(request)) {
+      try {
+        parsedBody = JSON.parse(await request.text())
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error: the body is not JSON; send one JSON-RPC message')
+      }
+      const refusal = refusalOf(parsedBody, (value) => JSONRPCMessageSchema.safeParse(value).success)
+      if (refusal !== undefined) return refusal
+    }
     const server = createMcpServer({ ...parameters.context(clientIp), version, log })
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless
     await connectMcp(server, transport)
     try {
-      return await transport.handleRequest(request)
+      return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody })
     } finally {
       void server.close()
     }

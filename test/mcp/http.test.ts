@@ -136,6 +136,37 @@ describe('/mcp requests with malformed params', () => {
     ])
   })
 
+  // Review of issue 15: the SDK's transport answered -32700 (parse error) to JSON that is not a JSON-RPC message, and
+  // 202 with no body to an empty batch; JSON-RPC 2.0 says -32600, as the stdio transport answers.
+  it.each([
+    ['a string', 'hello', null],
+    ['a request whose id is null', { jsonrpc: '2.0', id: null, method: 'ping' }, null],
+    ['an id without a method', { jsonrpc: '2.0', id: 1 }, null],
+    ['a request with _meta that is no object', { jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: [] } }, 4],
+    ['an empty batch', [], null],
+    ['a batch with a non-message', [{ jsonrpc: '2.0', id: 1, method: 'ping' }, 5], null],
+  ])('answers %s with -32600 (invalid request), by its id where it has one', async (_name, body, id) => {
+    const response = await postMcp(app, body)
+    expect(response.status).toBe(400)
+    expect(await readJson<RpcAnswer>(response)).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32600 } })
+  })
+
+  it('answers a body that is not JSON with -32700, and leaves the Accept and Content-Type checks to the SDK', async () => {
+    const notJson = await app.request('http://localhost/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":',
+    })
+    expect(notJson.status).toBe(400)
+    expect((await readJson<RpcAnswer>(notJson)).error?.code).toBe(-32700)
+    const wrongType = await app.request('http://localhost/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+      body: '"hello"',
+    })
+    expect(wrongType.status).toBe(415)
+  })
+
   it('leaves a tool it does not know to the SDK (an isError result naming it), and methods it does not serve to -32601', async () => {
     const unknownTool = await readJson<RpcAnswer>(await postMcp(app, toolCall(8, 'nope', {})))
     expect(unknownTool.result?.['isError']).toBe(true)
