@@ -76,7 +76,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     if (!(error instanceof ServiceError) || named === undefined) return error
     return new ServiceError(
       error.code,
-      `${error.message.replace(/,? ?and nothing was charged|nothing was charged\.? ?/gi, '').trim()} Nothing was claimed from your MPP payment (transfer ${named.hash}): if that transfer was made, the same Authorization: Payment buys a swap (this request once it can be served, or another) until its challenge expires.`,
+      `${error.message.replace(/,? ?and nothing was charged|nothing was charged\.? ?/gi, '').trim()} Nothing was claimed from your MPP payment (transfer ${named.hash}): if that transfer was made, the same Authorization: Payment buys a swap (this request once it can be served, or another), after its challenge expires too if the transfer was included before.`,
       { ...error.detail, transfer: named.hash, claimed: false },
       { cause: error },
     )
@@ -116,7 +116,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     deps.log.warn({ event: 'mpp_rpc_unavailable', err: error.message }, 'mpp_rpc_unavailable')
     throw new ServiceError(
       'payment_unavailable',
-      'The Tempo RPC this service verifies MPP payments with did not answer. Nothing was claimed: repeat the same request with the same credential shortly; it stays usable until its challenge expires.',
+      'The Tempo RPC this service verifies MPP payments with did not answer. Nothing was claimed: repeat the same request with the same credential shortly; a transfer included before its challenge expired stays usable after it.',
       { retryAfterSec: RPC_RETRY_AFTER_SEC },
       { cause: error },
     )
@@ -139,7 +139,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
     )
     throw new ServiceError(
       'internal_error',
-      `Your payment ${payment.hash} is on Tempo, but this service could not record the swap it pays for. It was not claimed: repeat the same request with the same credential shortly, before its challenge expires, and the swap is answered for it, never charged twice.`,
+      `Your payment ${payment.hash} is on Tempo, but this service could not record the swap it pays for. It was not claimed: repeat the same request with the same credential shortly (its challenge may have expired meanwhile: the transfer was made in time), and the swap is answered for it, never charged twice.`,
       {},
       { cause: error },
     )

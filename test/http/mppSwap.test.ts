@@ -277,15 +277,50 @@ describe('MPP on /api/mpp/swap (mppx 0.11 tempo charge, push mode)', () => {
     expect(rpc.calls.length).toBe(asked)
   })
 
-  it('refuses a credential whose challenge has expired, paid or not (challenge_expired)', async () => {
-    const { authorization } = await payChallenge()
+  // Audit of issue 15: a transfer made in time whose redemption our own 503 held past the expiry was kept by the
+  // recipient and bought nothing ("Nothing was claimed ... ask for a new one").
+  it("buys the swap with a transfer included before its challenge expired, even once it has: our delay is not the payer's", async () => {
+    const { authorization, hash } = await payChallenge()
+    rpc.setDown(true)
+    try {
+      expect((await postJson(app, SWAP, body, { authorization })).status).toBe(503)
+    } finally {
+      rpc.setDown(false)
+    }
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 6 * 60_000 })
     try {
-      const response = await postJson(app, SWAP, body, { authorization })
-      expect(response.status).toBe(402)
-      const challenge = X402Challenge.parse(await readJson(response))
-      expect(challenge.error).toBe('challenge_expired')
-      expect(challenge.detail).toMatch(/Ask for a new one/)
+      const late = await postJson(app, SWAP, body, { authorization })
+      expect(late.status).toBe(200)
+      expect(await store.mpp.getPayment(hash)).toMatchObject({ hash })
+      // Bought once: the same credential for another request is refused as used.
+      expect((await postJson(app, SWAP, otherBody, { authorization })).status).toBe(402)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('refuses a credential whose challenge expired before its transfer was made, or that was never paid (challenge_expired)', async () => {
+    const unpaid = await postJson(app, SWAP, body)
+    const memo = attributionMemo(REALM, Challenge.fromResponse(unpaid).id)
+    // In time, but bound to another challenge: it pays that one, not this.
+    const otherMemo = attributionMemo(REALM, Challenge.fromResponse(await postJson(app, SWAP, body)).id)
+    const elsewhere = await sendTransfers(tempoClient(rpc.url, CHAIN_ID), payer, [
+      { to: TEMPO_PAY_TO, amountAtomic: 20_000n, memo: otherMemo },
+    ])
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 6 * 60_000 })
+    try {
+      const hash = await sendTransfers(tempoClient(rpc.url, CHAIN_ID), payer, [{ to: TEMPO_PAY_TO, amountAtomic: 20_000n, memo }])
+      for (const authorization of [
+        pushCredential(unpaid, elsewhere, payer.address, CHAIN_ID),
+        pushCredential(unpaid, hash, payer.address, CHAIN_ID),
+        pushCredential(unpaid, `0x${'ab'.repeat(32)}`, payer.address, CHAIN_ID),
+      ]) {
+        const response = await postJson(app, SWAP, body, { authorization })
+        expect(response.status).toBe(402)
+        const challenge = X402Challenge.parse(await readJson(response))
+        expect(challenge.error).toBe('challenge_expired')
+        expect(challenge.detail).toMatch(/no transfer bound to it was included on Tempo before it expired\. Ask for a new one/)
+      }
     } finally {
       vi.useRealTimers()
     }

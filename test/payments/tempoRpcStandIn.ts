@@ -54,11 +54,13 @@ export async function startTempoRpcStandIn(options: StartTempoRpcStandInOptions)
 
   const balanceOf = (address: Address): bigint => balances.get(address.toLowerCase()) ?? 0n
 
-  const block = (): Record<string, unknown> => ({
-    number: numberToHex(blockNumber),
-    hash: keccak256(toHex(`block ${blockNumber}`)),
+  /** When each block that holds a transaction was made: a block asked for by number keeps its time. */
+  const blockTimes = new Map<bigint, number>()
+  const block = (number = blockNumber): Record<string, unknown> => ({
+    number: numberToHex(number),
+    hash: keccak256(toHex(`block ${number}`)),
     parentHash: zeroHash,
-    timestamp: numberToHex(Math.floor(Date.now() / 1000)),
+    timestamp: numberToHex(blockTimes.get(number) ?? Math.floor(Date.now() / 1000)),
     nonce: '0x0000000000000000',
     sha3Uncles: zeroHash,
     logsBloom: `0x${'00'.repeat(256)}`,
@@ -118,6 +120,7 @@ export async function startTempoRpcStandIn(options: StartTempoRpcStandInOptions)
     }
     if (!isReverted) for (const [address, debit] of debits) balances.set(address, (balances.get(address) ?? 0n) - debit)
     blockNumber += 1n
+    blockTimes.set(blockNumber, Math.floor(Date.now() / 1000))
     const receipt: Receipt = {
       transactionHash: hash,
       transactionIndex: '0x0',
@@ -145,7 +148,7 @@ export async function startTempoRpcStandIn(options: StartTempoRpcStandInOptions)
       case 'eth_blockNumber':
         return numberToHex(blockNumber)
       case 'eth_getBlockByNumber':
-        return block()
+        return typeof params[0] === 'string' && params[0].startsWith('0x') ? block(BigInt(params[0])) : block()
       case 'eth_gasPrice':
         return '0x2540be400'
       case 'eth_maxPriorityFeePerGas':

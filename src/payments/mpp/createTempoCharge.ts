@@ -8,11 +8,13 @@ import {
   type Hex,
   http,
   isAddressEqual,
+  keccak256,
   parseEventLogs,
   parseUnits,
+  stringToHex,
   TransactionReceiptNotFoundError,
 } from 'viem'
-import { getTransactionReceipt } from 'viem/actions'
+import { getBlock, getTransactionReceipt } from 'viem/actions'
 import { Abis } from 'viem/tempo'
 import { tempo as tempoMainnet } from 'viem/tempo/chains'
 import type { MppRejectReason } from '../../schemas/mpp.ts'
@@ -149,6 +151,12 @@ export function createTempoCharge(parameters: TempoChargeParameters): TempoCharg
       try {
         await mppx.validateCredential(credential, { realm, request })
       } catch (error) {
+        if (error instanceof Errors.PaymentExpiredError) {
+          // Expired now, but a transfer included before it expired was made in time: it is kept by the recipient,
+          // so it still buys its swap (a 503 of ours, or a refusal the payer fixed, can hold the retry past expiry).
+          const issued = await mppx.challenge.tempo.charge({ ...request, description })
+          return verifyPaidInTime(credential, { client, secretKey, realm, recipient, amountAtomic, chainId, issued })
+        }
         return explain(error, { client, credential, recipient, amountAtomic, chainId })
       }
       const hash = payload.hash.toLowerCase() as Hex
@@ -241,6 +249,98 @@ async function explain(error: unknown, context: ExplainContext): Promise<MppReje
   // Anything else arose asking the RPC or reading its answer (transport, timeout, an RPC error, an answer that is not
   // what a node sends): nothing about the payment is known, so 503, and the client tries again.
   throw new TempoRpcUnavailableError(`the Tempo RPC could not verify the payment: ${firstLine(text)}`, { cause: error })
+}
+
+const EXPIRED =
+  'The challenge this credential answers has expired, and no transfer bound to it was included on Tempo before it expired. Ask for a new one (repeat the request without Authorization).'
+
+type PaidInTimeContext = {
+  client: Client
+  secretKey: string
+  realm: string
+  recipient: Address
+  amountAtomic: bigint
+  chainId: number
+  /** A challenge issued now for the same request: the expired one must have asked for exactly what it asks. */
+  issued: Challenge.Challenge
+}
+
+/**
+ * A push credential whose challenge has expired, checked as mppx checks it otherwise (it refuses any expired
+ * challenge before reading the chain): the challenge is ours (its HMAC) and asked what we ask now, and the
+ * transaction, successful, holds a pathUSD TransferWithMemo of the amount to our recipient from the payer, with the
+ * attribution memo of this realm and challenge; and its block was made before the challenge expired. A transfer made
+ * after is refused as expired, as before.
+ */
+async function verifyPaidInTime(credential: Credential.Credential, context: PaidInTimeContext): Promise<MppVerifyOutcome> {
+  const { client, secretKey, realm, recipient, amountAtomic, chainId, issued } = context
+  const { challenge } = credential
+  if (!Challenge.verify(challenge, { secretKey }))
+    return reject(
+      'invalid_challenge',
+      "The credential's challenge was not issued by this route. Answer a challenge from this route's latest 402.",
+    )
+  const isSameAsk =
+    challenge.method === issued.method &&
+    challenge.intent === issued.intent &&
+    challenge.realm === realm &&
+    canonicalJson(challenge.request) === canonicalJson(issued.request)
+  if (!isSameAsk) return reject('challenge_expired', EXPIRED)
+  const hash = (credential.payload as { hash: Hex }).hash
+  let receipt: Awaited<ReturnType<typeof getTransactionReceipt>>
+  let blockTimeMs: number
+  try {
+    receipt = await getTransactionReceipt(client, { hash })
+    blockTimeMs = Number((await getBlock(client, { blockNumber: receipt.blockNumber })).timestamp) * 1000
+  } catch (error) {
+    if (error instanceof TransactionReceiptNotFoundError) return reject('challenge_expired', EXPIRED)
+    throw new TempoRpcUnavailableError(`the Tempo RPC could not give the receipt of ${hash}`, { cause: error })
+  }
+  if (receipt.status !== 'success' || blockTimeMs > Date.parse(challenge.expires ?? '')) return reject('challenge_expired', EXPIRED)
+  const payer = sourceAddress(credential.source) ?? receipt.from
+  const serverTag = keccak256(stringToHex(realm)).slice(2, 22)
+  const challengeTag = keccak256(stringToHex(challenge.id)).slice(2, 16)
+  const isBound = (sent: Hex): boolean => {
+    const memo = sent.toLowerCase()
+    return (
+      memo.length === 66 &&
+      memo.slice(2, 10) === keccak256(stringToHex('mpp')).slice(2, 10) &&
+      memo.slice(10, 12) === '01' &&
+      memo.slice(12, 32) === serverTag &&
+      memo.slice(52, 66) === challengeTag
+    )
+  }
+  const paid = parseEventLogs({ abi: Abis.tip20, eventName: 'TransferWithMemo', logs: receipt.logs }).some(
+    (log) =>
+      isAddressEqual(log.address, PATH_USD) &&
+      isAddressEqual(log.args.to, recipient) &&
+      isAddressEqual(log.args.from, payer) &&
+      log.args.amount === amountAtomic &&
+      isBound(log.args.memo),
+  )
+  if (!paid) return reject('challenge_expired', EXPIRED)
+  return {
+    ok: true,
+    payment: {
+      hash: hash.toLowerCase() as Hex,
+      payer: payer.toLowerCase() as Address,
+      challengeId: challenge.id,
+      expires: challenge.expires ?? '',
+      amountAtomic,
+      recipient,
+      currency: PATH_USD,
+      chainId,
+    },
+  }
+}
+
+/** JSON with its object keys sorted, so two requests compare by content whatever order their keys came in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    typeof inner === 'object' && inner !== null && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  )
 }
 
 /** Why no transfer matched: which of currency, recipient and amount differs, read from the same receipt. */
