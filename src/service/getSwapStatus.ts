@@ -9,7 +9,7 @@ import type { ServiceDeps } from './deps.ts'
 import { explorerTxUrl } from './explorerTxUrl.ts'
 import { hasInertChains, inertRouterSteps, type RouterUse, recordedExecutorUsesOf } from './inertRouter.ts'
 import { orderDeadlineOf } from './orderDeadlineOf.ts'
-import { type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
+import { isTrackedBy, type SourceTracking, TRACKER_SEEN_WITHIN_MS } from './nextStep.ts'
 import { type BuiltOrder, orderStatus } from './orderStatus.ts'
 import type { LifecycleRecord } from '../store/createStore.ts'
 import { transferLifecycle } from './transferLifecycle.ts'
@@ -135,21 +135,28 @@ function deadlineMsOf(transactionRequest: unknown, createdAt: string): number {
  * else none seen. The store is read at most once per chain.
  */
 function sourceTrackingOf(
-  deps: GetSwapStatusDeps,
+  readToMs: (chain: ChainCode) => Promise<number | null>,
   follows: (chain: ChainCode) => boolean,
   nowMs: number,
 ): (chain: ChainCode) => Promise<SourceTracking> {
-  const seen = new Map<ChainCode, Promise<SourceTracking>>()
-  const scannedElsewhere = async (chain: ChainCode): Promise<SourceTracking> => {
-    const cursor = await deps.store.lifecycle.getCursor(chain)
-    return cursor !== undefined && nowMs - cursor.blockTime.getTime() <= TRACKER_SEEN_WITHIN_MS ? 'elsewhere' : 'unseen'
-  }
   return async (chain) => {
     if (follows(chain)) return 'here'
-    let answer = seen.get(chain)
+    const readTo = await readToMs(chain)
+    return readTo !== null && nowMs - readTo <= TRACKER_SEEN_WITHIN_MS ? 'elsewhere' : 'unseen'
+  }
+}
+
+/**
+ * The time of the last final block a tracker has read on each chain (its cursor in the store), or null when none has:
+ * read at most once per chain and request.
+ */
+function cursorTimes(deps: GetSwapStatusDeps): (chain: ChainCode) => Promise<number | null> {
+  const read = new Map<ChainCode, Promise<number | null>>()
+  return (chain) => {
+    let answer = read.get(chain)
     if (answer === undefined) {
-      answer = scannedElsewhere(chain)
-      seen.set(chain, answer)
+      answer = deps.store.lifecycle.getCursor(chain).then((cursor) => cursor?.blockTime.getTime() ?? null)
+      read.set(chain, answer)
     }
     return answer
   }
@@ -200,19 +207,26 @@ export async function getSwapStatus(deps: GetSwapStatusDeps, parameters: { ref: 
   const ref = canonicalTrackedRef(parameters.ref)
   const nowMs = deps.clock()
   const follows = (chain: ChainCode): boolean => deps.tracking?.follows(chain) ?? false
-  const sourceTrackingOn = sourceTrackingOf(deps, follows, nowMs)
+  const readToMs = cursorTimes(deps)
+  const sourceTrackingOn = sourceTrackingOf(readToMs, follows, nowMs)
   // An order is followed when a tracker follows its source chain and it has a swap row to move. A batch's plain
   // transfer is read off the batch's other legs, so a batch of transfers only (no leg recorded: every swap or bridge
   // order of a batch is recorded with it) has nothing any tracker moves, whichever chains are read.
   const read = async (order: BuiltOrder, lifecycle: LifecycleRecord | undefined, isFollowable = true): Promise<OrderStatus> => {
     const toChain = ChainCode.parse(order.toChain)
+    const fromChain = ChainCode.parse(order.fromChain)
+    const sourceTracking = isFollowable ? await sourceTrackingOn(fromChain) : 'never'
+    // Past the deadline and still built, whether the order ran depends on how far the tracker has read: a transaction
+    // mined just before the deadline is final only some blocks later.
+    const isUndecided = (lifecycle?.state ?? 'built') === 'built' && nowMs > order.deadlineMs && isTrackedBy(sourceTracking)
     return orderStatus({
       catalogue: deps.catalogue,
       explorerTxUrl: (chain, txHash) => explorerTxUrl(deps.files, chain, txHash),
       explorerUrl: (chain) => deps.files.chains.chains.find((entry) => entry.id === chain)?.explorer ?? null,
       order,
       lifecycle,
-      sourceTracking: isFollowable ? await sourceTrackingOn(ChainCode.parse(order.fromChain)) : 'never',
+      sourceTracking,
+      ...(isUndecided ? { sourceReadToMs: await readToMs(fromChain) } : {}),
       isDestinationTracked: follows(toChain) || isDestinationReadElsewhere(lifecycle, nowMs),
       nowMs,
     })

@@ -49,6 +49,11 @@ export type NextStepParameters = {
   explorerUrl: string | null
   /** Unix ms after which the router refuses the transaction (OrderExpired). */
   deadlineMs: number
+  /**
+   * For a built order past its deadline that a tracker follows: the time of the last final block it has read on the
+   * source chain (null: none yet). Until it passes the deadline, a transaction mined just before may still show.
+   */
+  sourceReadToMs?: number | null
   /** Why the transaction must never be signed (it depends on the inert default router): a built order says so. */
   doNotSign?: string
   /** What the recipient got (partial: the bridged token). */
@@ -76,6 +81,28 @@ function builtStep(parameters: NextStepParameters & { deadline: string; transact
   const never = 'No tracker follows this order (a batch of plain transfers only holds no swap or bridge order for one to move)'
   if (nowMs > deadlineMs) {
     const rebuild = 'if it was never mined, nothing moved and it can no longer run: get a new quote and build again.'
+    const readTo = parameters.sourceReadToMs
+    if (isTracked && readTo !== undefined && (readTo === null || readTo < deadlineMs)) {
+      const reader = sourceTracking === 'here' ? 'The tracker' : `The tracker scanning ${fromChain}`
+      const read =
+        readTo === null
+          ? `has read no final block of ${fromChain} yet`
+          : `has read final blocks of ${fromChain} up to ${new Date(readTo).toISOString()}`
+      // Behind, but reading: a transaction mined before the deadline is not final yet, so it may still show.
+      if (readTo !== null && nowMs - readTo <= TRACKER_SEEN_WITHIN_MS)
+        return {
+          action: 'wait',
+          message: `The deadline (${deadline}) has passed, but ${reader.toLowerCase()} ${read}, before it: a transaction mined just before the deadline may still show as pending. Do not build it again yet (the user could pay twice): read this status again; once the tracker has read past the deadline, this order shows pending or expired.`,
+          checkAgainSec: BUILT_CHECK_AGAIN_SEC,
+          deadline: null,
+        }
+      return {
+        action: 'quote_again',
+        message: `The deadline (${deadline}) has passed. ${reader} ${read}${readTo === null ? '' : `, ${Math.round((nowMs - readTo) / 60_000)} minutes ago`}, so this status cannot show yet whether the transaction ran: check it ${explorer} by the hash the wallet gave; ${rebuild}`,
+        checkAgainSec,
+        deadline: null,
+      }
+    }
     const message: Record<SourceTracking, string> = {
       here: `The deadline (${deadline}) has passed with no transaction seen; if it was never broadcast, nothing moved: get a new quote and build again. The tracker will mark it expired.`,
       elsewhere: `The deadline (${deadline}) has passed with no transaction seen by the tracker scanning ${fromChain}; if it was never broadcast, nothing moved: get a new quote and build again. That tracker will mark it expired.`,

@@ -31,6 +31,8 @@ export type OrderStatusParameters = {
   sourceTracking: SourceTracking
   /** Whether a tracker is known to read the order's destination chain (where a bridged delivery is seen). Absent: read. */
   isDestinationTracked?: boolean
+  /** The time of the last final block the tracker read on the source chain (null: none), for a built order past its deadline. */
+  sourceReadToMs?: number | null
   nowMs: number
 }
 
@@ -114,6 +116,7 @@ export function orderStatus(parameters: OrderStatusParameters): OrderStatus {
       fromChain,
       explorerUrl: explorerUrl(fromChain),
       ...(parameters.isDestinationTracked === undefined ? {} : { isDestinationTracked: parameters.isDestinationTracked }),
+      ...(parameters.sourceReadToMs === undefined ? {} : { sourceReadToMs: parameters.sourceReadToMs }),
       deadlineMs: order.deadlineMs,
       ...(order.doNotSign === undefined ? {} : { doNotSign: order.doNotSign }),
       received,

@@ -22,6 +22,38 @@ const step = (sourceTracking: SourceTracking, overrides: Partial<NextStepParamet
 const SIGN =
   'Sign and broadcast the batch transactionRequest (executeBatch) before 2026-11-20T12:30:00.000Z (approve the token first if the approval says so); after that the router refuses it and nothing moves.'
 
+// Audit of issue 15: past the deadline, "no transaction seen: quote again" was said before the tracker had read a
+// final block past it, while a transaction mined just before the deadline could still turn pending: paid twice.
+describe('nextStep for a built order past its deadline, by how far the tracker has read', () => {
+  const past = { nowMs: DEADLINE_MS + 30_000 }
+  it('waits while the tracker reads, behind the deadline: not built again yet', () => {
+    for (const tracking of ['here', 'elsewhere'] as const) {
+      const next = step(tracking, { ...past, sourceReadToMs: DEADLINE_MS - 120_000 })
+      expect(next).toMatchObject({ action: 'wait', checkAgainSec: BUILT_CHECK_AGAIN_SEC, deadline: null })
+      expect(next.message).toContain('has read final blocks of BAS up to 2026-11-20T12:28:00.000Z, before it')
+      expect(next.message).toContain('Do not build it again yet')
+    }
+  })
+
+  it('says the status cannot tell when the tracker has read nothing, or nothing lately: check the explorer', () => {
+    const none = step('here', { ...past, sourceReadToMs: null })
+    expect(none.action).toBe('quote_again')
+    expect(none.message).toContain(
+      'The tracker has read no final block of BAS yet, so this status cannot show yet whether the transaction ran',
+    )
+    expect(none.message).toContain('https://basescan.org')
+    const stale = step('here', { ...past, sourceReadToMs: DEADLINE_MS - 20 * 60_000 })
+    expect(stale.action).toBe('quote_again')
+    expect(stale.message).toContain('up to 2026-11-20T12:10:00.000Z, 21 minutes ago')
+  })
+
+  it('once the tracker has read past the deadline, nothing ran: quote again, as before', () => {
+    const next = step('here', { ...past, sourceReadToMs: DEADLINE_MS + 1_000 })
+    expect(next.action).toBe('quote_again')
+    expect(next.message).toContain('has passed with no transaction seen')
+  })
+})
+
 describe('nextStep for a built order', () => {
   it('is tracked only where a tracker is known to follow the order', () => {
     expect((['here', 'elsewhere', 'unseen', 'never'] as const).map(isTrackedBy)).toEqual([true, true, false, false])
