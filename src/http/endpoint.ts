@@ -50,6 +50,11 @@ export type EndpointDeclaration<Body> = {
   path: string
   /** The request body's schema (a POST with a JSON body). */
   body?: z.ZodType<Body>
+  /**
+   * Runs on the body's JSON before its schema, to refuse what makes the schema's complaints beside the point (a chain
+   * this service does not build for, whose addresses are not EVM addresses): throws a ServiceError, or returns.
+   */
+  screenBody?: (deps: AppDeps, value: unknown) => void
   /** The OpenAPI operation; omitted for pages that are not API (the portal). */
   doc?: OperationDoc
   /** Makes the handler for one app: called once when the app is built, so it may prepare what every request reuses. */
@@ -74,12 +79,14 @@ const NO_BODY_SCHEMA = 'this endpoint declares no body schema'
  * answers and /openapi.json are derived from these declarations.
  */
 export function defineEndpoint<Body = never>(declaration: EndpointDeclaration<Body>): Endpoint {
-  const { method, path, body, doc } = declaration
+  const { method, path, body, doc, screenBody } = declaration
   const bodyName = body?.meta()?.id
-  const parse = (text: string): Body => {
-    if (body === undefined) throw new TypeError(`${method} ${path}: ${NO_BODY_SCHEMA}`)
-    return parseJsonBody(text, body)
-  }
+  const parserFor =
+    (deps: AppDeps) =>
+    (text: string): Body => {
+      if (body === undefined) throw new TypeError(`${method} ${path}: ${NO_BODY_SCHEMA}`)
+      return parseJsonBody(text, body, screenBody === undefined ? undefined : (value) => screenBody(deps, value))
+    }
   return {
     method,
     path,
@@ -88,6 +95,7 @@ export function defineEndpoint<Body = never>(declaration: EndpointDeclaration<Bo
     routePath: path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1'),
     makeHandler(deps, scope) {
       const handle = declaration.handler(deps, scope)
+      const parse = parserFor(deps)
       // An /api/v1 GET that declares no query parameter refuses any: `?chain=pol` on the corridor list used to answer
       // every corridor as if filtered. An endpoint that declares some checks its own (intelligence's amount).
       const refusesQuery =

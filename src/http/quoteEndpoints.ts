@@ -1,5 +1,6 @@
 import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { getQuote, getRankedQuote } from '../service/getQuote.ts'
+import { refuseDiscoveryChains } from '../service/resolveQuoteRequest.ts'
 import { createQuoteMemo } from '../service/quoteMemo.ts'
 import { defineEndpoint, type Endpoint, type OperationDoc, type ResponseDoc } from './endpoint.ts'
 import { MARKET_UNAVAILABLE, PAYLOAD_TOO_LARGE, problemResponseDoc, UNSUPPORTED_MEDIA_TYPE } from './openapiDoc.ts'
@@ -31,6 +32,7 @@ const freeQuote = (path: string, summary: string, operationId: string): Endpoint
     method: 'POST',
     path,
     body: QuoteParams,
+    screenBody: refuseDiscoveryChains,
     doc: quoteDoc(summary, operationId, QuoteResult),
     handler: (deps, scope) => {
       const memo = scope.once(QUOTE_MEMO, () => createQuoteMemo(deps.clock, { version: () => deps.catalogue }))
@@ -58,6 +60,7 @@ export const quoteRanked = defineEndpoint({
   method: 'POST',
   path: '/api/v1/quote',
   body: QuoteParams,
+  screenBody: refuseDiscoveryChains,
   doc: quoteDoc('Three full quotes ranked FASTEST, BALANCED, CHEAPEST', 'quoteRanked', RankedQuote),
   handler: (deps, scope) => {
     const memo = scope.once(RANKED_QUOTE_MEMO, () => createQuoteMemo(deps.clock, { version: () => deps.catalogue }))

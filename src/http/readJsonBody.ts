@@ -68,7 +68,7 @@ export async function readJsonText(c: Context, bodyName?: string): Promise<strin
 }
 
 /** JSON text parsed with `schema`: not JSON is a 400, a schema failure a 400 listing each field. */
-export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.infer<S> {
+export function parseJsonBody<S extends z.ZodType>(text: string, schema: S, screen?: (value: unknown) => void): z.infer<S> {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -84,6 +84,7 @@ export function parseJsonBody<S extends z.ZodType>(text: string, schema: S): z.i
       `The request body names ${JSON.stringify(repeated)} twice in one object; send each field once (which one was meant is not ours to guess).`,
       { errors: [{ field: '(body)', message: `has the key ${JSON.stringify(repeated)} twice` }] },
     )
+  screen?.(value)
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
     const errors = fieldErrors(parsed.error)

@@ -8,6 +8,7 @@ import { describeX402Resources } from '../service/describeX402Resources.ts'
 import { rateLimitedError } from '../service/admitApiRequest.ts'
 import { payForMppSwap } from '../service/payForMppSwap.ts'
 import { payForSwap } from '../service/payForSwap.ts'
+import { refuseDiscoveryChains } from '../service/resolveQuoteRequest.ts'
 import { ServiceError } from '../service/serviceError.ts'
 import { PUBLISHED_CACHE } from './cacheControl.ts'
 import { STATUS_BY_CODE } from './problem.ts'
@@ -65,6 +66,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
     method: 'POST',
     path,
     body: QuoteParams,
+    screenBody: refuseDiscoveryChains,
     doc: {
       summary,
       operationId,

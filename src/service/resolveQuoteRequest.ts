@@ -1,6 +1,6 @@
 import { type Address, isAddress } from 'viem'
 import { isEvmToken, numberToFixed, quotableRange, type Token } from '../engine/index.ts'
-import type { ChainCode } from '../schemas/catalogue.ts'
+import { type ChainCode, ChainCodeInput } from '../schemas/catalogue.ts'
 import { DEFAULT_SLIPPAGE, type QuoteParams } from '../schemas/quote.ts'
 import type { ServiceDeps } from './deps.ts'
 import { amountAboveMax, parseTokenAmount } from './parseTokenAmount.ts'
@@ -90,6 +90,19 @@ export function requireAgentCallable(deps: ServiceDeps, chain: QuoteParams['from
       `${chain} is listed for discovery but is not agent-callable: it needs a user-signed flow. Direct the user to ${deps.appUrl}.`,
       { field, chain, appUrl: deps.appUrl },
     )
+}
+
+/**
+ * A request body from or to a discovery-only chain (SOL, TRX), refused before its schema is checked: its addresses
+ * are that chain's (base58), and a 400 saying they must be 0x addresses sent agents to invent an EVM wallet instead of
+ * the app (audit of issue 15). What is not an object, or names no such chain, is left to the schema.
+ */
+export function refuseDiscoveryChains(deps: ServiceDeps, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return
+  for (const field of ['fromChain', 'toChain'] as const) {
+    const chain = ChainCodeInput.safeParse((value as Record<string, unknown>)[field])
+    if (chain.success) requireAgentCallable(deps, chain.data, field)
+  }
 }
 
 export const BAD_CHECKSUM =

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { signApiKey } from '../../src/auth/apiKey.ts'
 import { Problem } from '../../src/schemas/problem.ts'
-import { APP_URL, get, postJson, postRaw, quoteBody, readJson, testApp } from './testApp.ts'
+import { APP_URL, get, KEY_SECRET, NOW_MS, postJson, postRaw, quoteBody, readJson, testApp } from './testApp.ts'
 
 const app = testApp()
+const KEY = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef01234567', tier: 'free', iat: NOW_MS / 1000 })
 const QUOTE = '/api/x402/quote'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -334,6 +336,26 @@ describe('POST /api/x402/quote: fields (spec 2.1, DESIGN 3, 7.1-7.5)', () => {
     expect(body).toMatchObject({ field, appUrl: APP_URL })
     expect(body.detail).toContain(APP_URL)
   })
+
+  // Audit of issue 15: with the chain's own (base58) addresses, the request these corridors really get, the answer was
+  // 400 "must be 0x followed by 40 hex characters" on the address, which sent agents to invent an EVM wallet.
+  it.each([
+    [
+      'fromChain',
+      { fromChain: 'TRX', fromToken: 'USDT-TRC20', toChain: 'BAS', toToken: 'USDC', fromAddress: 'TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9' },
+    ],
+    ['toChain', { toChain: 'sol', toToken: 'USDC', toAddress: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV' }],
+    ['fromChain', { fromChain: 'SOL', fromAddress: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV', fromAmount: 'lots' }],
+  ])(
+    "SOL or TRX as %s with that chain's own addresses: still 422 not_agent_callable, not a 400 on the address",
+    async (field, overrides) => {
+      for (const path of ['/api/x402/quote', '/api/v1/quote', '/api/x402/swap']) {
+        const response = await postJson(app, path, quoteBody(overrides), path === '/api/v1/quote' ? { 'x-swapeazi-key': KEY } : {})
+        const body = await expectProblem(Promise.resolve(response), 422, 'not_agent_callable')
+        expect(body).toMatchObject({ field, appUrl: APP_URL })
+      }
+    },
+  )
 
   it('SOL as fromChain: pinned detail', async () => {
     const body = await expectProblem(postQuote({ fromChain: 'SOL' }), 422, 'not_agent_callable')
