@@ -90,3 +90,18 @@ export function formatSwapResult(built: BuildSwapTransactionReturnType, agentCal
     nextSteps,
   }
 }
+
+/**
+ * A paid swap handed out again (the same payment with the same request): as recorded, except past its deadline, when
+ * its transaction can only revert: its steps then say not to sign it, and what to do instead. The redelivered answer
+ * said "sign and send" for a transaction the router refuses (audit of issue 15).
+ */
+export function redeliveredSwapResult(result: SwapResult, nowMs: number): SwapResult {
+  if (nowMs <= Date.parse(result.deadline)) return result
+  return {
+    ...result,
+    nextSteps: [
+      `Do not sign transactionRequest or its approval: this swap's deadline (${result.deadline}) has passed, so the router refuses it and it can only revert. If it was never mined, nothing moved (GET /api/v1/swap/${result.swapEaziRef}/status says whether it ran). This payment bought this build and buys no other: for a new one, get a new quote and build again with a new payment.`,
+    ],
+  }
+}

@@ -10,7 +10,7 @@ import type { MppPaymentRow } from '../store/createMppPaymentStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import type { ServiceDeps } from './deps.ts'
-import { formatSwapResult } from './formatSwapResult.ts'
+import { formatSwapResult, redeliveredSwapResult } from './formatSwapResult.ts'
 import { paidRequestKey, refuseChargeOnDemoRouter } from './payForSwap.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { resolveQuoteRequest } from './resolveQuoteRequest.ts'
@@ -214,7 +214,7 @@ async function answerRetry(
   deps.log.info({ event: 'swap_redelivered', swap_ref: recorded.swapRef, payer: recorded.payer, channel: 'mpp' }, 'swap_redelivered')
   return {
     kind: 'paid',
-    result: recorded.result as SwapResult,
+    result: redeliveredSwapResult(recorded.result as SwapResult, deps.clock()),
     receipt: mpp.receiptHeader(paymentOfRow(recorded), new Date(recorded.claimedAt)),
   }
 }

@@ -11,7 +11,7 @@ import type { PaymentPayload, PaymentReceipt, PaymentRequiredV2, PaymentRequirem
 import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
 import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
-import { formatSwapResult } from './formatSwapResult.ts'
+import { formatSwapResult, redeliveredSwapResult } from './formatSwapResult.ts'
 import { hasInertChains, refuseChargeOnInertRouter, refusesInertRouter, routerUsesOf } from './inertRouter.ts'
 import { demonstrationNotice, paymentRequirementsFor } from './paymentRequirementsFor.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
@@ -277,7 +277,7 @@ async function answerRetry(deps: ServiceDeps, recorded: PaymentRow, context: Ret
   deps.log.info({ event: 'swap_redelivered', swap_ref: ref, payer: recorded.payer }, 'swap_redelivered')
   return {
     kind: 'paid',
-    result: recorded.result as SwapResult,
+    result: redeliveredSwapResult(recorded.result as SwapResult, deps.clock()),
     receipt: {
       success: true,
       transaction: recorded.transaction ?? `ledger:${ref}`,

@@ -242,6 +242,28 @@ describe('single use, and a paid retry that never loses the swap', () => {
     expect(await countRows('swaps')).toBe(swapsBefore)
   })
 
+  // Audit of issue 15: the swap handed out again past its deadline still said "Sign and send" a transaction the
+  // router refuses (the authorization may stay valid for an hour, the order for 10 minutes).
+  it('hands the swap out again past its deadline with steps that say not to sign it, and what to do instead', async () => {
+    let now = Date.now()
+    const app = testApp({ store, clock: () => now })
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec(), validBefore: BigInt(nowSec() + 3_000) })
+    const first = SwapResult.parse(await readJson(await postJson(app, SWAP, body, { 'x-payment': header })))
+    expect(first.nextSteps.at(-1)).toMatch(/^Sign and send transactionRequest/)
+    now = Date.parse(first.deadline) + 60_000
+    const late = await postJson(app, SWAP, body, { 'x-payment': header })
+    expect(late.status).toBe(200)
+    const again = SwapResult.parse(await readJson(late))
+    expect(again.swapEaziRef).toBe(first.swapEaziRef)
+    expect(again.nextSteps).toHaveLength(1)
+    expect(again.nextSteps[0]).toMatch(
+      new RegExp(
+        `^Do not sign transactionRequest or its approval: this swap's deadline \\(${first.deadline.replaceAll('.', '\\.')}\\) has passed`,
+      ),
+    )
+    expect(again.nextSteps[0]).toContain(`GET /api/v1/swap/${first.swapEaziRef}/status`)
+  })
+
   it('gives 50 concurrent submissions of one X-PAYMENT the one swap it paid for, recorded and charged once', async () => {
     const { app } = freshApp()
     const swapsBefore = await countRows('swaps')
