@@ -66,6 +66,12 @@ export const Problem = z
       .object({ min: z.string(), max: z.string(), token: z.string() })
       .optional()
       .describe('amount_out_of_range: the amounts of the source token that can be served (whole tokens)'),
+    viableNearby: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'amount_out_of_range for an amount inside viableRange that no route serves (whole atomic units make the fee and what is delivered step): the nearest amounts below and above it that route, in whole tokens',
+      ),
     maxAmount: z
       .string()
       .optional()

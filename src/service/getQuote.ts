@@ -64,20 +64,64 @@ export function routeQuoteRequest(deps: ServiceDeps, params: QuoteParams): Route
     const { from } = request
     const { minIn } = range
     const viable = { min: formatAtomic(minIn, from.decimals), max: formatAtomic(range.maxIn, from.decimals), token: from.symbol }
-    const isTooSmall = request.amountIn < minIn
+    const isInside = request.amountIn >= minIn && request.amountIn <= range.maxIn
+    // Inside the range, nearer its low end (geometrically): what binds there is the fee against costs and rounding.
+    const isTooSmall = request.amountIn < minIn || (isInside && request.amountIn * request.amountIn < minIn * range.maxIn)
     const reasons = found.rejected.map((rejection) => rejection.reason)
     const limit = bindingLimit(reasons, isTooSmall)
     const why =
       limit === 'fee'
         ? feeLimitText(request, reasons, found.amounts)
         : `${LIMIT_TEXT[limit]}${limit === 'bridge_maximum' && hasAcrossLane(deps.catalogue, request) ? ACROSS_INSTANT_TEXT : ''}`
+    const head = `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${why}`
+    if (!isInside)
+      throw new ServiceError('amount_out_of_range', `${head}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`, {
+        field: 'fromAmount',
+        viableRange: viable,
+        limit,
+      })
+    // Inside the range: whole atomic units make the fee (rounded up) and what is promised (rounded down) step, so
+    // the costs can exceed the fee at a few amounts between viable ones. Told to "send between min and max", a
+    // caller that already had was left to guess (audit of issue 15): the amounts next to it that route are named.
+    const nearby = nearbyViableAmounts(deps, request, range, isPreferred).map((amount) => formatAtomic(amount, from.decimals))
+    const instead =
+      nearby.length === 0
+        ? `amounts a little ${isTooSmall ? 'larger' : 'smaller'} may route`
+        : `${nearby.join(' or ')} ${from.symbol}, next to it, route${nearby.length === 1 ? 's' : ''}`
     throw new ServiceError(
       'amount_out_of_range',
-      `${formatAtomic(request.amountIn, from.decimals)} ${from.symbol} cannot be routed to ${request.to.symbol} on ${request.to.chain} within the ${Number(deps.catalogue.pricing.feeBps) / 100}% all-in fee: ${why}. Send between ${viable.min} and ${viable.max} ${from.symbol}.`,
-      { field: 'fromAmount', viableRange: viable, limit },
+      `${head}, at this exact amount (whole atomic units make the fee and what is delivered step, so a few amounts inside the viable range, ${viable.min} to ${viable.max} ${from.symbol}, are not viable): ${instead}.`,
+      { field: 'fromAmount', viableRange: viable, limit, ...(nearby.length === 0 ? {} : { viableNearby: nearby }) },
     )
   }
   return { request, found }
+}
+
+/** How many atomic units on each side of a refused amount inside the viable range are tried for one that routes. */
+const NEARBY_STEPS = 16n
+
+/**
+ * The nearest amounts below and above `request.amountIn`, within NEARBY_STEPS atomic units and inside `range`, that a
+ * route serves: at most 2 × NEARBY_STEPS route searches, on a refusal only.
+ */
+function nearbyViableAmounts(
+  deps: ServiceDeps,
+  request: ResolvedQuoteRequest,
+  range: { minIn: bigint; maxIn: bigint },
+  isPreferred: ReturnType<typeof preferredRoutes>,
+): bigint[] {
+  const routes = (amountIn: bigint): boolean =>
+    findRoutes(deps.catalogue, isPreferred === undefined ? { ...request, amountIn } : { ...request, amountIn, isPreferred }).kind ===
+    'routes'
+  const first = (step: bigint): bigint | undefined => {
+    for (let k = 1n; k <= NEARBY_STEPS; k++) {
+      const amount = request.amountIn + step * k
+      if (amount < range.minIn || amount > range.maxIn) return undefined
+      if (routes(amount)) return amount
+    }
+    return undefined
+  }
+  return [first(-1n), first(1n)].filter((amount): amount is bigint => amount !== undefined)
 }
 
 /** Seconds a client waits before asking again while the live market lacks a figure (a few refreshes). */

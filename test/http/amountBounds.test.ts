@@ -138,3 +138,49 @@ describe('X-PAYMENT: authorization values a uint256 cannot hold', () => {
     },
   )
 })
+
+// Audit of issue 15: whole atomic units make the fee (rounded up) and what is promised (rounded down) step, so a few
+// amounts inside viableRange are not viable; their refusal said "Send between min and max", which the caller had.
+describe('an amount inside the viable range that no route serves', () => {
+  it('names the nearest amounts next to it that route, each of which quotes, and never says to send what was sent', async () => {
+    const pair = { fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'EURC' }
+    const edge = await problemOf(await post('/api/x402/quote', { ...pair, fromAmount: '0.000001' }), 422)
+    const range = edge.viableRange
+    if (range === undefined) throw new Error('no viableRange')
+    const minUnits = decimalToUnits(range.min, 6)
+    const holes: Problem[] = []
+    for (let k = 0n; k < 40n && holes.length < 3; k++) {
+      const response = await post('/api/x402/quote', { ...pair, fromAmount: decimalOf(minUnits + k, 6) })
+      if (response.status === 422) holes.push(await problemOf(response, 422))
+    }
+    expect(holes.length).toBeGreaterThan(0)
+    for (const hole of holes) {
+      expect(hole.detail).not.toContain('Send between')
+      expect(hole.detail).toContain(`not viable): `)
+      expect(hole.limit).toBe('fee')
+      expect(hole.viableNearby?.length).toBeGreaterThan(0)
+      for (const amount of hole.viableNearby ?? []) {
+        expect(hole.detail).toContain(amount)
+        expect((await post('/api/x402/quote', { ...pair, fromAmount: amount })).status).toBe(200)
+      }
+    }
+  })
+
+  it('near the top of the range, says depth binds, and names amounts next to it that route', async () => {
+    const pair = { fromChain: 'ETH', toChain: 'ETH', fromToken: 'USDC', toToken: 'XSGD' }
+    const edge = await problemOf(await post('/api/x402/quote', { ...pair, fromAmount: '100000000' }), 422)
+    const maxUnits = decimalToUnits(edge.viableRange?.max ?? '0', 6)
+    const holes: Problem[] = []
+    for (let k = 0n; k < 40n && holes.length < 2; k++) {
+      const response = await post('/api/x402/quote', { ...pair, fromAmount: decimalOf(maxUnits - k, 6) })
+      if (response.status === 422) holes.push(await problemOf(response, 422))
+    }
+    expect(holes.length).toBeGreaterThan(0)
+    for (const hole of holes) {
+      expect(hole.limit).toBe('liquidity')
+      expect(hole.detail).not.toContain('Send between')
+      for (const amount of hole.viableNearby ?? [])
+        expect((await post('/api/x402/quote', { ...pair, fromAmount: amount })).status).toBe(200)
+    }
+  })
+})
