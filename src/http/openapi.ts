@@ -1,7 +1,7 @@
 import * as z from 'zod'
 import { CapabilityManifest, ChainsResponse, CorridorsResponse, Health } from '../schemas/discovery.ts'
 import { Problem } from '../schemas/problem.ts'
-import { QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
+import { PaidSwapParams, QuoteParams, QuoteResult, RankedQuote, UnsupportedPair } from '../schemas/quote.ts'
 import { KeyedSwapRequest, SwapRecordWire, SwapResult } from '../schemas/swap.ts'
 import { SwapStatusWire, TransactionHint } from '../schemas/swapStatus.ts'
 import { DisbursementResult, DisburseRequest } from '../schemas/disburse.ts'
@@ -27,6 +27,7 @@ function component(components: JsonObject, name: string, schema: z.ZodType, io: 
 const COMPONENTS: readonly (readonly [string, z.ZodType, 'input' | 'output'])[] = [
   ['Problem', Problem, 'output'],
   ['QuoteParams', QuoteParams, 'input'],
+  ['PaidSwapParams', PaidSwapParams, 'input'],
   ['QuoteResult', QuoteResult, 'output'],
   ['UnsupportedPair', UnsupportedPair, 'output'],
   ['RankedQuote', RankedQuote, 'output'],

@@ -1,7 +1,7 @@
 import { rateLimitHeaders } from '../auth/rateLimits.ts'
 import { encodePaymentReceipt } from '../payments/x402/paymentReceipt.ts'
 import { encodeBase64Json, settleResponseV2Of } from '../payments/x402/v2.ts'
-import { QuoteParams } from '../schemas/quote.ts'
+import { PaidSwapParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import { X402Challenge, X402Manifest } from '../schemas/x402.ts'
 import { describeX402Resources } from '../service/describeX402Resources.ts'
@@ -65,7 +65,7 @@ const paidSwap = (path: string, summary: string, operationId: string, isMppPath 
   defineEndpoint({
     method: 'POST',
     path,
-    body: QuoteParams,
+    body: PaidSwapParams,
     screenBody: refuseDiscoveryChains,
     doc: {
       summary,

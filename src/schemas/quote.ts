@@ -45,6 +45,32 @@ export const QuoteParams = z
   .meta({ id: 'QuoteParams' })
 export type QuoteParams = z.infer<typeof QuoteParams>
 
+/** The three rankings of POST /api/v1/quote, each a route a paid swap can build (DESIGN 7.27). */
+export const RANKINGS = ['FASTEST', 'BALANCED', 'CHEAPEST'] as const
+export const Ranking = z.enum(RANKINGS)
+export type Ranking = z.infer<typeof Ranking>
+
+const PAID_SWAP_FIELDS = {
+  ...QUOTE_FIELDS,
+  route: Ranking.optional().describe(
+    "Which ranked route to build (extension of the spec, DESIGN 7.27): FASTEST, BALANCED or CHEAPEST, as POST /api/v1/quote ranks them; default BALANCED, the free quote's route",
+  ),
+}
+
+/** The paid swap's body: QuoteParams, plus the ranked route to build (DESIGN 7.27). */
+export const PaidSwapParams = z
+  .strictObject(PAID_SWAP_FIELDS, {
+    error: unknownFieldsError({
+      known: Object.keys(PAID_SWAP_FIELDS),
+      elsewhere: {
+        quoteId:
+          'only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields (name the ranked route with route: FASTEST, BALANCED or CHEAPEST), so drop quoteId or send it to /api/v1/swap',
+      },
+    }),
+  })
+  .meta({ id: 'PaidSwapParams' })
+export type PaidSwapParams = z.infer<typeof PaidSwapParams>
+
 export const CostItemWire = z.object({
   kind: z.enum(['dex_fee', 'price_impact', 'bridge_fee', 'bridge_fixed_fee', 'destination_gas', 'rounding']),
   label: z.string(),
@@ -195,7 +221,7 @@ export const UnsupportedPair = z
   .meta({ id: 'UnsupportedPair' })
 export type UnsupportedPair = z.infer<typeof UnsupportedPair>
 
-export const RankedQuoteEntry = QuoteResult.extend({ ranking: z.enum(['FASTEST', 'BALANCED', 'CHEAPEST']) })
+export const RankedQuoteEntry = QuoteResult.extend({ ranking: Ranking })
 
 /** POST /api/v1/quote: three full quotes ranked FASTEST, BALANCED, CHEAPEST (one route may win several). */
 export const RankedQuote = z

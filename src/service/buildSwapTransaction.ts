@@ -1,6 +1,6 @@
 import type { Address } from 'viem'
 import { formatAtomic, type LaneOverdrawn, type PoolInflows, type PricedRoute, type QuoteAmounts, sizeRoute } from '../engine/index.ts'
-import type { QuoteParams, QuoteResult } from '../schemas/quote.ts'
+import type { QuoteParams, QuoteResult, Ranking } from '../schemas/quote.ts'
 import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../tx/buildRouteTransaction.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
@@ -11,7 +11,8 @@ import { ServiceError } from './serviceError.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
 
 export type BuildSwapTransactionParameters = {
-  params: QuoteParams
+  /** `route`: the ranked route to build (DESIGN 7.27); default BALANCED, the free quote's. */
+  params: QuoteParams & { route?: Ranking | undefined }
   swapEaziRef: string
   /** For a leg of a batch: what the legs before it put into the pools (priced on the pools they leave; PoolInflows). */
   inflows?: PoolInflows | undefined
@@ -26,7 +27,8 @@ export type BuildSwapTransactionReturnType = {
 }
 
 /**
- * Quotes a swap and builds the transaction that executes its BALANCED route. The engine offers only routes every
+ * Quotes a swap and builds the transaction that executes its BALANCED route (or the ranked route `params.route`
+ * names). The engine offers only routes every
  * step of which can be encoded (DESIGN 7.20), so what quotes also builds; every unservable case is a ServiceError
  * (422) naming why, what else is served, and that nothing was charged, so a paid endpoint refuses before it asks
  * for payment. A pair no route serves at any amount is `no_route_found`, the free quote's reason for the same pair.
@@ -45,7 +47,8 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
     })
   }
   const { request, found } = routed
-  return buildRoute(deps, { request, amounts: found.amounts, priced: found.ranked.BALANCED, swapEaziRef, inflows: parameters.inflows })
+  const priced = found.ranked[params.route ?? 'BALANCED']
+  return buildRoute(deps, { request, amounts: found.amounts, priced, swapEaziRef, inflows: parameters.inflows })
 }
 
 export type BuildRouteParameters = {

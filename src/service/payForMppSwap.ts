@@ -3,7 +3,7 @@ import { TempoRpcUnavailableError } from '../payments/mpp/createTempoCharge.ts'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
 import { paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import type { MppRejectReason } from '../schemas/mpp.ts'
-import type { QuoteParams } from '../schemas/quote.ts'
+import type { PaidSwapParams } from '../schemas/quote.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { PaymentRequiredV2, X402Challenge } from '../schemas/x402.ts'
 import type { MppPaymentRow } from '../store/createMppPaymentStore.ts'
@@ -11,9 +11,8 @@ import { buildSwapTransaction } from './buildSwapTransaction.ts'
 import { refuseChargeOnInertRouter, routerUsesOf } from './inertRouter.ts'
 import type { ServiceDeps } from './deps.ts'
 import { formatSwapResult, redeliveredSwapResult } from './formatSwapResult.ts'
-import { paidRequestKey, refuseChargeOnDemoRouter } from './payForSwap.ts'
+import { paidSwapKey, refuseChargeOnDemoRouter } from './payForSwap.ts'
 import { paymentRequirementsFor } from './paymentRequirementsFor.ts'
-import { resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
 import { screenSwapAddresses } from './screenSwapAddresses.ts'
 import { ServiceError } from './serviceError.ts'
@@ -21,7 +20,7 @@ import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
 
 export type PayForMppSwapParameters = {
-  params: QuoteParams
+  params: PaidSwapParams
   /** The `Authorization` header holding the `Payment` credential. */
   authorization: string
   /** Absolute URL of the endpoint called: the x402 challenge's `resource`. */
@@ -83,7 +82,7 @@ export async function payForMppSwap(deps: ServiceDeps, parameters: PayForMppSwap
   }
   let requestKey: string
   try {
-    requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
+    requestKey = paidSwapKey(deps, params)
   } catch (error) {
     throw unclaimed(error)
   }

@@ -5,7 +5,7 @@ import type { PaymentRejection, SettlementMode } from '../payments/x402/settleme
 import { decodePaymentSignature, normalisePaymentV2, paymentRequiredV2Of } from '../payments/x402/v2.ts'
 import { verifyPayment } from '../payments/x402/verifyPayment.ts'
 import { getAddress } from 'viem'
-import type { QuoteParams } from '../schemas/quote.ts'
+import type { PaidSwapParams } from '../schemas/quote.ts'
 import { SwapResult } from '../schemas/swap.ts'
 import type { PaymentPayload, PaymentReceipt, PaymentRequiredV2, PaymentRequirements, X402Challenge } from '../schemas/x402.ts'
 import type { PaymentRow, SwapChannel } from '../store/createStore.ts'
@@ -21,7 +21,7 @@ import { swapRecordOf } from './swapRecordOf.ts'
 import { newSwapRef } from './swapRef.ts'
 
 export type PayForSwapParameters = {
-  params: QuoteParams
+  params: PaidSwapParams
   /** The raw `X-PAYMENT` header, or undefined on the first call. */
   paymentHeader: string | undefined
   /** The raw `PAYMENT-SIGNATURE` header (x402 v2); the caller refuses it together with `X-PAYMENT`. */
@@ -100,7 +100,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
     refuseChargeOnDemoRouter(deps, built, parameters.offersMpp === true)
     await preflightBuild(deps, {
       built: swapTransactionOf(built, deps.routerOn),
-      requestKey: paidRequestKey(resolveQuoteRequest(deps, params)),
+      requestKey: paidSwapKey(deps, params),
       ...(parameters.caller === undefined ? {} : { caller: parameters.caller }),
     })
     const notice = demonstrationNotice(deps)
@@ -125,7 +125,7 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
       )
     return { ...rejected(deps, challenge, decoded), isBadCredential: true }
   }
-  const requestKey = paidRequestKey(resolveQuoteRequest(deps, params))
+  const requestKey = paidSwapKey(deps, params)
   const { authorization } = decoded.payload.payload
   const retry: RetryContext = { requestKey, x402Version, challenge }
 
@@ -207,6 +207,16 @@ export async function payForSwap(deps: ServiceDeps, parameters: PayForSwapParame
 export function paidRequestKey(request: ResolvedQuoteRequest): string {
   const { from, to, amountIn, fromAddress, toAddress, slippageE18 } = request
   return [from.key, to.key, amountIn, fromAddress.toLowerCase(), toAddress.toLowerCase(), slippageE18].join('|')
+}
+
+/**
+ * The request a paid swap's payment buys: the normalised quote request, and the ranked route it builds when that is
+ * not BALANCED (so a payment for the FASTEST route is not answered with a BALANCED swap, nor the other way round;
+ * BALANCED named or not is the same request, and keys recorded before `route` existed stay valid).
+ */
+export function paidSwapKey(deps: ServiceDeps, params: PaidSwapParams): string {
+  const key = paidRequestKey(resolveQuoteRequest(deps, params))
+  return params.route === undefined || params.route === 'BALANCED' ? key : `${key}|${params.route}`
 }
 
 /** The payment on record is the one sent: same signature over the same authorization (so it was verified then). */

@@ -11,9 +11,23 @@ import { DEFAULT_SANCTIONS_FILE, loadSanctionsList } from '../../src/compliance/
 import { QuoteParams } from '../../src/schemas/quote.ts'
 import { paidRequestKey } from '../../src/service/payForSwap.ts'
 import { resolveQuoteRequest } from '../../src/service/resolveQuoteRequest.ts'
-import { MANIFEST_DIR, PAY_TO, PUBLIC_URL, get, lazyMemoryStore, postJson, quoteBody, readJson, testApp, testDeps } from './testApp.ts'
+import { signApiKey } from '../../src/auth/apiKey.ts'
+import {
+  KEY_SECRET,
+  MANIFEST_DIR,
+  PAY_TO,
+  PUBLIC_URL,
+  get,
+  lazyMemoryStore,
+  postJson,
+  quoteBody,
+  readJson,
+  testApp,
+  testDeps,
+} from './testApp.ts'
 
 const SWAP = '/api/x402/swap'
+const PRO_KEY = signApiKey(KEY_SECRET, { v: 1, id: 'key_0123456789abcdef0123aaa0', tier: 'pro', iat: Math.floor(Date.now() / 1000) })
 const payer = privateKeyToAccount(generatePrivateKey())
 const nowSec = (): number => Math.floor(Date.now() / 1000)
 const body = quoteBody({ fromAddress: payer.address.toLowerCase() })
@@ -262,6 +276,30 @@ describe('single use, and a paid retry that never loses the swap', () => {
       ),
     )
     expect(again.nextSteps[0]).toContain(`GET /api/v1/swap/${first.swapEaziRef}/status`)
+  })
+
+  // DESIGN 7.27: a paid swap builds the ranked route it names, as POST /api/v1/quote ranks them.
+  it("builds the ranked route named by route, and a payment for one route is not the other route's", async () => {
+    const { app } = freshApp()
+    const cross = quoteBody({ fromAddress: payer.address.toLowerCase(), fromChain: 'BAS', toChain: 'POL', fromAmount: '1000' })
+    const ranked = await readJson<{ routes: { ranking: string; route: { id: string } }[] }>(
+      await postJson(testApp({ store, clock: Date.now }), '/api/v1/quote', cross, { 'x-swapeazi-key': PRO_KEY }),
+    )
+    const idOf = (ranking: string) => ranked.routes.find((entry) => entry.ranking === ranking)?.route.id
+    // Across ranks fastest here, CCTP's fast transfer balanced.
+    expect(idOf('FASTEST')).not.toBe(idOf('BALANCED'))
+    for (const route of ['FASTEST', 'BALANCED', 'CHEAPEST'] as const) {
+      const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec() })
+      const paid = await postJson(app, SWAP, { ...cross, route }, { 'x-payment': header })
+      expect(paid.status, await paid.clone().text()).toBe(200)
+      expect(SwapResult.parse(await readJson(paid)).route.id).toBe(idOf(route))
+      if (route === 'FASTEST') {
+        const other = await postJson(app, SWAP, cross, { 'x-payment': header })
+        expect((await challengeOf(other)).error).toBe('payment_already_used')
+      }
+    }
+    const bad = await postJson(app, SWAP, { ...cross, route: 'SLOWEST' }, {})
+    expect(bad.status).toBe(400)
   })
 
   it('gives 50 concurrent submissions of one X-PAYMENT the one swap it paid for, recorded and charged once', async () => {

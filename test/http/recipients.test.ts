@@ -192,7 +192,7 @@ describe('an unknown field is refused, not dropped: a misspelled recipient would
   it('a quoteId on the paid swap is refused: it would be ignored and the body priced instead', async () => {
     const problem = await refusal(await postJson(app, '/api/x402/swap', quoteBody({ quoteId: 'q1.abc', fromAmount: '5' })))
     expect(problem.detail).toMatchInlineSnapshot(
-      `"The request body failed validation: (body) has an unknown field "quoteId" (only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields, so drop quoteId or send it to /api/v1/swap): unknown fields are refused, not ignored; send only fromChain, toChain, fromToken, toToken, fromAmount, fromAddress, toAddress, slippage."`,
+      `"The request body failed validation: (body) has an unknown field "quoteId" (only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields (name the ranked route with route: FASTEST, BALANCED or CHEAPEST), so drop quoteId or send it to /api/v1/swap): unknown fields are refused, not ignored; send only fromChain, toChain, fromToken, toToken, fromAmount, fromAddress, toAddress, slippage, route."`,
     )
   })
 

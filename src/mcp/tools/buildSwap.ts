@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import { formatAtomic } from '../../engine/index.ts'
-import { QuoteParams } from '../../schemas/quote.ts'
+import { PaidSwapParams } from '../../schemas/quote.ts'
 import { SwapResult } from '../../schemas/swap.ts'
 import { defineTool, failed, failedCall, type ToolContext, type ToolResult } from '../tool.ts'
 import { PaymentReceipt, PaymentRequiredV2, SettleResponseV2 } from '../../schemas/x402.ts'
@@ -41,8 +41,8 @@ export const buildSwap = defineTool({
   name: 'build_swap',
   title: 'Build a swap transaction (pays USD 0.02)',
   description:
-    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid in USDC on Base over x402: on a remote server you pay it yourself (an unpaid call answers isError with the x402 PaymentRequired; call again with the signed PaymentPayload in params._meta["x402/payment"]), on a local one from the wallet configured for it, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and toAmountMin (the least toToken that arrives; on a route that swaps after the bridge, the least if that swap runs, else the recipient gets the bridged token: nextSteps says how much at least), the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing).',
-  inputSchema: QuoteParams.shape,
+    'Builds the unsigned transaction that executes a stablecoin swap or cross-chain transfer, for example 500 USDC on Base to EURe on Gnosis. Costs USD 0.02 per call, paid in USDC on Base over x402: on a remote server you pay it yourself (an unpaid call answers isError with the x402 PaymentRequired; call again with the signed PaymentPayload in params._meta["x402/payment"]), on a local one from the wallet configured for it, within its daily budget; every call pays again, so call it once per swap the user has agreed to (get_quote first, it is free). Nothing moves until the user signs: the result is the transactionRequest for the user\'s wallet, the approval it needs first, swapEaziRef, toAmount and toAmountMin (the least toToken that arrives; on a route that swaps after the bridge, the least if that swap runs, else the recipient gets the bridged token: nextSteps says how much at least), the fees, the payment receipt, the next steps (approve if needed, sign, broadcast) and the deadline by which the transaction must be mined (10 minutes after the build; a later one reverts and moves nothing). It builds the route get_quote answers (BALANCED); route: FASTEST or CHEAPEST builds that ranked route instead.',
+  inputSchema: PaidSwapParams.shape,
   outputSchema: {
     ...SwapResult.pick(SWAP_FIELDS).shape,
     fee: z.object({ swapFee: z.string(), token: z.string(), agentCallFee: z.string().describe('USDC paid for this build') }),
