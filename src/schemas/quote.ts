@@ -53,21 +53,21 @@ export type Ranking = z.infer<typeof Ranking>
 const PAID_SWAP_FIELDS = {
   ...QUOTE_FIELDS,
   route: Ranking.optional().describe(
-    "Which ranked route to build (extension of the spec, DESIGN 7.27): FASTEST, BALANCED or CHEAPEST, as POST /api/v1/quote ranks them; default BALANCED, the free quote's route",
+    "Which ranked route to build (extension of the spec, DESIGN 7.27): FASTEST, BALANCED or CHEAPEST, as POST /api/v1/quote ranks them; default BALANCED, the free quote's route. Not with quoteId, which names its route",
   ),
+  quoteId: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe(
+      'A quoteId this service answered for this same body (extension of the spec, DESIGN 7.27): its route is built, and only while it still promises at least the quoted toAmountMin (else 422 quote_expired, nothing charged); unexpired (quotes live 60 s)',
+    ),
 }
 
-/** The paid swap's body: QuoteParams, plus the ranked route to build (DESIGN 7.27). */
+/** The paid swap's body: QuoteParams, plus the ranked route to build, or the quote to build as quoted (DESIGN 7.27). */
 export const PaidSwapParams = z
-  .strictObject(PAID_SWAP_FIELDS, {
-    error: unknownFieldsError({
-      known: Object.keys(PAID_SWAP_FIELDS),
-      elsewhere: {
-        quoteId:
-          'only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields (name the ranked route with route: FASTEST, BALANCED or CHEAPEST), so drop quoteId or send it to /api/v1/swap',
-      },
-    }),
-  })
+  .strictObject(PAID_SWAP_FIELDS, { error: unknownFieldsError({ known: Object.keys(PAID_SWAP_FIELDS) }) })
   .meta({ id: 'PaidSwapParams' })
 export type PaidSwapParams = z.infer<typeof PaidSwapParams>
 

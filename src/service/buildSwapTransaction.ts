@@ -5,14 +5,18 @@ import { type BuildRouteTransactionReturnType, buildRouteTransaction } from '../
 import type { ServiceDeps } from './deps.ts'
 import { formatQuote } from './formatQuote.ts'
 import { routeQuoteRequest } from './getQuote.ts'
-import type { ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
+import { isQuoteFor, QUOTE_AGAIN, quotedRoute, verifiedClaims } from './quotedRoute.ts'
+import { type ResolvedQuoteRequest, resolveQuoteRequest } from './resolveQuoteRequest.ts'
 import { describeAlternatives, nearestAlternatives } from './nearestAlternatives.ts'
 import { ServiceError } from './serviceError.ts'
 import { swapRefToBytes32 } from './swapRef.ts'
 
 export type BuildSwapTransactionParameters = {
-  /** `route`: the ranked route to build (DESIGN 7.27); default BALANCED, the free quote's. */
-  params: QuoteParams & { route?: Ranking | undefined }
+  /**
+   * `route`: the ranked route to build (DESIGN 7.27); default BALANCED, the free quote's. `quoteId`: a quote of this
+   * same request, whose route is built as quoted.
+   */
+  params: QuoteParams & { route?: Ranking | undefined; quoteId?: string | undefined }
   swapEaziRef: string
   /** For a leg of a batch: what the legs before it put into the pools (priced on the pools they leave; PoolInflows). */
   inflows?: PoolInflows | undefined
@@ -35,6 +39,7 @@ export type BuildSwapTransactionReturnType = {
  */
 export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTransactionParameters): BuildSwapTransactionReturnType {
   const { params, swapEaziRef } = parameters
+  if (params.quoteId !== undefined) return buildQuoted(deps, { ...parameters, quoteId: params.quoteId })
   const routed = routeQuoteRequest(deps, params)
   if ('kind' in routed) {
     const { request } = routed
@@ -49,6 +54,28 @@ export function buildSwapTransaction(deps: ServiceDeps, parameters: BuildSwapTra
   const { request, found } = routed
   const priced = found.ranked[params.route ?? 'BALANCED']
   return buildRoute(deps, { request, amounts: found.amounts, priced, swapEaziRef, inflows: parameters.inflows })
+}
+
+/**
+ * A paid swap that names a quoteId (DESIGN 7.27): the quote must verify, be unexpired and be for this very request;
+ * its route is built while it still promises at least the quoted toAmountMin, as the keyed swap builds it.
+ */
+function buildQuoted(deps: ServiceDeps, parameters: BuildSwapTransactionParameters & { quoteId: string }): BuildSwapTransactionReturnType {
+  const { params, swapEaziRef, quoteId } = parameters
+  if (params.route !== undefined)
+    throw new ServiceError('invalid_request', 'route is decided by the quoteId, which names its route: send one or the other.', {
+      errors: [{ field: 'route', message: 'is not taken with quoteId (the quote names its route)' }],
+    })
+  const request = resolveQuoteRequest(deps, params)
+  const claims = verifiedClaims(deps, quoteId)
+  if (!isQuoteFor(claims, request))
+    throw new ServiceError(
+      'invalid_quote',
+      `quoteId is a quote of another request (its tokens, amount, sender, recipient or slippage differ from this body's): send the body exactly as it was quoted, or drop quoteId to have this body priced. ${QUOTE_AGAIN}`,
+      { reason: 'other_request' },
+    )
+  const { amounts, priced } = quotedRoute(deps, claims, request)
+  return buildRoute(deps, { request, amounts, priced, swapEaziRef, inflows: parameters.inflows })
 }
 
 export type BuildRouteParameters = {

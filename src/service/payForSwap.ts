@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { decodePaymentHeader } from '../payments/x402/decodePaymentHeader.ts'
 import { reconcilePayment, unsettleStaleReservation } from '../payments/x402/reconcilePayment.ts'
 import { AGENT_CALL_FEE_ATOMIC } from '../payments/x402/paymentRequirements.ts'
@@ -210,12 +211,14 @@ export function paidRequestKey(request: ResolvedQuoteRequest): string {
 }
 
 /**
- * The request a paid swap's payment buys: the normalised quote request, and the ranked route it builds when that is
- * not BALANCED (so a payment for the FASTEST route is not answered with a BALANCED swap, nor the other way round;
+ * The request a paid swap's payment buys: the normalised quote request, and the quote it builds or the ranked route
+ * when that is not BALANCED (so a payment for the FASTEST route is not answered with a BALANCED swap, nor the other way round;
  * BALANCED named or not is the same request, and keys recorded before `route` existed stay valid).
  */
 export function paidSwapKey(deps: ServiceDeps, params: PaidSwapParams): string {
   const key = paidRequestKey(resolveQuoteRequest(deps, params))
+  // A quote's id, by its digest: the retry of a paid quote is found after the quote has expired, unverified.
+  if (params.quoteId !== undefined) return `${key}|quote:${createHash('sha256').update(params.quoteId).digest('base64url')}`
   return params.route === undefined || params.route === 'BALANCED' ? key : `${key}|${params.route}`
 }
 

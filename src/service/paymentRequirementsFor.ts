@@ -9,7 +9,7 @@ import type { ServiceDeps } from './deps.ts'
 export const PAID_SWAP_PATHS = ['/api/x402/swap', '/api/mpp/swap'] as const
 
 const DESCRIPTION =
-  'SwapEazi swap build: an unsigned router transaction for the route asked for (BALANCED, as the free quote answers, unless the body names another ranking in route; USD 0.02 per call; the 0.5% swap fee is inside the route).'
+  'SwapEazi swap build: an unsigned router transaction for the route asked for (BALANCED, as the free quote answers, unless the body names another ranking in route, or a quoteId to build as quoted; USD 0.02 per call; the 0.5% swap fee is inside the route).'
 
 /**
  * What a payer is told before signing on a service whose x402 payments go to the inert 0x…dEaD (the embedded

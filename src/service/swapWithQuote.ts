@@ -1,10 +1,11 @@
 import type { Address } from 'viem'
-import { findRoutes, formatAtomic, isEvmToken, type Token } from '../engine/index.ts'
+import { isEvmToken, type Token } from '../engine/index.ts'
 import type { SwapResult } from '../schemas/swap.ts'
 import type { ServiceDeps } from './deps.ts'
 import { buildRoute } from './buildSwapTransaction.ts'
 import { formatSwapResult } from './formatSwapResult.ts'
-import { type QuoteClaims, verifyQuoteId } from './quoteToken.ts'
+import type { QuoteClaims } from './quoteToken.ts'
+import { QUOTE_AGAIN, quotedRoute, verifiedClaims } from './quotedRoute.ts'
 import { checkChecksum, checkRecipient, type ResolvedQuoteRequest } from './resolveQuoteRequest.ts'
 import { paidRequestKey } from './payForSwap.ts'
 import { preflightBuild, swapTransactionOf } from './preflightBuild.ts'
@@ -25,8 +26,6 @@ export type SwapWithQuoteParameters = {
 /** The randomness of each swap reference: the OS's CSPRNG, drawn 4 KiB at a time (a call of its own costs 8 µs). */
 const swapRefRandom = createPooledRandomBytes()
 
-const QUOTE_AGAIN = 'Quote again (POST /api/v1/quote or /api/x402/quote) and send the new quoteId.'
-
 /**
  * The keyed swap (spec endpoint 10, DESIGN 7.12): a quote the service signed earlier becomes a transaction, with no
  * per-call fee. The quote must verify (400 `invalid_quote`) and be unexpired (422 `quote_expired`); its route must
@@ -41,22 +40,10 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
   if (parameters.toAddress !== undefined) checkRecipient(deps, request.to.chain, 'toAddress', parameters.toAddress)
   await screenSwapAddresses(deps, { fromAddress: claims.fromAddress, toAddress })
 
-  const found = findRoutes(deps.catalogue, request)
-  const quoted = found.kind === 'routes' ? found.viable.find((priced) => priced.route.id === claims.routeId) : undefined
-  if (found.kind !== 'routes' || quoted === undefined)
-    throw new ServiceError('quote_expired', `The quoted route ${claims.routeId} is no longer viable at today's prices. ${QUOTE_AGAIN}`, {
-      reason: 'route_not_viable',
-    })
-  const promisedMin = BigInt(claims.toAmountMin)
-  if (found.amounts.toAmountMin < promisedMin)
-    throw new ServiceError(
-      'quote_expired',
-      `Prices moved since the quote: it promised at least ${formatAtomic(promisedMin, request.to.decimals)} ${request.to.symbol}, the route now gives ${formatAtomic(found.amounts.toAmountMin, request.to.decimals)}. ${QUOTE_AGAIN}`,
-      { reason: 'price_moved' },
-    )
+  const { amounts, priced: quoted } = quotedRoute(deps, claims, request)
 
   const swapEaziRef = newSwapRef(deps.clock(), swapRefRandom)
-  const built = buildRoute(deps, { request, amounts: found.amounts, priced: quoted, swapEaziRef })
+  const built = buildRoute(deps, { request, amounts, priced: quoted, swapEaziRef })
   // Keyed requests are limited per key: each costs the chain's RPC a simulation, or two across a bridge.
   await preflightBuild(deps, {
     built: swapTransactionOf(built, deps.routerOn),
@@ -67,22 +54,6 @@ export async function swapWithQuote(deps: ServiceDeps, parameters: SwapWithQuote
   await deps.store.recordKeyedSwap({ ...swapRecordOf(built, 'api_key', new Date(deps.clock())), keyId: parameters.keyId })
   deps.log.info({ event: 'swap_built', swap_ref: swapEaziRef, key_id: parameters.keyId, route: quoted.route.id }, 'swap_built')
   return formatSwapResult(built, null)
-}
-
-function verifiedClaims(deps: ServiceDeps, quoteId: string): QuoteClaims {
-  const verified = verifyQuoteId(deps.quoteSecret, quoteId, deps.clock())
-  if (verified.ok) return verified.claims
-  if (verified.reason === 'expired')
-    throw new ServiceError('quote_expired', `The quote expired: quotes live ${deps.catalogue.pricing.quoteTtlSec} s. ${QUOTE_AGAIN}`, {
-      reason: 'expired',
-    })
-  throw new ServiceError(
-    'invalid_quote',
-    verified.reason === 'malformed'
-      ? `quoteId is not a SwapEazi quote id; send the quoteId of a quote exactly as it was answered. ${QUOTE_AGAIN}`
-      : `quoteId does not verify: it was altered, or signed by another deployment. ${QUOTE_AGAIN}`,
-    { reason: verified.reason },
-  )
 }
 
 /** The quote's recipient; a request may name one only when the quote was to its own sender. */

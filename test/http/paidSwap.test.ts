@@ -13,6 +13,7 @@ import { paidRequestKey } from '../../src/service/payForSwap.ts'
 import { resolveQuoteRequest } from '../../src/service/resolveQuoteRequest.ts'
 import { signApiKey } from '../../src/auth/apiKey.ts'
 import {
+  decimalToUnits,
   KEY_SECRET,
   MANIFEST_DIR,
   PAY_TO,
@@ -300,6 +301,40 @@ describe('single use, and a paid retry that never loses the swap', () => {
     }
     const bad = await postJson(app, SWAP, { ...cross, route: 'SLOWEST' }, {})
     expect(bad.status).toBe(400)
+  })
+
+  // DESIGN 7.27: a paid swap builds a quote as quoted when it names its quoteId.
+  it('builds the quoted route of a quoteId sent with the body it quoted; refuses one of another body, or with route', async () => {
+    let now = Date.now()
+    const app = testApp({ store, clock: () => now })
+    const cross = quoteBody({ fromAddress: payer.address.toLowerCase(), fromChain: 'BAS', toChain: 'POL', fromAmount: '1000' })
+    const ranked = await readJson<{ routes: { ranking: string; quoteId: string; toAmountMin: string; route: { id: string } }[] }>(
+      await postJson(app, '/api/v1/quote', cross, { 'x-swapeazi-key': PRO_KEY }),
+    )
+    const fastest = ranked.routes.find((entry) => entry.ranking === 'FASTEST')
+    if (fastest === undefined) throw new Error('no FASTEST route')
+    const withQuote = { ...cross, quoteId: fastest.quoteId }
+    // Refused before any payment is asked: another body, route beside it, a quoteId that is not one.
+    const other = await postJson(app, SWAP, { ...withQuote, fromAmount: '999' })
+    expect(other.status).toBe(400)
+    expect(await readJson(other)).toMatchObject({ code: 'invalid_quote', reason: 'other_request' })
+    expect((await postJson(app, SWAP, { ...withQuote, route: 'FASTEST' })).status).toBe(400)
+    expect(await readJson(await postJson(app, SWAP, { ...cross, quoteId: 'q1.forged' }))).toMatchObject({ code: 'invalid_quote' })
+    expect((await postJson(app, SWAP, withQuote)).status).toBe(402)
+
+    const { header } = await signPayment(payer, { payTo: PAY_TO, nowSec: nowSec(), validBefore: BigInt(nowSec() + 600) })
+    const paid = await postJson(app, SWAP, withQuote, { 'x-payment': header })
+    expect(paid.status, await paid.clone().text()).toBe(200)
+    const swap = SwapResult.parse(await readJson(paid))
+    expect(swap.route.id).toBe(fastest.route.id)
+    expect(BigInt(decimalToUnits(swap.toAmountMin, 6))).toBeGreaterThanOrEqual(BigInt(decimalToUnits(fastest.toAmountMin, 6)))
+    // The same payment without the quoteId is another request; after the quote expired, the retry is the same swap.
+    expect((await challengeOf(await postJson(app, SWAP, cross, { 'x-payment': header }))).error).toBe('payment_already_used')
+    now += 120_000
+    expect(await readJson(await postJson(app, SWAP, withQuote))).toMatchObject({ code: 'quote_expired' })
+    const retry = await postJson(app, SWAP, withQuote, { 'x-payment': header })
+    expect(retry.status).toBe(200)
+    expect(SwapResult.parse(await readJson(retry)).swapEaziRef).toBe(swap.swapEaziRef)
   })
 
   it('gives 50 concurrent submissions of one X-PAYMENT the one swap it paid for, recorded and charged once', async () => {

@@ -189,11 +189,10 @@ describe('an unknown field is refused, not dropped: a misspelled recipient would
     expect(message).not.toMatch(/object Object|native code/)
   })
 
-  it('a quoteId on the paid swap is refused: it would be ignored and the body priced instead', async () => {
-    const problem = await refusal(await postJson(app, '/api/x402/swap', quoteBody({ quoteId: 'q1.abc', fromAmount: '5' })))
-    expect(problem.detail).toMatchInlineSnapshot(
-      `"The request body failed validation: (body) has an unknown field "quoteId" (only POST /api/v1/swap, with an API key, reads a quoteId; this body is priced and built from its own fields (name the ranked route with route: FASTEST, BALANCED or CHEAPEST), so drop quoteId or send it to /api/v1/swap): unknown fields are refused, not ignored; send only fromChain, toChain, fromToken, toToken, fromAmount, fromAddress, toAddress, slippage, route."`,
-    )
+  it('a quoteId on the paid swap is read, not ignored: one that is no quote is 400 invalid_quote (DESIGN 7.27)', async () => {
+    const response = await postJson(app, '/api/x402/swap', quoteBody({ quoteId: 'q1.abc', fromAmount: '5' }))
+    expect(response.status).toBe(400)
+    expect(await readJson(response)).toMatchObject({ code: 'invalid_quote', reason: 'malformed' })
   })
 
   it('several unknown fields are named together; one with no likely meaning is named alone', async () => {
