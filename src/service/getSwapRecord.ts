@@ -20,6 +20,13 @@ export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters
       ref,
     },
   )
+  // A batch's reference: its record is not kept by this route, its orders' states are (say where, not only "swp_").
+  if (/^dsb_[0-9a-z]{26}$/i.test(ref))
+    throw new ServiceError(
+      'not_found',
+      `${ref} is a batch disbursement's reference, not a swap's: read where each of its orders stands at GET /api/v1/swap/${ref}/status (no key needed). This route returns the record of one swap (swp_ and 26 characters).`,
+      { ref },
+    )
   if (!/^swp_[0-9A-Z]{26}$/.test(ref)) throw notFound
   const swap = await deps.store.getSwap(ref)
   if (swap === undefined || (swap.keyId !== null && swap.keyId !== keyId)) throw notFound

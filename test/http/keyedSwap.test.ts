@@ -145,6 +145,10 @@ describe('POST /api/v1/swap: a signed quote becomes a transaction', () => {
       expect(hidden.status).toBe(404)
       expect(await readJson(hidden)).toMatchObject({ code: 'not_found' })
     }
+    // A batch's reference is pointed at the route that answers it.
+    const batch = await get(app, '/api/v1/swap/dsb_01KAAAAAAAAAAAAAAAAAAAAAAA', { 'x-swapeazi-key': KEY })
+    expect(batch.status).toBe(404)
+    expect(String((await readJson(batch))['detail'])).toContain('GET /api/v1/swap/dsb_01KAAAAAAAAAAAAAAAAAAAAAAA/status')
   })
 
   it('says by when the transaction must run: its deadline, and the destination deadline when a swap follows the bridge', async () => {
