@@ -244,6 +244,33 @@ describe('the payment reconciler (issue 18 item 5)', () => {
     }
   })
 
+  // Review of issue 15: the event names only (payer, nonce), and the payer's nonces are shared by all it signs.
+  it('releases, never settles, a reservation whose nonce another authorization of the payer spent (to itself)', async () => {
+    const { payment } = await signedPayment({ payer: payer(), payTo: payTo(), nowSec: await chainNowSec() })
+    const ref = newSwapRef(Date.now())
+    expect(
+      await opened.store.reservePayment(reservationOf(payment, 'onchain', ref, new Date(Date.now() - 10 * 60_000)), swapFor(ref)),
+    ).toBe(true)
+    const decoy = await signedPayment({
+      payer: payer(),
+      payTo: chain.anvil.accounts[4]!.address,
+      nowSec: await chainNowSec(),
+      nonce: payment.nonce,
+    })
+    const spent = await settler.settle(decoy.payment, 'swp_decoy')
+    if (!spent.ok) throw new Error(spent.message)
+    const before = await chain.balanceOf(payTo())
+    const reconciler = reconcilerAs('replica-a')
+    try {
+      expect(await reconciler.runOnce()).toMatchObject({ released: 1, settled: 0, pending: 0 })
+      expect(await opened.store.getPayment(payment.payer, payment.nonce)).toBeUndefined()
+      expect(await opened.store.getSwap(ref)).toBeUndefined()
+      expect(await chain.balanceOf(payTo())).toBe(before)
+    } finally {
+      await reconciler.stop()
+    }
+  })
+
   it('releases a reservation whose authorization its signer canceled on chain: it moved nothing, and never will', async () => {
     const { payment } = await signedPayment({ payer: payer(), payTo: payTo(), nowSec: await chainNowSec() })
     const ref = newSwapRef(Date.now())

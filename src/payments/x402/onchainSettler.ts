@@ -2,10 +2,14 @@ import {
   type Address,
   BaseError,
   ContractFunctionRevertedError,
+  erc20Abi,
   getAbiItem,
   type Hash,
   type Hex,
+  isAddressEqual,
   isHash,
+  type Log,
+  parseEventLogs,
   parseSignature,
   TransactionReceiptNotFoundError,
 } from 'viem'
@@ -55,12 +59,15 @@ export type OnchainSettlerPublicClient = {
   simulateContract(parameters: TransferWithAuthorizationCall & { account: Address }): Promise<unknown>
   waitForTransactionReceipt(parameters: { hash: Hash; timeout: number }): Promise<{ status: 'success' | 'reverted' }>
   /** Rejects with viem's TransactionReceiptNotFoundError while the transaction is not mined. */
-  getTransactionReceipt(parameters: { hash: Hash }): Promise<{ status: 'success' | 'reverted' }>
+  getTransactionReceipt(parameters: { hash: Hash }): Promise<{ status: 'success' | 'reverted'; logs: readonly ReceiptLog[] }>
   /** The node's latest block: reconciliation judges expiry by chain time, at one block. */
   getBlock(parameters: { blockTag: 'latest' }): Promise<{ number: bigint; timestamp: bigint }>
   /** USDC's events of one (authorizer, nonce) in a block range: which transaction used or canceled it. */
-  getLogs(parameters: AuthorizationLogsQuery): Promise<readonly { transactionHash: Hash | null }[]>
+  getLogs(parameters: AuthorizationLogsQuery): Promise<readonly { transactionHash: Hash | null; logIndex: number | null }[]>
 }
+
+/** A receipt's log as viem gives it: what reconciliation decodes the transfer of a used authorization from. */
+type ReceiptLog = { address: Address; topics: readonly Hex[]; data: Hex; logIndex: number | null }
 
 type AuthorizationLogsQuery = {
   address: Address
@@ -264,9 +271,10 @@ async function reconcileOnchain(publicClient: OnchainSettlerPublicClient, paymen
 /**
  * An authorization used or canceled on chain, but not by a transaction of ours known to have succeeded: ours may have
  * confirmed after the request waiting for it stopped (a crash: its hash was never kept), a send that failed may have
- * reached the network, or another party submitted the published authorization first. Its signature binds the
- * recipient (payTo) and the value, so a use paid us whoever sent it: found by its AuthorizationUsed event, it settles
- * with that transaction. One its signer canceled (AuthorizationCanceled) moved nothing and never will: released.
+ * reached the network, or another party submitted the published authorization first. Found by its AuthorizationUsed
+ * event, it settles with that transaction if the transaction paid payTo our value from the payer (ours binds both, but
+ * the event only names the payer's nonce, which another authorization of the payer's may have spent: then ours can
+ * never move money, and it is released). One its signer canceled (AuthorizationCanceled) is released too.
  */
 async function reconcileUsed(
   publicClient: OnchainSettlerPublicClient,
@@ -276,18 +284,28 @@ async function reconcileUsed(
 ): Promise<ReconcileOutcome> {
   const { fromBlock, toBlock } = usageBlocks(payment, latest)
   const args = { authorizer: payment.payer as Address, nonce: payment.nonce as Hex }
-  const find = async (event: AuthorizationLogsQuery['event']): Promise<Hash | undefined> => {
+  const find = async (event: AuthorizationLogsQuery['event']): Promise<{ hash: Hash; logIndex: number | null } | undefined> => {
     for (let from = fromBlock; from <= toBlock; from += LOG_CHUNK_BLOCKS) {
       const to = from + LOG_CHUNK_BLOCKS - 1n < toBlock ? from + LOG_CHUNK_BLOCKS - 1n : toBlock
       const logs = await publicClient.getLogs({ address: payment.asset as Address, event, args, fromBlock: from, toBlock: to })
-      const found = logs.find((log) => log.transactionHash !== null)?.transactionHash
-      if (found !== undefined && found !== null) return found
+      const found = logs.find((log) => log.transactionHash !== null)
+      if (found?.transactionHash != null) return { hash: found.transactionHash, logIndex: found.logIndex }
     }
     return undefined
   }
   try {
     const used = await find(AUTHORIZATION_USED)
-    if (used !== undefined) return { state: 'settled', transaction: used }
+    if (used !== undefined) {
+      // The event names (payer, nonce) only, and a payer's nonces are shared by every authorization it signs: one of
+      // its own with this nonce (to itself, say) spends it as well. Ours paid only if the transaction moved exactly
+      // our value from the payer to payTo, in the Transfer USDC emits right after the event (FiatToken's order).
+      const receipt = await publicClient.getTransactionReceipt({ hash: used.hash })
+      if (paidUs(receipt.logs, payment, used.logIndex)) return { state: 'settled', transaction: used.hash }
+      return {
+        state: 'unused',
+        message: `The nonce of this authorization was spent on chain by another authorization the payer signed (transaction ${used.hash} moved no ${payment.value} atomic USDC to ${payment.payTo}), so this one can never move money; nothing was charged.`,
+      }
+    }
     const canceled = await find(AUTHORIZATION_CANCELED)
     if (canceled !== undefined)
       return {
@@ -301,6 +319,20 @@ async function reconcileUsed(
     state: 'pending',
     message: `The authorization was used on chain${ours === undefined ? '' : ` (not by ${ours})`}, but no AuthorizationUsed event of it was found in blocks ${fromBlock} to ${toBlock}; an operator reconciles it.`,
   }
+}
+
+/** Whether `logs` hold, right after the AuthorizationUsed at `usedIndex`, USDC's Transfer of the payment to payTo. */
+function paidUs(logs: readonly ReceiptLog[], payment: PaymentRow, usedIndex: number | null): boolean {
+  if (usedIndex === null) return false
+  const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: logs as Log[], strict: true })
+  return transfers.some(
+    (log) =>
+      log.logIndex === usedIndex + 1 &&
+      isAddressEqual(log.address, payment.asset as Address) &&
+      isAddressEqual(log.args.from, payment.payer as Address) &&
+      isAddressEqual(log.args.to, payment.payTo as Address) &&
+      log.args.value === payment.value,
+  )
 }
 
 /**
