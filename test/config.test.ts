@@ -271,6 +271,11 @@ describe('loadConfig', () => {
   it('drops spaces and line breaks around a value, as .env files and copied values carry them', () => {
     const config = loadConfig({ SWAPEAZI_HOST: ' 127.0.0.2 ', SWAPEAZI_PORT: '8403\n', SWAPEAZI_PUBLIC_URL: '\thttps://swap.example/ ' })
     expect(config).toMatchObject({ host: '127.0.0.2', port: 8403, publicUrl: 'https://swap.example' })
+    // The HMAC secrets are keys byte for byte: a line break a secrets file ends in stays part of the key.
+    const secret = `${'k'.repeat(40)}\n`
+    const keyed = loadConfig({ SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_QUOTE_SECRET: ` ${secret}` })
+    expect(Buffer.from(keyed.keySecret ?? []).toString()).toBe(secret)
+    expect(Buffer.from(keyed.quoteSecret ?? []).toString()).toBe(` ${secret}`)
   })
 
   it('reads the slow-client timeouts and the shutdown grace, and refuses a header timeout longer than the request one', () => {
