@@ -120,6 +120,8 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
         body: JSON.stringify(body),
       }
       let response: ServiceResponse
+      /** The answer is the repeat's, after the first paid answer was lost: that payment may have been charged. */
+      let isRepeat = false
       try {
         response = await readServiceResponse(await paidFetch(url, request))
       } catch (error) {
@@ -133,6 +135,7 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
           response = await readServiceResponse(
             await client.fetch(url, { ...request, headers: { ...request.headers, 'x-payment': sentPayment } }),
           )
+          isRepeat = true
           log.info({ event: 'payment_retried', path, payer: account.address, status: response.status }, 'payment_retried')
         } catch (again) {
           log.warn({ event: 'payment_outcome_unknown', path, payer: account.address }, 'payment_outcome_unknown')
@@ -155,7 +158,11 @@ export function createPayer(parameters: CreatePayerParameters): Payer {
       // paid route screens, builds and simulates before it collects, so any other 4xx refused the request before the
       // payment was touched, and a 402 settlement_failed gave the payment back: nothing was charged, and the budget
       // gets the fee back (review of issue 15: a 422 simulation_failed kept it, and told the agent not to retry).
-      if (sentPayment !== undefined && (response.status >= 500 || (response.status === 402 && reason === 'settlement_pending'))) {
+      // The repeat after a lost answer is another matter: the first request may have been charged, and a 4xx to the
+      // repeat (a limit, say) says nothing of it, so only a 402 refusing the payment itself gives the fee back.
+      const isInDoubt =
+        response.status >= 500 || (response.status === 402 && reason === 'settlement_pending') || (isRepeat && response.status !== 402)
+      if (sentPayment !== undefined && isInDoubt) {
         log.warn({ event: 'payment_outcome_unknown', path, payer: account.address, status: response.status }, 'payment_outcome_unknown')
         const detail = typeof answered?.detail === 'string' ? `: ${answered.detail}` : ''
         return {

@@ -215,6 +215,19 @@ describe('createPayer: after the payment was sent, an unknown outcome keeps the 
     expect(lines.map((line) => JSON.parse(line).event)).toContain('payment_outcome_unknown')
   })
 
+  // Review of issue 15: the first paid request may have been charged before its answer was lost; a limit refusing the
+  // repeat says nothing of that, so the fee stays counted and no new payment is signed.
+  it('a network error, then a 4xx to the repeat (a limit): unknown, the fee stays counted', async () => {
+    const { payer, address, calls, budget } = scriptedPayer(() => [
+      json(402, challenge()),
+      new TypeError('fetch failed: socket hang up'),
+      json(429, { code: 'rate_limited', detail: 'Too many requests from this address; retry after 20 s.' }),
+    ])
+    expect((await payer.post(PATH, quoteBody())).kind).toBe('unknown')
+    expect(calls).toHaveLength(3)
+    expect(await budget.spent(address, DAY)).toBe(FEE)
+  })
+
   it('a network error, then the swap the payment bought: paid, once', async () => {
     const { payer, address, calls, budget } = scriptedPayer((me) => [
       json(402, challenge()),

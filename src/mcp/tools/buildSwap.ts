@@ -173,10 +173,23 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
       message: JSON.stringify(paymentRequired),
       structured: paymentRequired,
       meta: { 'x402/error': paymentRequired },
-      ...(typeof detail === 'string' && payment !== undefined ? { detail: `Not built and not paid: ${overMcp(detail)}` } : {}),
+      // A settlement still pending may yet be charged: its own detail says so, with no "not paid" before it.
+      ...(typeof detail === 'string' && payment !== undefined
+        ? {
+            detail:
+              required.data.error === 'settlement_pending' ? (overMcp(detail) ?? detail) : `Not built and not paid: ${overMcp(detail)}`,
+          }
+        : {}),
     }
   }
-  if (response.status !== 200) return response.status < 500 ? notPaid(response) : failedCall(response)
+  if (response.status !== 200) {
+    if (response.status >= 500) return failedCall(response)
+    // Refused before the payment was read. A payment sent again (after a lost answer) may have bought a swap before.
+    if (payment === undefined) return notPaid(response)
+    return failed(
+      `Not built, and this call's payment was not taken: ${describeFailure(response)} If this payment already bought a swap (a call repeated after a lost answer), call again later with the same payment to receive that swap; it is never charged twice.`,
+    )
+  }
   const settled = SettleResponseV2.safeParse(decodedHeader(response, 'payment-response'))
   const swap = SwapResult.safeParse(response.body)
   if (!settled.success || !swap.success)
