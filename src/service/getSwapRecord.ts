@@ -30,6 +30,12 @@ export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters
   if (!/^swp_[0-9A-Z]{26}$/.test(ref)) throw notFound
   const swap = await deps.store.getSwap(ref)
   if (swap === undefined || (swap.keyId !== null && swap.keyId !== keyId)) throw notFound
+  // A paid swap is recorded with its payment's reservation, before the money moves: its transaction is shown once the
+  // payment is settled, never to a key holding the reference of a payment still being settled, or never made.
+  if (swap.channel === 'x402' && swap.payment !== null) {
+    const payment = await deps.store.getPayment(swap.payment.payer, swap.payment.nonce)
+    if (payment?.status !== 'settled') throw notFound
+  }
   return {
     swapEaziRef: swap.ref,
     status: swap.status,
