@@ -165,7 +165,8 @@ function unservedTransferCodings(header: string | undefined): string | undefined
   const others = header
     .split(',')
     .map((coding) => coding.trim())
-    .filter((coding) => coding.toLowerCase() !== 'chunked')
+    // Empty list elements are ignored (RFC 9110 5.6.1).
+    .filter((coding) => coding !== '' && coding.toLowerCase() !== 'chunked')
   return others.length === 0 ? undefined : others.join(', ')
 }
 

@@ -320,7 +320,9 @@ async function isHolderAlive(path: string, holder: DataDirHolder, modifiedMs: nu
     // silent under a live holder), so whether the heartbeat still beats is watched for a few of its beats instead.
     const age = Date.now() - modifiedMs
     if (age >= -START_TIME_SLACK_MS && age < HEARTBEAT_STALE_MS) return true
-    if (await isTouchedWithin(path, modifiedMs, HEARTBEAT_WATCH_MS)) return true
+    const watched = await watchHeartbeat(path, modifiedMs, HEARTBEAT_WATCH_MS)
+    // Gone: its holder released it meanwhile (the directory is free: the caller tries to take it).
+    if (watched !== 'silent') return watched === 'touched'
     return holder.socket !== null && (await socketAnswers(holder.socket))
   }
   if (holder.pid === process.pid) return heldHere.get(path) === holder.token
@@ -331,20 +333,21 @@ async function isHolderAlive(path: string, holder: DataDirHolder, modifiedMs: nu
 }
 
 /**
- * Whether the lock file is touched (or replaced, or gone: its owner released it) within `watchMs` of finding it
- * modified at `modifiedMs`: a heartbeat seen beating, whatever the clock that dates it.
+ * Whether the lock file is touched (or replaced) within `watchMs` of finding it modified at `modifiedMs`, a heartbeat
+ * seen beating whatever the clock that dates it; `gone` when it was removed meanwhile (released); else `silent`.
  */
-async function isTouchedWithin(path: string, modifiedMs: number, watchMs: number): Promise<boolean> {
+async function watchHeartbeat(path: string, modifiedMs: number, watchMs: number): Promise<'touched' | 'gone' | 'silent'> {
   const until = Date.now() + watchMs
   while (Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_WATCH_POLL_MS))
     try {
-      if (statSync(path).mtimeMs !== modifiedMs) return true
-    } catch {
-      return true
+      if (statSync(path).mtimeMs !== modifiedMs) return 'touched'
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT') return 'gone'
+      return 'touched'
     }
   }
-  return false
+  return 'silent'
 }
 
 function isPidAlive(pid: number): boolean {

@@ -11,6 +11,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
@@ -294,6 +295,15 @@ describe('the lock on a PGlite data directory', () => {
       const takenAhead = await acquireDataDirLock(ahead)
       expect(readHolder(ahead)).toMatchObject({ pid: process.pid })
       takenAhead.release()
+      // Released while watched: the directory is free, and taken, not refused as held by the holder that left.
+      const released = freshDir()
+      plantLock(released, { pid: 1, namespace: elsewhere })
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      utimesSync(lockFile(released), hourAgo, hourAgo)
+      setTimeout(() => unlinkSync(lockFile(released)), 500)
+      const takenReleased = await acquireDataDirLock(released)
+      expect(readHolder(released)).toMatchObject({ pid: process.pid })
+      takenReleased.release()
     },
     30_000,
   )
