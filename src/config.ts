@@ -50,6 +50,12 @@ function configError(lines: readonly string[]): Error {
 const issueLine = (name: string, issue: z.core.$ZodIssue): string => `${[name, ...issue.path.map(String)].join('.')}: ${issue.message}`
 
 /** Every environment variable the service reads; each is documented in docs/configuration.md. */
+/**
+ * An HMAC secret: taken byte for byte (storeVariables.ts does not trim it), its length counted without the spaces and
+ * line breaks around it, so a 31-character secret with a trailing line break is not taken for a 32-character one.
+ */
+const HmacSecret = z.string().refine((value) => value.trim().length >= 32, 'must be at least 32 characters')
+
 const Env = z.object({
   SWAPEAZI_HOST: z.string().min(1).default('127.0.0.1'),
   SWAPEAZI_PORT: envInt((n) => n.min(0).max(65_535)).default(8402),
@@ -59,7 +65,7 @@ const Env = z.object({
   SWAPEAZI_PUBLIC_URL: z.url().optional(),
   SWAPEAZI_APP_URL: z.url().default('https://app.swapeazi.com'),
   SWAPEAZI_MANIFEST_DIR: z.string().min(1).default(`${PACKAGE_ROOT}manifest`),
-  SWAPEAZI_QUOTE_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_QUOTE_SECRET: HmacSecret.optional(),
   SWAPEAZI_ROUTER_ADDRESS: HexAddress.optional(),
   SWAPEAZI_ROUTER_ADDRESSES: z.string().optional(),
   SWAPEAZI_DEPLOYER_PRIVATE_KEY: PrivateKey.optional(),
@@ -87,7 +93,7 @@ const Env = z.object({
       'must be printable ASCII without spaces, quotes or backslashes (a host name such as api.swapeazi.com)',
     )
     .optional(),
-  SWAPEAZI_MPP_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_MPP_SECRET_KEY: HmacSecret.optional(),
   SWAPEAZI_RPC_URLS: z.string().optional(),
   SWAPEAZI_MARKET_REFRESH_MS: envInt((n) => n.min(500).max(600_000)).default(4000),
   SWAPEAZI_ACROSS_API_URL: z
@@ -110,7 +116,7 @@ const Env = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .default('https://iris-api.circle.com'),
   SWAPEAZI_SANCTIONS_FILE: z.string().min(1).optional(),
-  SWAPEAZI_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWAPEAZI_KEY_SECRET: HmacSecret.optional(),
   SWAPEAZI_TRUST_PROXY: z
     .string()
     .default('false')

@@ -276,6 +276,8 @@ describe('loadConfig', () => {
     const keyed = loadConfig({ SWAPEAZI_KEY_SECRET: secret, SWAPEAZI_QUOTE_SECRET: ` ${secret}` })
     expect(Buffer.from(keyed.keySecret ?? []).toString()).toBe(secret)
     expect(Buffer.from(keyed.quoteSecret ?? []).toString()).toBe(` ${secret}`)
+    // Its length is counted without them: 31 characters and a line break are too short.
+    expect(() => loadConfig({ SWAPEAZI_KEY_SECRET: `${'k'.repeat(31)}\n` })).toThrow(/SWAPEAZI_KEY_SECRET: must be at least 32 characters/)
   })
 
   it('reads the slow-client timeouts and the shutdown grace, and refuses a header timeout longer than the request one', () => {

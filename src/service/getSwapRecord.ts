@@ -34,7 +34,7 @@ export async function getSwapRecord(deps: Pick<ServiceDeps, 'store'>, parameters
   // payment is settled, never to a key holding the reference of a payment still being settled, or never made.
   if (swap.channel === 'x402' && swap.payment !== null) {
     const payment = await deps.store.getPayment(swap.payment.payer, swap.payment.nonce)
-    if (payment?.status !== 'settled') throw notFound
+    if (payment?.status !== 'settled' || payment.swapRef !== swap.ref) throw notFound
   }
   return {
     swapEaziRef: swap.ref,

@@ -1,5 +1,6 @@
 import { type Address, encodeAbiParameters, encodeEventTopics, erc20Abi, type Hash, type Hex, pad } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { eip3009Abi } from '../../src/payments/x402/eip3009Abi.ts'
 import { type OnchainSettlerPublicClient, onchainSettler } from '../../src/payments/x402/onchainSettler.ts'
 import type { PaymentRow } from '../../src/store/createStore.ts'
 
@@ -35,6 +36,24 @@ const payment: PaymentRow = {
   result: null,
 }
 
+const logAt = (logIndex: number) => ({
+  logIndex,
+  blockNumber: LATEST - 1_700n,
+  transactionHash: USED_IN,
+  transactionIndex: 0,
+  blockHash: pad('0x01'),
+  removed: false,
+})
+
+function usedLog(logIndex: number) {
+  return {
+    ...logAt(logIndex),
+    address: USDC,
+    topics: encodeEventTopics({ abi: eip3009Abi, eventName: 'AuthorizationUsed', args: { authorizer: PAYER, nonce: NONCE } }) as Hex[],
+    data: '0x' as Hex,
+  }
+}
+
 function transferLog(to: Address, value: bigint, logIndex: number) {
   return {
     address: USDC,
@@ -49,14 +68,20 @@ function transferLog(to: Address, value: bigint, logIndex: number) {
   }
 }
 
-/** Base at LATEST: the authorization used in block LATEST - 1,700 by USED_IN, which moved `paid` to `to`. */
-function baseAt(paid: { to: Address; value: bigint }) {
+/**
+ * Base at LATEST: the authorization used in block LATEST - 1,700 by USED_IN, which moved `paid` to `to`; its receipt
+ * holds the AuthorizationUsed at 3 and the Transfer at 4 (block-wide positions), or `receiptLogs` when given.
+ */
+function baseAt(paid: { to: Address; value: bigint }, receiptLogs?: ReturnType<typeof usedLog>[]) {
   const ranges: [bigint, bigint][] = []
   const client = {
     readContract: async () => true,
     simulateContract: async () => ({}),
     waitForTransactionReceipt: async () => ({ status: 'success' as const }),
-    getTransactionReceipt: async () => ({ status: 'success' as const, logs: [transferLog(paid.to, paid.value, 4)] }),
+    getTransactionReceipt: async () => ({
+      status: 'success' as const,
+      logs: receiptLogs ?? [usedLog(3), transferLog(paid.to, paid.value, 4)],
+    }),
     getBlock: async () => ({ number: LATEST, timestamp: NOW_SEC }),
     getLogs: async (query: { event: { name: string }; fromBlock: bigint; toBlock: bigint }) => {
       ranges.push([LATEST - query.fromBlock, LATEST - query.toBlock])
@@ -90,5 +115,13 @@ describe('reconciling a used authorization at Base heights', () => {
       const { settler } = baseAt(paid)
       expect(await settler.reconcile?.(payment, NOW_SEC)).toMatchObject({ state: 'unused' })
     }
+  })
+
+  it('decides nothing when the receipt does not show the use the logs did (a reorg, nodes that disagree), or not in its order', async () => {
+    const noUse = baseAt({ to: PAY_TO, value: 20_000n }, [transferLog(PAY_TO, 20_000n, 4)])
+    expect(await noUse.settler.reconcile?.(payment, NOW_SEC)).toMatchObject({ state: 'pending' })
+    // Reordered by a reorg: the use and its transfer at other positions, still adjacent in the receipt: paid.
+    const moved = baseAt({ to: PAY_TO, value: 20_000n }, [usedLog(11), transferLog(PAY_TO, 20_000n, 12)])
+    expect(await moved.settler.reconcile?.(payment, NOW_SEC)).toEqual({ state: 'settled', transaction: USED_IN })
   })
 })

@@ -185,7 +185,7 @@ async function callerPaysBuild(context: ToolContext, params: unknown, payment: u
   if (response.status !== 200) {
     if (response.status >= 500) return failedCall(response)
     // Refused before the payment was read. A payment sent again (after a lost answer) may have bought a swap before.
-    if (payment === undefined) return notPaid(response)
+    if (signature === undefined) return notPaid(response)
     return failed(
       `Not built, and this call's payment was not taken: ${describeFailure(response)} If this payment already bought a swap (a call repeated after a lost answer), call again later with the same payment to receive that swap; it is never charged twice.`,
     )

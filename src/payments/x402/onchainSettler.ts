@@ -63,7 +63,7 @@ export type OnchainSettlerPublicClient = {
   /** The node's latest block: reconciliation judges expiry by chain time, at one block. */
   getBlock(parameters: { blockTag: 'latest' }): Promise<{ number: bigint; timestamp: bigint }>
   /** USDC's events of one (authorizer, nonce) in a block range: which transaction used or canceled it. */
-  getLogs(parameters: AuthorizationLogsQuery): Promise<readonly { transactionHash: Hash | null; logIndex: number | null }[]>
+  getLogs(parameters: AuthorizationLogsQuery): Promise<readonly { transactionHash: Hash | null }[]>
 }
 
 /** A receipt's log as viem gives it: what reconciliation decodes the transfer of a used authorization from. */
@@ -284,12 +284,12 @@ async function reconcileUsed(
 ): Promise<ReconcileOutcome> {
   const { fromBlock, toBlock } = usageBlocks(payment, latest)
   const args = { authorizer: payment.payer as Address, nonce: payment.nonce as Hex }
-  const find = async (event: AuthorizationLogsQuery['event']): Promise<{ hash: Hash; logIndex: number | null } | undefined> => {
+  const find = async (event: AuthorizationLogsQuery['event']): Promise<{ hash: Hash } | undefined> => {
     for (let from = fromBlock; from <= toBlock; from += LOG_CHUNK_BLOCKS) {
       const to = from + LOG_CHUNK_BLOCKS - 1n < toBlock ? from + LOG_CHUNK_BLOCKS - 1n : toBlock
       const logs = await publicClient.getLogs({ address: payment.asset as Address, event, args, fromBlock: from, toBlock: to })
       const found = logs.find((log) => log.transactionHash !== null)
-      if (found?.transactionHash != null) return { hash: found.transactionHash, logIndex: found.logIndex }
+      if (found?.transactionHash != null) return { hash: found.transactionHash }
     }
     return undefined
   }
@@ -300,7 +300,15 @@ async function reconcileUsed(
       // its own with this nonce (to itself, say) spends it as well. Ours paid only if the transaction moved exactly
       // our value from the payer to payTo, in the Transfer USDC emits right after the event (FiatToken's order).
       const receipt = await publicClient.getTransactionReceipt({ hash: used.hash })
-      if (paidUs(receipt.logs, payment, used.logIndex)) return { state: 'settled', transaction: used.hash }
+      const paid = paidUs(receipt.logs, payment)
+      // Not in the receipt as the logs showed it (a reorg of the unsafe head, nodes behind a balancer that disagree):
+      // nothing is decided on it.
+      if (paid === undefined)
+        return {
+          state: 'pending',
+          message: `The authorization's use in transaction ${used.hash} could not be read back from its receipt; it is looked up again.`,
+        }
+      if (paid) return { state: 'settled', transaction: used.hash }
       return {
         state: 'unused',
         message: `The nonce of this authorization was spent on chain by another authorization the payer signed (transaction ${used.hash} moved no ${payment.value} atomic USDC to ${payment.payTo}), so this one can never move money; nothing was charged.`,
@@ -310,7 +318,7 @@ async function reconcileUsed(
     if (canceled !== undefined)
       return {
         state: 'unused',
-        message: `The payer canceled the authorization on chain (transaction ${canceled}) before it was used, so it moved no money and never will; nothing was charged.`,
+        message: `The payer canceled the authorization on chain (transaction ${canceled.hash}) before it was used, so it moved no money and never will; nothing was charged.`,
       }
   } catch {
     return { state: 'pending', message: 'Base could not be reached to look up which transaction used the authorization (RPC error).' }
@@ -321,14 +329,26 @@ async function reconcileUsed(
   }
 }
 
-/** Whether `logs` hold, right after the AuthorizationUsed at `usedIndex`, USDC's Transfer of the payment to payTo. */
-function paidUs(logs: readonly ReceiptLog[], payment: PaymentRow, usedIndex: number | null): boolean {
-  if (usedIndex === null) return false
+/**
+ * Whether the transaction whose receipt `logs` are paid us: USDC's Transfer of the payment's value from the payer to
+ * payTo right after the AuthorizationUsed of its (payer, nonce) in the same receipt (FiatToken emits nothing between:
+ * `_markAuthorizationAsUsed`, then `_transfer`). Both positions are the receipt's own, never compared with those of
+ * another call. Undefined when the receipt holds no such AuthorizationUsed.
+ */
+function paidUs(logs: readonly ReceiptLog[], payment: PaymentRow): boolean | undefined {
+  const asset = payment.asset as Address
+  const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: logs as Log[], strict: true }).find(
+    (log) =>
+      isAddressEqual(log.address, asset) &&
+      isAddressEqual(log.args.authorizer, payment.payer as Address) &&
+      log.args.nonce.toLowerCase() === payment.nonce.toLowerCase(),
+  )
+  if (used === undefined || used.logIndex === null) return undefined
   const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: logs as Log[], strict: true })
   return transfers.some(
     (log) =>
-      log.logIndex === usedIndex + 1 &&
-      isAddressEqual(log.address, payment.asset as Address) &&
+      log.logIndex === used.logIndex + 1 &&
+      isAddressEqual(log.address, asset) &&
       isAddressEqual(log.args.from, payment.payer as Address) &&
       isAddressEqual(log.args.to, payment.payTo as Address) &&
       log.args.value === payment.value,
