@@ -1,6 +1,6 @@
 import type { ApiKeyClaims } from '../auth/apiKey.ts'
 import { hashClientIp } from '../auth/clientIpHash.ts'
-import { E18, maxWholeTokens, parseUnitsExact } from '../engine/index.ts'
+import { E18, formatAtomic, maxWholeTokens, parseUnitsExact } from '../engine/index.ts'
 import { corridorAnswer } from '../intel/corridorAnswer.ts'
 import { type CorridorPair, PAIR_CODES, parsePairCode } from '../intel/parsePairCode.ts'
 import { publishedPriors } from '../intel/publishedPriors.ts'
@@ -90,7 +90,8 @@ function parseRequest(
       { field: 'amount', limit: 'token_supply', maxAmount: maxWhole.toString() },
     )
   const usdE18 = from.kind === 'currency' ? (units.value * deps.catalogue.fxUsdE18[from.code]) / E18 : units.value
-  return { pair: pair.pair, amount: { text: amountText, band: sizeBand(usdE18) } }
+  // Echoed as a number is written, as the pair is canonical: `00001` and `2500.50` answer `1` and `2500.5`.
+  return { pair: pair.pair, amount: { text: formatAtomic(units.value, MAX_FRACTION_DIGITS), band: sizeBand(usdE18) } }
 }
 
 /** The free answer: the coarse signal of the pro one (spec 4 rule 8). */

@@ -225,6 +225,11 @@ describe('GET /api/v1/intelligence/corridor/{pair}, pro tier', () => {
       optimalRoute: { amountBandUsd: { min: '1000', max: '10000' } },
     })
     expect(byEur.notes.some((note) => note.includes('read as USD'))).toBe(false)
+    // The amount is echoed as a number is written, as the pair is made canonical (audit of issue 15).
+    const padded = CorridorIntelligencePro.parse(
+      await readJson(await intel('eur-eth?amount=0900.50', '203.0.113.22', { authorization: `Bearer ${pro.key}` })),
+    )
+    expect(padded).toMatchObject({ pair: 'EUR-ETH', amount: '900.5' })
   })
 
   it('refuses a forged, malformed or revoked Bearer key with 401 invalid_key', async () => {
